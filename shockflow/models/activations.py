@@ -1,0 +1,98 @@
+"""Elementwise activations φ with their derivatives φ', selected by name.
+
+=============  ===============================  ================================  =======
+name           φ(z)                             φ'(z)                             φ'(0)
+=============  ===============================  ================================  =======
+``tanh``       tanh z                           1 − tanh² z                       1
+``relu``       max(z, 0)                        1[z > 0]  (subgradient 0 at z=0)  0
+``gelu``       z Φ(z) = ½ z (1 + erf(z/√2))     Φ(z) + z e^{−z²/2}/√(2π)          ½
+``sigmoid``    1/(1 + e^{−z})                   σ(z)(1 − σ(z))                    ¼
+``identity``   z                                1                                 1
+=============  ===============================  ================================  =======
+
+φ'(0) enters the structure matrices of THEORY §2 (two-layer MLP: A(x) = φ'(0)/2 [[0, x],[xᵀ, 0]]).
+``gelu`` is the exact erf form, not the tanh approximation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy.special import erf, expit
+
+__all__ = ["Activation", "get_activation", "available_activations"]
+
+_SQRT2 = np.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+
+
+@dataclass(frozen=True)
+class Activation:
+    """An activation: ``fn`` (φ) and ``grad`` (φ'), both elementwise on arrays."""
+
+    name: str
+    fn: Callable[[np.ndarray], np.ndarray]
+    grad: Callable[[np.ndarray], np.ndarray]
+    grad_at_zero: float
+
+
+def _tanh_grad(z):
+    t = np.tanh(z)
+    return 1.0 - t * t
+
+
+def _relu(z):
+    return np.maximum(z, 0.0)
+
+
+def _relu_grad(z):
+    return (z > 0).astype(np.float64)
+
+
+def _gelu(z):
+    return 0.5 * z * (1.0 + erf(z / _SQRT2))
+
+
+def _gelu_grad(z):
+    return 0.5 * (1.0 + erf(z / _SQRT2)) + z * _INV_SQRT_2PI * np.exp(-0.5 * z * z)
+
+
+def _sigmoid_grad(z):
+    s = expit(z)
+    return s * (1.0 - s)
+
+
+def _identity(z):
+    return z
+
+
+def _identity_grad(z):
+    return np.ones_like(z)
+
+
+_ACTIVATIONS: dict[str, Activation] = {
+    a.name: a
+    for a in (
+        Activation("tanh", np.tanh, _tanh_grad, 1.0),
+        Activation("relu", _relu, _relu_grad, 0.0),
+        Activation("gelu", _gelu, _gelu_grad, 0.5),
+        Activation("sigmoid", expit, _sigmoid_grad, 0.25),
+        Activation("identity", _identity, _identity_grad, 1.0),
+    )
+}
+
+
+def available_activations() -> list[str]:
+    """Sorted names of the available activations."""
+    return sorted(_ACTIVATIONS)
+
+
+def get_activation(name: str) -> Activation:
+    """The activation called ``name``; raises ``ValueError`` listing the valid names otherwise."""
+    if name not in _ACTIVATIONS:
+        raise ValueError(
+            f"activation: unknown name {name!r}; valid names: {', '.join(available_activations())}"
+        )
+    return _ACTIVATIONS[name]
