@@ -1,0 +1,58 @@
+"""Atomic file writing: write to a temporary file beside the target, then ``os.replace``.
+
+An interrupted write (exception, Ctrl-C) never leaves a file at the target path, and never
+leaves a half-written file that looks complete: readers either see the old file (or none) or
+the finished new one (DESIGN.md, "Writes are atomic").
+
+    with atomic_path("run.h5") as tmp:      # tmp is a fresh path in the same directory
+        write_everything(tmp)               # on success tmp is renamed onto run.h5
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+__all__ = ["atomic_path", "atomic_open"]
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path in the target's directory; rename it onto ``target`` on success.
+
+    The temporary file is created (empty) so the name is reserved; writers may overwrite or
+    truncate it. On any exception (including KeyboardInterrupt) the temporary file is removed
+    and the exception propagates; ``target`` is left untouched.
+    """
+    target = Path(target)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise FileNotFoundError(
+            f"atomic_path: directory {str(directory)!r} for target {str(target)!r} does not exist"
+        )
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+@contextlib.contextmanager
+def atomic_open(target: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator:
+    """Open a temporary file for writing (``mode`` 'w', 'wb', 'x' variants) and rename on success."""
+    if not any(c in mode for c in "wx") or "+" in mode and "r" in mode:
+        raise ValueError(f"atomic_open: mode must be a write mode ('w', 'wb'), got {mode!r}")
+    mode = mode.replace("x", "w")
+    with atomic_path(target) as tmp:
+        with open(tmp, mode, **kwargs) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())

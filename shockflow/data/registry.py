@@ -1,0 +1,43 @@
+"""Data generators by name: ``build_dataset(name, **kwargs)``, ``available()``."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .arrays import load_arrays
+from .dataset import Dataset
+from .fourier import fourier_grid
+from .power_law import power_law_covariance
+from .teacher_student import teacher_student
+from .tokens import token_sequences
+
+__all__ = ["GENERATORS", "available", "build_dataset", "register"]
+
+GENERATORS: dict[str, Callable[..., Dataset]] = {
+    "teacher_student": teacher_student,
+    "power_law_covariance": power_law_covariance,
+    "fourier_grid": fourier_grid,
+    "token_sequences": token_sequences,
+    "arrays": load_arrays,
+}
+
+
+def available() -> list[str]:
+    """Names of the registered data generators."""
+    return sorted(GENERATORS)
+
+
+def register(name: str, generator: Callable[..., Dataset]) -> None:
+    """Add a generator under ``name`` (refuses to overwrite an existing one)."""
+    if name in GENERATORS:
+        raise ValueError(f"register: a data generator named {name!r} already exists")
+    GENERATORS[name] = generator
+
+
+def build_dataset(name: str, **kwargs) -> Dataset:
+    """Call the generator registered as ``name`` with ``kwargs``."""
+    try:
+        gen = GENERATORS[name]
+    except KeyError:
+        raise ValueError(f"build_dataset: unknown data generator {name!r}; valid names: {available()}") from None
+    return gen(**kwargs)

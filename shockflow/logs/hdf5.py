@@ -1,0 +1,102 @@
+"""Training logs as HDF5 files (layout documented in docs/training-log.md).
+
+    /                     attrs: format="shockflow-training-log", format_version=1,
+                                 model_spec, data_spec, settings, versions (JSON strings),
+                                 seed (int, -1 if none), source, wall_time
+    /series/step          int64 (k,)         /series/loss, /series/test_loss, /series/lr, ...
+    /snapshots/step       int64 (s,)         /snapshots/<param>   (s, *shape)
+    /observables/step     int64 (o,)         /observables/<name>  (o,) or (o, *shape)
+    /noise/step           int64 (q,)         /noise/trace, sigma2, temperature, ...
+
+Series and stacked arrays are chunked along the step axis and gzip-compressed (level 4,
+with shuffle) once they exceed a few kilobytes; small arrays are stored contiguously.
+Files are written atomically (shockflow.atomic): an interrupted write leaves no file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from shockflow.atomic import atomic_path
+
+from .record import TrainingRecord
+
+__all__ = ["write_training_log", "read_training_log", "FORMAT", "FORMAT_VERSION"]
+
+FORMAT = "shockflow-training-log"
+FORMAT_VERSION = 1
+_GROUPS = ("series", "snapshots", "observables", "noise")
+_COMPRESS_BYTES = 4096
+
+
+def _write_array(group: h5py.Group, name: str, a: np.ndarray) -> None:
+    a = np.asarray(a)
+    if a.nbytes >= _COMPRESS_BYTES and a.ndim >= 1 and a.shape[0] > 1:
+        row = max(1, int(np.prod(a.shape[1:])) * a.itemsize)
+        rows = int(min(a.shape[0], max(1, (256 * 1024) // row)))
+        group.create_dataset(name, data=a, chunks=(rows, *a.shape[1:]), compression="gzip",
+                             compression_opts=4, shuffle=True)
+    else:
+        group.create_dataset(name, data=a)
+
+
+def write_training_log(record: TrainingRecord, path: str | os.PathLike) -> Path:
+    """Write ``record`` to ``path`` (HDF5) atomically; returns the path."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        with h5py.File(tmp, "w") as f:
+            f.attrs["format"] = FORMAT
+            f.attrs["format_version"] = FORMAT_VERSION
+            f.attrs["model_spec"] = json.dumps(record.model_spec)
+            f.attrs["data_spec"] = json.dumps(record.data_spec)
+            f.attrs["settings"] = json.dumps(record.settings)
+            f.attrs["versions"] = json.dumps(record.versions)
+            f.attrs["seed"] = -1 if record.seed is None else int(record.seed)
+            f.attrs["source"] = record.source
+            f.attrs["wall_time"] = float(record.wall_time)
+            for gname in _GROUPS:
+                g = f.create_group(gname)
+                content = getattr(record, gname)
+                g.attrs["order"] = json.dumps(list(content))
+                for name, a in content.items():
+                    _write_array(g, name, a)
+    return path
+
+
+def read_training_log(path: str | os.PathLike) -> TrainingRecord:
+    """Read a file written by ``write_training_log`` back into a ``TrainingRecord``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"read_training_log: file {str(path)!r} does not exist")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise ValueError(f"read_training_log: {str(path)!r} is not an HDF5 file ({exc})") from None
+    with f:
+        fmt = f.attrs.get("format")
+        if fmt != FORMAT:
+            raise ValueError(f"read_training_log: {str(path)!r} is not a shockflow training log "
+                             f"(root attribute 'format' is {fmt!r}, expected {FORMAT!r})")
+        groups = {}
+        for gname in _GROUPS:
+            if gname not in f:
+                raise ValueError(f"read_training_log: {str(path)!r} lacks group /{gname}")
+            g = f[gname]
+            order = json.loads(g.attrs["order"])
+            groups[gname] = {name: g[name][()] for name in order}
+        seed = int(f.attrs["seed"])
+        return TrainingRecord(
+            **groups,
+            model_spec=json.loads(f.attrs["model_spec"]),
+            data_spec=json.loads(f.attrs["data_spec"]),
+            settings=json.loads(f.attrs["settings"]),
+            seed=None if seed < 0 else seed,
+            versions=json.loads(f.attrs["versions"]),
+            source=str(f.attrs["source"]),
+            wall_time=float(f.attrs["wall_time"]),
+        )
