@@ -1,0 +1,341 @@
+"""Finite-volume solver for scalar conservation laws with convex flux (THEORY.md §1, §5).
+
+    q_t + sum_k d_k( a_k(x) f(q) ) = div( nu D(x) grad q ) + s(q, c(x))
+
+on a uniform 1-D or 2-D :class:`~solvers.grid.Grid`, with ``a_k(x) > 0`` (one field for every
+axis, or one per axis) and ``D(x) >= 0`` (isotropic).  Through these coefficients a metric of a
+quotient chart enters.  In 2-D with ``a = (1, 1)`` the flux is ``f(q) (1, 1)``.
+
+Method of lines: a monotone numerical flux (Godunov, Engquist–Osher, Rusanov) of reconstructed
+face states (first order, or MUSCL with a minmod / MC / van Leer limiter), with the face value of
+``a`` the mean of the two neighbouring cells, and an SSP Runge–Kutta method (Euler, SSP-RK2,
+SSP-RK3).  Each stage is one fused Numba pass (:mod:`solvers.conservation_kernels`) that also
+returns the largest hyperbolic rate of the new state, so the step
+
+    dt = cfl / ( max_i |f'(q_i)| sum_k a_k/dx_k  +  2 sum_k max(nu D)/dx_k^2  +  max|c| )
+
+(the viscous rate only with ``viscous="explicit"``, the last term only for a linear source
+``s = c q``) costs no extra pass.  With ``viscous="implicit"`` the step is Strang split,
+``D(dt/2) H(dt) D(dt/2)``, with Crank–Nicolson diffusion half-steps (``theta=0.5``; second order
+overall with a second-order hyperbolic step) or backward Euler (``theta=1``, first order, no
+ringing at very large ``dt nu / dx^2``): the step is then limited by the hyperbolic rate only.
+
+Defaults: ``cfl`` is 0.9 for first order and 0.45 for MUSCL (MUSCL is TVD for CFL <= 1/2).
+Source terms: ``source="linear"`` with ``source_field=c`` gives ``s = c q`` (relaxation at rate
+``k`` for ``c = -k``); ``source="field"`` gives ``s = c``; a Numba-compiled ``s(q, c)`` is
+accepted too (x-dependence enters through ``c = source_field(x)``).  A user source, like a user
+flux, compiles the kernels once per process (not cached).
+
+The case (Burgers, Godunov, first order, Euler, constant a, no viscosity, no source) runs on a
+specialised kernel (``fast_path=True``, the default); a test compares it with the general one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from solvers import conservation_kernels as ck
+from solvers.boundary import BoundaryConditions, fill_ghosts_compiled
+from solvers.diffusion import ImplicitDiffusion, face_average, parabolic_rate
+from solvers.errors import BlowUpError, SolverInputError, first_nonfinite, require_cfl, require_choice, require_finite
+from solvers.errors import require_positive, require_times
+from solvers.flux_functions import ConvexFlux, get_flux
+from solvers.grid import Grid
+from solvers.numerical_fluxes import NUMERICAL_FLUXES
+from solvers.reconstruction import LIMITERS, RECONSTRUCTIONS
+from solvers.time_stepping import INTEGRATORS, Clock, combine_bounds
+
+VISCOUS = ("explicit", "implicit")
+SOURCE_KINDS = ("linear", "field")
+
+
+@dataclass(frozen=True)
+class ConservationSettings:
+    """Scheme settings of a conservation-law solve, validated in one place."""
+
+    flux: str = "burgers"
+    numerical_flux: str = "godunov"
+    reconstruction: str = "first_order"
+    limiter: str = "minmod"
+    integrator: str = "ssprk2"
+    cfl: float | None = None
+    nu: float = 0.0
+    viscous: str = "explicit"
+    theta: float = 0.5
+    source: str = "none"
+    max_steps: int = 10_000_000
+    fast_path: bool = True
+
+    def __post_init__(self):
+        require_choice("numerical_flux", self.numerical_flux, NUMERICAL_FLUXES)
+        require_choice("reconstruction", self.reconstruction, RECONSTRUCTIONS)
+        require_choice("limiter", self.limiter, LIMITERS)
+        require_choice("integrator", self.integrator, INTEGRATORS)
+        require_choice("viscous", self.viscous, VISCOUS)
+        cfl = (0.9 if self.reconstruction == "first_order" else 0.45) if self.cfl is None else require_cfl(self.cfl)
+        object.__setattr__(self, "cfl", cfl)
+        object.__setattr__(self, "nu", require_positive("nu", self.nu, allow_zero=True))
+        theta = float(self.theta)
+        if not 0.5 <= theta <= 1.0:
+            raise SolverInputError(f"theta: expected a number in [0.5, 1] (1/2 Crank–Nicolson, 1 backward Euler), found {self.theta!r}")
+        if isinstance(self.max_steps, bool) or int(self.max_steps) != self.max_steps or self.max_steps < 1:
+            raise SolverInputError(f"max_steps: expected a whole number >= 1, found {self.max_steps!r}")
+
+
+@dataclass(frozen=True)
+class ConservationSolution:
+    """Snapshots of the interior at the output times."""
+
+    grid: Grid
+    times: np.ndarray
+    snapshots: np.ndarray  # shape (len(times), *grid.shape)
+    steps: int
+    settings: ConservationSettings
+    kernel: str  # "fast" or "general"
+
+    @property
+    def final(self) -> np.ndarray:
+        return self.snapshots[-1]
+
+
+# -- coefficient fields ----------------------------------------------------------------------------------------------
+def _pad_interior(values: np.ndarray, grid: Grid, bc: BoundaryConditions) -> np.ndarray:
+    g = grid.ghost
+    out = values
+    for k, periodic in enumerate(bc.periodic):
+        width = [(0, 0)] * grid.ndim
+        width[k] = (g, g)
+        out = np.pad(out, width, mode="wrap" if periodic else "edge")
+    return np.ascontiguousarray(out)
+
+
+def cell_field(name: str, spec, grid: Grid, bc: BoundaryConditions, default: float) -> np.ndarray:
+    """A padded cell field from None (``default``), a number, a callable of the coordinates or an array.
+
+    Callables are sampled at the interior cell centres; interior values (sampled or given) are
+    padded periodically on periodic axes and by the edge value otherwise.  An array of the
+    padded shape is taken as it is.
+    """
+    if spec is None:
+        return np.full(grid.padded_shape, float(default))
+    if callable(spec):
+        values = _pad_interior(grid.sample(spec), grid, bc)
+    else:
+        arr = np.asarray(spec, dtype=np.float64)
+        if arr.ndim == 0:
+            values = np.full(grid.padded_shape, float(arr))
+        elif arr.shape == grid.shape:
+            values = _pad_interior(arr, grid, bc)
+        elif arr.shape == grid.padded_shape:
+            values = np.ascontiguousarray(arr.copy())
+        else:
+            raise SolverInputError(
+                f"{name}: expected a number, a callable or an array of the grid shape {grid.shape} "
+                f"(or padded {grid.padded_shape}), found shape {arr.shape}"
+            )
+    return require_finite(name, values)
+
+
+def _check_sign(name: str, values: np.ndarray, grid: Grid, strict: bool) -> None:
+    inner = values[grid.interior]
+    bad = inner <= 0 if strict else inner < 0
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise SolverInputError(
+            f"{name}: expected values {'> 0' if strict else '>= 0'} in every cell, found {inner[index]!r} at cell {index}"
+        )
+    if (values <= 0).any() if strict else (values < 0).any():  # a padded array given by the user
+        raise SolverInputError(f"{name}: expected values {'> 0' if strict else '>= 0'} also in the ghost cells")
+
+
+def _a_fields(spec, grid: Grid, bc: BoundaryConditions) -> list[np.ndarray]:
+    if isinstance(spec, tuple) and grid.ndim > 1:
+        if len(spec) != grid.ndim:
+            raise SolverInputError(f"a: expected one coefficient per axis ({grid.ndim}), found a tuple of {len(spec)}")
+        fields = [cell_field(f"a[{k}]", s, grid, bc, 1.0) for k, s in enumerate(spec)]
+        names = [f"a[{k}]" for k in range(grid.ndim)]
+    else:
+        fields = [cell_field("a", spec, grid, bc, 1.0)] * grid.ndim
+        names = ["a"] * grid.ndim
+    for name, f in zip(names, fields):
+        _check_sign(name, f, grid, strict=True)
+    return fields
+
+
+def _constant_a(spec, ndim: int):
+    """Per-axis constants if ``a`` is None, a number or a tuple of numbers; else None."""
+    def number(v):
+        return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+    if spec is None:
+        return (1.0,) * ndim
+    if number(spec):
+        return (float(spec),) * ndim
+    if isinstance(spec, tuple) and len(spec) == ndim and all(number(v) for v in spec):
+        return tuple(float(v) for v in spec)
+    return None
+
+
+# -- the solve -------------------------------------------------------------------------------------------------------
+def solve_conservation(
+    grid: Grid,
+    q0,
+    times,
+    *,
+    flux="burgers",
+    numerical_flux: str = "godunov",
+    reconstruction: str = "first_order",
+    limiter: str = "minmod",
+    integrator: str = "ssprk2",
+    cfl: float | None = None,
+    nu: float = 0.0,
+    a=None,
+    D=None,
+    source=None,
+    source_field=None,
+    boundary="periodic",
+    viscous: str = "explicit",
+    theta: float = 0.5,
+    t0: float = 0.0,
+    max_steps: int = 10_000_000,
+    fast_path: bool = True,
+) -> ConservationSolution:
+    """Solve from ``q0`` (interior cell averages) at ``t0`` and return snapshots at ``times``.
+
+    ``flux``: a built-in name ("burgers") or a :class:`~solvers.flux_functions.ConvexFlux`.
+    ``a``: None (1), a number, a callable ``a(*x)``, an array (interior or padded shape), or in
+    2-D a tuple with one of those per axis.  ``D``: the same, isotropic (default 1, so ``nu`` alone
+    sets a constant viscosity).  ``source``: None, "linear" (s = c q), "field" (s = c) or a Numba
+    function ``s(q, c)``, with ``c`` from ``source_field`` (same forms as ``D``, default 0).
+    ``boundary``: any specification :meth:`BoundaryConditions.parse` accepts.
+    """
+    if not isinstance(grid, Grid):
+        raise SolverInputError(f"grid: expected a solvers.grid.Grid, found {type(grid).__name__}")
+    if grid.ndim not in (1, 2):
+        raise SolverInputError(f"grid: expected 1 or 2 axes (3-D conservation laws are not implemented), found {grid.ndim}")
+    if grid.ghost < 2:
+        raise SolverInputError(f"grid.ghost: expected at least 2 ghost cells per side, found {grid.ghost}")
+    flux_obj: ConvexFlux = get_flux(flux)
+    user_source = None
+    if source is None:
+        source_name = "none"
+    elif isinstance(source, str):
+        source_name = require_choice("source", source, SOURCE_KINDS)
+    elif isinstance(source, numba.core.registry.CPUDispatcher):
+        source_name, user_source = "user", source
+    else:
+        raise SolverInputError(
+            f"source: expected None, 'linear', 'field' or a numba.njit-compiled s(q, c), found {type(source).__name__}"
+        )
+    settings = ConservationSettings(
+        flux=flux_obj.name, numerical_flux=numerical_flux, reconstruction=reconstruction, limiter=limiter,
+        integrator=integrator, cfl=cfl, nu=nu, viscous=viscous, theta=theta, source=source_name,
+        max_steps=max_steps, fast_path=bool(fast_path),
+    )
+    q_init = require_finite("q0", q0)
+    if q_init.shape != grid.shape:
+        raise SolverInputError(f"q0: expected the grid shape {grid.shape}, found {q_init.shape}")
+    t0 = float(t0)
+    times = require_times(t0, times)
+    bc = BoundaryConditions.parse(boundary, grid.ndim)
+    a_cells = _a_fields(a, grid, bc)
+    D_cells = cell_field("D", D, grid, bc, 1.0)
+    _check_sign("D", D_cells, grid, strict=False)
+    s_cells = cell_field("source_field", source_field, grid, bc, 0.0)
+
+    g = grid.ghost
+    a_faces = [face_average(a_cells[k], k) for k in range(grid.ndim)]
+    nud_faces = [settings.nu * face_average(D_cells, k) for k in range(grid.ndim)]
+    has_diff = settings.nu > 0 and any(float(np.max(c)) > 0 for c in nud_faces)
+    implicit = has_diff and settings.viscous == "implicit"
+    arate = np.zeros(grid.padded_shape)  # sum_k max(a on the two faces)/dx_k in the interior, 0 in the ghosts
+    for k in range(grid.ndim):
+        af = np.moveaxis(a_faces[k], k, 0)
+        view = np.moveaxis(arate, k, 0)
+        view[1:] += np.maximum(af[:-1], af[1:]) / grid.dx[k]
+    inner_rate = arate[grid.interior].copy()
+    arate[:] = 0.0
+    arate[grid.interior] = inner_rate
+    par_rate = parabolic_rate(grid, nud_faces) if has_diff and not implicit else 0.0
+    src_rate = float(np.max(np.abs(s_cells[grid.interior]))) if source_name == "linear" else 0.0
+    diffusion = ImplicitDiffusion(grid, nud_faces, bc, settings.theta) if implicit else None
+
+    const_a = _constant_a(a, grid.ndim)
+    fast = (
+        settings.fast_path and flux_obj.builtin and settings.numerical_flux == "godunov"
+        and settings.reconstruction == "first_order" and settings.integrator == "euler"
+        and const_a is not None and not has_diff and source_name == "none"
+    )
+    kernels = ck.kernels_for(flux_obj, user_source)
+    tab = INTEGRATORS[settings.integrator]
+    nf = NUMERICAL_FLUXES[settings.numerical_flux]
+    rc = RECONSTRUCTIONS[settings.reconstruction]
+    lc = LIMITERS[settings.limiter]
+    sc = ck.SOURCES[source_name]
+    kinds, values = bc.arrays()
+
+    # buffers, allocated once
+    q = grid.pad(q_init)
+    bufs = [grid.zeros(), grid.zeros()]
+    row_flux = np.zeros(grid.padded_shape[-1])
+    row_slope = np.zeros(grid.padded_shape[-1])
+    fill_ghosts_compiled(q, g, kinds, values)
+    rate = kernels.hyperbolic_rate(q, arate)
+
+    clock = Clock(t0, times, settings.cfl, max_steps=int(settings.max_steps))
+    snapshots = np.empty((len(times),) + grid.shape)
+    for k in range(clock.initial_outputs):
+        snapshots[k] = q_init
+    out_index = clock.initial_outputs
+    stage_args = (g,) + tuple(grid.dx)
+    if grid.ndim == 1:
+        coeffs = (a_faces[0], nud_faces[0], has_diff and not implicit, nf, rc, lc, sc, s_cells, arate)
+    else:
+        coeffs = (a_faces[0], a_faces[1], nud_faces[0], nud_faces[1], has_diff and not implicit, nf, rc, lc, sc,
+                  s_cells, arate, row_flux, row_slope)
+    stage = kernels.stage_1d if grid.ndim == 1 else kernels.stage_2d
+
+    while not clock.done:
+        dt_stable = combine_bounds(*(1.0 / r if r > 0 else math.inf for r in (rate, par_rate, src_rate)))
+        if implicit and math.isfinite(dt_stable):  # few distinct steps: the implicit factorisations are reused
+            dt_stable = 2.0 ** (math.floor(8.0 * math.log2(dt_stable)) / 8.0)
+        dt, lands = clock.next_step(dt_stable)
+        if implicit:
+            q[grid.interior] = diffusion.step(q[grid.interior], 0.5 * dt)
+        if fast:
+            fill_ghosts_compiled(q, g, kinds, values)
+            out = bufs[0]
+            if grid.ndim == 1:
+                rate = ck.burgers_godunov_euler_1d(q, out, dt, g, grid.dx[0], const_a[0])
+            else:
+                rate = ck.burgers_godunov_euler_2d(q, out, dt, g, grid.dx[0], grid.dx[1], const_a[0], const_a[1], row_flux)
+            _check_rate(rate, out, grid, clock, dt)
+        else:
+            prev = q
+            for s in range(tab.shape[0]):
+                fill_ghosts_compiled(prev, g, kinds, values)
+                out = bufs[s % 2]
+                rate = stage(prev, q, out, tab[s, 0], tab[s, 1], dt, *stage_args, *coeffs)
+                _check_rate(rate, out, grid, clock, dt)
+                prev = out
+        last = (tab.shape[0] - 1) % 2 if not fast else 0
+        q, bufs[last] = bufs[last], q
+        if implicit:
+            q[grid.interior] = diffusion.step(q[grid.interior], 0.5 * dt)
+            rate = kernels.hyperbolic_rate(q, arate)  # of the state after the last diffusion half-step
+        if clock.advance(dt, lands):
+            snapshots[out_index] = q[grid.interior]
+            out_index += 1
+    return ConservationSolution(grid, times, snapshots, clock.step, settings, "fast" if fast else "general")
+
+
+def _check_rate(rate: float, out: np.ndarray, grid: Grid, clock: Clock, dt: float) -> None:
+    if math.isfinite(rate):
+        return
+    found = first_nonfinite(out[grid.interior])
+    cell, value = found if found is not None else ((), rate)
+    raise BlowUpError("q", clock.step + 1, clock.t + dt, cell, value)

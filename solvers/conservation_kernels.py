@@ -1,0 +1,324 @@
+"""Fused Numba kernels for one Runge–Kutta stage of a scalar conservation law, and their NumPy reference.
+
+The equation (THEORY.md §1) on a uniform grid, with a(x) > 0 per axis and nu D(x) >= 0:
+
+    q_t + sum_k d_k( a_k(x) f(q) ) = div( nu D(x) grad q ) + s(q, c(x))
+
+A stage (Shu–Osher form, :mod:`solvers.time_stepping`) writes
+
+    out = alpha q0 + beta (q + dt L(q)),
+    L(q)_i = - sum_k (H_{k,i+1/2} - H_{k,i-1/2}) / dx_k + s(q_i, c_i),
+    H_{k,i+1/2} = a_{k,i+1/2} F(q_L, q_R) - nu D_{k,i+1/2} (q_{i+1} - q_i) / dx_k,
+
+with ``F`` the numerical flux (:mod:`solvers.numerical_fluxes`) of the reconstructed face states
+(:mod:`solvers.reconstruction`), in one pass over the cells: every face flux and every limited
+slope is computed once (the lower face along the fastest axis is carried in a register, the
+lower faces along the slower axes in a row (2-D) buffer).  Each kernel returns the largest
+hyperbolic *rate* ``max_i |f'(out_i)| * arate_i`` of the new values, with
+``arate_i = sum_k max(a_{k,i-1/2}, a_{k,i+1/2}) / dx_k``, so the next stable step is
+``1 / rate``; it returns NaN (early) when a non-finite value appears.
+
+Coefficient arrays (``a_k``, ``nu D_k`` on faces, ``arate`` and the source field ``c`` on cells)
+have the padded shape; the face array entry ``i`` along axis ``k`` is the face between padded
+cells ``i`` and ``i + 1``.
+
+Sources (code, s(q, c)): 0 none, 1 linear ``c q`` (relaxation with c = -k), 2 a field ``c``,
+3 a user compiled function ``user_source(q, c)`` (substituted like a user flux).
+
+:func:`burgers_godunov_euler_1d` / ``_2d`` are the fast path for the most common case
+(Burgers, exact Godunov, first order, forward Euler, constant a, no viscosity, no source); a
+test compares them with the general kernels and with :func:`stage_reference`.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+
+import numba
+import numpy as np
+
+from solvers import numerical_fluxes
+from solvers.flux_functions import ConvexFlux, recompile_with
+from solvers.flux_functions import burgers_derivative as flux_derivative
+from solvers.numerical_fluxes import numerical_flux, numerical_flux_reference
+from solvers.reconstruction import cell_slope, face_states_reference
+
+NO_SOURCE, LINEAR_SOURCE, FIELD_SOURCE, USER_SOURCE = 0, 1, 2, 3
+SOURCES = {"none": NO_SOURCE, "linear": LINEAR_SOURCE, "field": FIELD_SOURCE, "user": USER_SOURCE}
+
+
+@numba.njit(cache=True)
+def user_source(q, c):
+    """Placeholder for a user source s(q, c); rebound by :func:`kernels_for`."""
+    return 0.0
+
+
+@numba.njit(cache=True)
+def source_value(code, q, c):
+    if code == LINEAR_SOURCE:
+        return c * q
+    elif code == FIELD_SOURCE:
+        return c
+    elif code == USER_SOURCE:
+        return user_source(q, c)
+    return 0.0
+
+
+@numba.njit(cache=True)
+def stage_1d(qp, q0, out, alpha, beta, dt, g, dx, af, nud, has_diff, nf, recon, lim, src, sfield, arate):
+    """One fused stage in 1-D (see the module docstring); returns the hyperbolic rate of ``out``."""
+    # Views offset so that every index below is non-negative (Numba then drops its wrap-around code).
+    n = qp.shape[0] - 2 * g
+    qb = qp[g - 2:]  # cell m (interior numbering) is qb[m + 2]
+    q0b = q0[g:]
+    ob = out[g:]
+    afb = af[g - 1:]  # face m + 1/2 is afb[m + 1]
+    nb = nud[g - 1:]
+    sb = sfield[g:]
+    rb = arate[g:]
+    inv_dx = 1.0 / dx
+    s_lo = cell_slope(recon, lim, qb[0], qb[1], qb[2])
+    s_c = cell_slope(recon, lim, qb[1], qb[2], qb[3])
+    h_lo = afb[0] * numerical_flux(nf, qb[1] + 0.5 * s_lo, qb[2] - 0.5 * s_c)
+    if has_diff:
+        h_lo -= nb[0] * (qb[2] - qb[1]) * inv_dx
+    rate = 0.0
+    for m in range(n):
+        q = qb[m + 2]
+        qn = qb[m + 3]
+        s_hi = cell_slope(recon, lim, q, qn, qb[m + 4])
+        h = afb[m + 1] * numerical_flux(nf, q + 0.5 * s_c, qn - 0.5 * s_hi)
+        if has_diff:
+            h -= nb[m + 1] * (qn - q) * inv_dx
+        rhs = -(h - h_lo) * inv_dx
+        if src != NO_SOURCE:
+            rhs += source_value(src, q, sb[m])
+        v = alpha * q0b[m] + beta * (q + dt * rhs)
+        ob[m] = v
+        r = rb[m] * abs(flux_derivative(v))
+        if not (r <= rate):
+            rate = r
+            if r != r:
+                return r
+        h_lo = h
+        s_c = s_hi
+    return rate
+
+
+@numba.njit(cache=True)
+def stage_2d(qp, q0, out, alpha, beta, dt, g, dx, dy, ax, ay, nudx, nudy, has_diff, nf, recon, lim, src, sfield,
+             arate, row_flux, row_slope):
+    """One fused stage in 2-D; ``row_flux``, ``row_slope`` are work rows of length >= the interior of axis 1."""
+    nx = qp.shape[0] - 2 * g
+    ny = qp.shape[1] - 2 * g
+    qb = qp[g - 2:, g - 2:]  # cell (m, l) is qb[m + 2, l + 2]
+    q0b = q0[g:, g:]
+    ob = out[g:, g:]
+    axb = ax[g - 1:, g:]  # x-face (m + 1/2, l) is axb[m + 1, l]
+    ayb = ay[g:, g - 1:]  # y-face (m, l + 1/2) is ayb[m, l + 1]
+    nxb = nudx[g - 1:, g:]
+    nyb = nudy[g:, g - 1:]
+    sb = sfield[g:, g:]
+    rb = arate[g:, g:]
+    idx = 1.0 / dx
+    idy = 1.0 / dy
+    for l in range(ny):
+        s_lo = cell_slope(recon, lim, qb[0, l + 2], qb[1, l + 2], qb[2, l + 2])
+        s_c = cell_slope(recon, lim, qb[1, l + 2], qb[2, l + 2], qb[3, l + 2])
+        h = axb[0, l] * numerical_flux(nf, qb[1, l + 2] + 0.5 * s_lo, qb[2, l + 2] - 0.5 * s_c)
+        if has_diff:
+            h -= nxb[0, l] * (qb[2, l + 2] - qb[1, l + 2]) * idx
+        row_flux[l] = h
+        row_slope[l] = s_c
+    rate = 0.0
+    for m in range(nx):
+        qm1 = qb[m + 1]
+        qr = qb[m + 2]
+        qr1 = qb[m + 3]
+        qr2 = qb[m + 4]
+        t_lo = cell_slope(recon, lim, qr[0], qr[1], qr[2])
+        t_c = cell_slope(recon, lim, qr[1], qr[2], qr[3])
+        k_lo = ayb[m, 0] * numerical_flux(nf, qr[1] + 0.5 * t_lo, qr[2] - 0.5 * t_c)
+        if has_diff:
+            k_lo -= nyb[m, 0] * (qr[2] - qr[1]) * idy
+        for l in range(ny):
+            q = qr[l + 2]
+            qe = qr1[l + 2]
+            qn = qr[l + 3]
+            s_hi = cell_slope(recon, lim, q, qe, qr2[l + 2])
+            h = axb[m + 1, l] * numerical_flux(nf, q + 0.5 * row_slope[l], qe - 0.5 * s_hi)
+            t_hi = cell_slope(recon, lim, q, qn, qr[l + 4])
+            k = ayb[m, l + 1] * numerical_flux(nf, q + 0.5 * t_c, qn - 0.5 * t_hi)
+            if has_diff:
+                h -= nxb[m + 1, l] * (qe - q) * idx
+                k -= nyb[m, l + 1] * (qn - q) * idy
+            rhs = -(h - row_flux[l]) * idx - (k - k_lo) * idy
+            if src != NO_SOURCE:
+                rhs += source_value(src, q, sb[m, l])
+            v = alpha * q0b[m, l] + beta * (q + dt * rhs)
+            ob[m, l] = v
+            r = rb[m, l] * abs(flux_derivative(v))
+            if not (r <= rate):
+                rate = r
+                if r != r:
+                    return r
+            row_flux[l] = h
+            row_slope[l] = s_hi
+            k_lo = k
+            t_c = t_hi
+    return rate
+
+
+@numba.njit(cache=True)
+def hyperbolic_rate(q, arate):
+    """max |f'(q)| * arate over a padded field (arate is 0 in the ghost cells); NaN if a value is not finite."""
+    qf = q.reshape(q.size)
+    af = arate.reshape(arate.size)
+    rate = 0.0
+    for i in range(qf.size):
+        r = af[i] * abs(flux_derivative(qf[i]))
+        if not (r <= rate):
+            rate = r
+            if r != r:
+                return r
+    return rate
+
+
+# -- fast path: Burgers, exact Godunov, first order, forward Euler, constant a ----------------------------------------
+@numba.njit(cache=True)
+def burgers_godunov_euler_1d(q, out, dt, g, dx, a):
+    """out = q - dt/dx (F_{i+1/2} - F_{i-1/2}), F = a max(max(q_i,0)^2, min(q_{i+1},0)^2)/2; returns a max|out|/dx.
+
+    One register carries the lower face flux and one the next cell value; the branch on the
+    running maximum is almost never taken, so it adds no dependency chain (a non-finite value
+    returns NaN at once).  Offset views keep every index non-negative (no wrap-around code).
+    """
+    n = q.shape[0] - 2 * g
+    qb = q[g:]
+    ob = out[g:]
+    c = 0.5 * a * dt / dx
+    lp = max(q[g - 1], 0.0)
+    rm = min(qb[0], 0.0)
+    f_lo = max(lp * lp, rm * rm)
+    m = 0.0
+    qi = qb[0]
+    for i in range(n):
+        qn = qb[i + 1]
+        lp = max(qi, 0.0)
+        rm = min(qn, 0.0)
+        f = max(lp * lp, rm * rm)
+        v = qi - c * (f - f_lo)
+        ob[i] = v
+        av = abs(v)
+        if not (av <= m):
+            m = av
+            if av != av:
+                return av
+        f_lo = f
+        qi = qn
+    return a * m / dx
+
+
+@numba.njit(cache=True)
+def burgers_godunov_euler_2d(q, out, dt, g, dx, dy, a0, a1, row_flux):
+    """The 2-D fast path (constant a per axis); returns max|out| (a0/dx + a1/dy)."""
+    nx = q.shape[0] - 2 * g
+    ny = q.shape[1] - 2 * g
+    qb = q[g - 1:, g - 1:]  # cell (i, j) is qb[i + 1, j + 1]
+    ob = out[g:, g:]
+    cx = 0.5 * a0 * dt / dx
+    cy = 0.5 * a1 * dt / dy
+    for j in range(ny):
+        lp = max(qb[0, j + 1], 0.0)
+        rm = min(qb[1, j + 1], 0.0)
+        row_flux[j] = max(lp * lp, rm * rm)
+    m = 0.0
+    for i in range(nx):
+        qrow = qb[i + 1]
+        qnext = qb[i + 2]
+        orow = ob[i]
+        lp = max(qrow[0], 0.0)
+        rm = min(qrow[1], 0.0)
+        k_lo = max(lp * lp, rm * rm)
+        qij = qrow[1]
+        for j in range(ny):
+            qe = qrow[j + 2]
+            lp = max(qij, 0.0)
+            rm = min(qnext[j + 1], 0.0)
+            h = max(lp * lp, rm * rm)
+            rm = min(qe, 0.0)
+            k = max(lp * lp, rm * rm)
+            v = qij - cx * (h - row_flux[j]) - cy * (k - k_lo)
+            orow[j] = v
+            row_flux[j] = h
+            k_lo = k
+            qij = qe
+            av = abs(v)
+            if not (av <= m):
+                m = av
+                if av != av:
+                    return av
+    return m * (a0 / dx + a1 / dy)
+
+
+#: The compiled functions of this module that see the flux or the source, in dependency order.
+COMPILED = (user_source, source_value, stage_1d, stage_2d, hyperbolic_rate)
+
+
+@functools.lru_cache(maxsize=32)
+def kernels_for(flux: ConvexFlux, user_source_function=None) -> types.SimpleNamespace:
+    """The stage kernels for ``flux`` and a user source: the cached module kernels for built-ins,
+    otherwise the same source recompiled with the user's functions (see :mod:`solvers.flux_functions`)."""
+    if flux.builtin and user_source_function is None:
+        return types.SimpleNamespace(stage_1d=stage_1d, stage_2d=stage_2d, hyperbolic_rate=hyperbolic_rate)
+    overrides = {}
+    if not flux.builtin:
+        overrides.update(flux_value=flux.f, flux_derivative=flux.df, SONIC=flux.sonic)
+    if user_source_function is not None:
+        overrides["user_source"] = user_source_function
+    rebuilt = {}
+    for fn in numerical_fluxes.COMPILED + COMPILED:
+        name = fn.py_func.__name__
+        if name == "user_source":
+            continue
+        rebuilt[name] = recompile_with(fn, {**overrides, **rebuilt})
+    return types.SimpleNamespace(**{k: rebuilt[k] for k in ("stage_1d", "stage_2d", "hyperbolic_rate")})
+
+
+# -- NumPy reference ----------------------------------------------------------------------------------------------------
+def stage_reference(qp, q0, alpha, beta, dt, g, dx, a_faces, nud_faces, numerical_flux_name, reconstruction, limiter,
+                    flux, source_code, source_field, arate, user_source_function=None):
+    """NumPy reference of one stage: returns ``(out_interior, rate)`` (``qp`` ghost cells already filled)."""
+    ndim = qp.ndim
+    interior = tuple(slice(g, s - g) for s in qp.shape)
+    rhs = np.zeros(tuple(s - 2 * g for s in qp.shape))
+    for k in range(ndim):
+        ql, qr = face_states_reference(qp, k, reconstruction, limiter)  # entry m: face between m+1 and m+2
+        faces = numerical_flux_reference(numerical_flux_name, flux, ql, qr)
+        # faces between padded cells m and m+1 for m = g-1 .. g+n-1 are entries g-2 .. g+n-2
+        n = qp.shape[k] - 2 * g
+        sel = list(interior)
+        sel[k] = slice(g - 2, g + n - 1)
+        fsel = list(interior)
+        fsel[k] = slice(g - 1, g + n)
+        h = a_faces[k][tuple(fsel)] * faces[tuple(sel)]
+        if nud_faces is not None:
+            lo = list(interior)
+            lo[k] = slice(g - 1, g + n)
+            hi = list(interior)
+            hi[k] = slice(g, g + n + 1)
+            h = h - nud_faces[k][tuple(fsel)] * (qp[tuple(hi)] - qp[tuple(lo)]) / dx[k]
+        h = np.moveaxis(h, k, 0)
+        rhs -= np.moveaxis((h[1:] - h[:-1]) / dx[k], 0, k)
+    q = qp[interior]
+    c = source_field[interior]
+    if source_code == LINEAR_SOURCE:
+        rhs += c * q
+    elif source_code == FIELD_SOURCE:
+        rhs += c
+    elif source_code == USER_SOURCE:
+        rhs += np.vectorize(user_source_function, otypes=[np.float64])(q, c)
+    out = alpha * q0[interior] + beta * (q + dt * rhs)
+    rate = float(np.max(arate[interior] * np.abs(flux.derivative(out))))
+    return out, rate
