@@ -2,7 +2,8 @@
 
 ``find_transitions(steps, loss) -> list[Transition]``. The method, step by step:
 
-1. **Log-log coordinates.** u = ln t (steps ≤ 0 are dropped), y = ln L. A pure power law
+1. **Log-log coordinates.** u = ln t, y = ln L (step 0 and exact zeros of the loss, e.g.
+   underflow after a perfect fit, are dropped; negative or non-finite losses are errors). A pure power law
    L ∝ t^{-α} is a straight line, so its drop rate r(u) = −dy/du = α is constant; the drops of
    a staircase (THEORY §2: switch-on at t*_k ≈ ln(1/ε)/(aζ_k), width ~1/(aζ_k)) all have
    about the same width ~1/ln(1/ε) in u, so one smoothing scale suits them all.
@@ -120,12 +121,12 @@ def _validate(steps, loss) -> tuple[np.ndarray, np.ndarray]:
                          f"{steps.shape} and {loss.shape}")
     if not np.all(np.isfinite(steps)) or np.any(np.diff(steps) <= 0):
         raise ValueError("find_transitions: steps must be finite and strictly increasing")
-    bad = ~np.isfinite(loss) | (loss <= 0)
+    bad = ~np.isfinite(loss) | (loss < 0)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"find_transitions: loss must be finite and > 0 (log scale); loss[{i}] = {loss[i]} "
+        raise ValueError(f"find_transitions: loss must be finite and >= 0; loss[{i}] = {loss[i]} "
                          f"at step {steps[i]:g}")
-    keep = steps > 0
+    keep = (steps > 0) & (loss > 0)   # log scale: step 0 and exact zeros (underflow) carry no slope
     steps, loss = steps[keep], loss[keep]
     if steps.size < 8 or steps[-1] / steps[0] < 10 ** 0.2:
         raise ValueError(f"find_transitions: need at least 8 positive steps spanning 0.2 decades, got "
