@@ -107,8 +107,12 @@ def _nonfinite(arrays: Mapping[str, np.ndarray]) -> list[str]:
 def _diverged(step: int, quantity: str, value: float, model, grads) -> TrainingDiverged:
     bad_p = _nonfinite(model.params)
     bad_g = _nonfinite(grads) if grads is not None else []
+    with np.errstate(all="ignore"):
+        sizes = {k: float(np.max(np.abs(p))) if p.size else 0.0 for k, p in model.params.items()}
+    largest = max(sizes, key=lambda k: sizes[k]) if sizes else None
     msg = (f"training diverged at step {step}: {quantity} is {value}; non-finite parameter arrays: "
-           f"{bad_p or 'none'}; non-finite gradient arrays: {bad_g or 'none'}")
+           f"{bad_p or 'none'}; non-finite gradient arrays: {bad_g or 'none'}; largest parameter "
+           f"array: {largest!r} (max |entry| {sizes.get(largest, float('nan')):.3g})")
     return TrainingDiverged(msg, step, quantity)
 
 
@@ -219,21 +223,23 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
             g = gradient_noise(model.per_sample_grads(data.X[idx], data.y[idx]), lr, B, n)
             noise_rows.append((step, g.trace, g.sigma2, g.temperature, g.temperature_trace, g.temperature_fpc))
 
+    any_flag = flags.any(axis=0)
     try:
-        for t in range(S):
-            Xb, yb = sampler.next()
-            loss_b, grads = model.loss_and_grad(Xb, yb)
-            loss_b = float(loss_b)
-            if not np.isfinite(loss_b):
-                raise _diverged(t, "minibatch loss" if not full else "training loss", loss_b, model, grads)
-            if flags[:, t].any():
-                record_point(t, loss_b, loss_b if full else None, grads)
-            opt.step(model.params, grads, learning_rate(settings, t))
-            bar.update(t + 1, f"loss {loss_b:.3e}")
-        final = float(model.loss(data.X, data.y))
-        if not np.isfinite(final):
-            raise _diverged(S, "training loss", final, model, None)
-        record_point(S, final, final, None)
+        with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are caught below
+            for t in range(S):
+                Xb, yb = sampler.next()
+                loss_b, grads = model.loss_and_grad(Xb, yb)
+                loss_b = float(loss_b)
+                if not np.isfinite(loss_b):
+                    raise _diverged(t, "training loss" if full else "minibatch loss", loss_b, model, grads)
+                if any_flag[t]:
+                    record_point(t, loss_b, loss_b if full else None, grads)
+                opt.step(model.params, grads, learning_rate(settings, t))
+                bar.update(t + 1, f"loss {loss_b:.3e}")
+            final = float(model.loss(data.X, data.y))
+            if not np.isfinite(final):
+                raise _diverged(S, "training loss", final, model, None)
+            record_point(S, final, final, None)
     finally:
         bar.close()
     wall = time.perf_counter() - t0
