@@ -12,7 +12,7 @@ from solvers.exact.riemann import rankine_hugoniot_speed, riemann
 from solvers.exact.viscous_shock import viscous_shock, viscous_shock_derivatives, viscous_shock_width
 
 
-@numba.njit(cache=True)
+@numba.njit  # not cached: a test module is not a stable import path for the cache
 def _exp_scalar(q):
     return math.exp(q)
 
