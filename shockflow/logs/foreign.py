@@ -7,7 +7,8 @@ column is the first named one of ``STEP_NAMES`` and the loss column the first of
 two columns = step, loss.
 JSON (``.json``): {"step": [...], "loss": [...]}, {"loss": [...]}, or a list of records
 [{"step": s, "loss": l}, ...] (the same name aliases apply).
-Steps must be strictly increasing integers ≥ 0 and losses finite; every error names the file.
+Steps must be strictly increasing integers ≥ 0 and losses finite; every error names the file
+(and the data row, counted from 1 after any header and comment lines).
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def _from_csv(path: Path) -> tuple[np.ndarray | None, np.ndarray]:
         raise ValueError(f"read_loss_curve: {str(path)!r} has {width} columns and no header; expected "
                          f"one column (loss) or two (step, loss), or a header naming them")
     steps, loss = [], []
-    for r, row in enumerate(rows, start=2 if header is not None else 1):
+    for r, row in enumerate(rows, start=1):
         try:
             loss.append(float(row[li]))
             if si is not None:
@@ -152,12 +153,12 @@ def read_loss_curve(path: str | os.PathLike) -> TrainingRecord:
         steps = np.arange(loss.size, dtype=np.float64)
     bad = ~np.isfinite(loss)
     if bad.any():
-        raise ValueError(f"read_loss_curve: {str(path)!r}: loss is not finite at row {int(np.argmax(bad)) + 1}")
+        raise ValueError(f"read_loss_curve: {str(path)!r}: loss is not finite at data row {int(np.argmax(bad)) + 1}")
     if not np.all(np.isfinite(steps)) or np.any(steps != np.round(steps)) or np.any(steps < 0):
         raise ValueError(f"read_loss_curve: {str(path)!r}: steps must be non-negative integers")
     if np.any(np.diff(steps) <= 0):
         i = int(np.argmax(np.diff(steps) <= 0))
         raise ValueError(f"read_loss_curve: {str(path)!r}: steps must be strictly increasing "
-                         f"(row {i + 2}: {steps[i + 1]:g} after {steps[i]:g})")
+                         f"(data row {i + 2}: {steps[i + 1]:g} after {steps[i]:g})")
     return TrainingRecord(series={"step": steps.astype(np.int64), "loss": loss},
                           source=str(path), data_spec={"name": "imported", "path": str(path)})
