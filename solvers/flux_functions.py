@@ -83,8 +83,7 @@ class ConvexFlux:
         and requires it to be finite and non-decreasing, with ``f(sonic)`` the smallest sampled
         value of ``f`` when ``sonic`` lies strictly inside.
         """
-        f_c = f if isinstance(f, numba.core.registry.CPUDispatcher) else numba.njit(f)
-        df_c = df if isinstance(df, numba.core.registry.CPUDispatcher) else numba.njit(df)
+        f_c, df_c = _compiled("f", f), _compiled("df", df)
         flux = cls(name, f_c, df_c, sonic)
         lo, hi = float(check_range[0]), float(check_range[1])
         lo, hi = min(lo, flux.sonic - 1.0), max(hi, flux.sonic + 1.0)
@@ -120,6 +119,17 @@ class ConvexFlux:
         if self.builtin:
             return q.copy()
         return np.vectorize(self.df, otypes=[np.float64])(q)
+
+
+def _compiled(name: str, func):
+    if isinstance(func, numba.core.registry.CPUDispatcher):
+        return func
+    if not isinstance(func, types.FunctionType):
+        raise SolverInputError(
+            f"flux {name}: expected a Python function of one float (or a numba.njit one), found {type(func).__name__}; "
+            "wrap NumPy ufuncs, e.g. lambda q: math.exp(q)"
+        )
+    return numba.njit(func)
 
 
 #: Burgers' flux f = q^2/2, the built-in (cached) flux.
