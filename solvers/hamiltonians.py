@@ -34,8 +34,9 @@ non-increasing in ``p_k⁺``) and consistent (``Ĥ(p, p) = H(p)``):
 ``local_lax_friedrichs``  the same with ``α_k`` the maximum of ``|∂H/∂p_k|`` over the interval
                between ``p_k⁻`` and ``p_k⁺`` in the cell (Osher–Shu); built-in Hamiltonians only.
 
-The compiled per-cell evaluation is :func:`cell_hamiltonian`; :func:`numerical_hamiltonian_reference`
-is its vectorised NumPy reference.
+The compiled building blocks (:func:`godunov_axis`, :func:`hamiltonian_axis`, :func:`finish`,
+:func:`axis_speed`) are composed per cell by the stage kernel of :mod:`solvers.hamilton_jacobi`;
+:func:`numerical_hamiltonian_reference` is the vectorised NumPy reference of the composition.
 """
 
 from __future__ import annotations
@@ -124,7 +125,8 @@ def numerical_hamiltonian_code(name: str, hamiltonian) -> int:
     return NUMERICAL_HAMILTONIANS[require_choice("numerical_hamiltonian", name, NUMERICAL_HAMILTONIANS)]
 
 
-# -- compiled, one cell ------------------------------------------------------------------------
+# -- compiled building blocks (scalars only: array arguments to non-inlined calls cost reference
+#    counting in every cell, so the stage kernel composes these per axis) -----------------------
 @numba.njit(cache=True)
 def axis_speed(ham, c, pm, pp, bound):
     """Bound on ``|∂H/∂p_k|`` over the interval between ``pm`` and ``pp`` (coefficient ``c`` of the axis)."""
@@ -136,58 +138,30 @@ def axis_speed(ham, c, pm, pp, bound):
 
 
 @numba.njit(cache=True)
-def cell_hamiltonian(ham, num, coef, idx, ndim, pm, pp, pbar, x, alpha, bound, hfunc):
-    """``(Ĥ, speed)`` in the cell of flat index ``idx``.
+def godunov_axis(ham, c, pm, pp):
+    """Axis ``k``'s term of the Godunov sum: ``a_k G_k`` (quadratic) or ``c_k² G_k`` (eikonal),
+    ``G_k = max(max(p⁻, 0)², min(p⁺, 0)²)``."""
+    a = max(pm, 0.0)
+    b = min(pp, 0.0)
+    g = max(a * a, b * b)
+    return c * g if ham == QUADRATIC else c * c * g
 
-    ``coef[k, idx]`` is the coefficient of axis ``k``; ``pm``, ``pp`` hold ``p_k⁻, p_k⁺``; ``pbar`` is
-    scratch for ``p̄``; ``x`` the cell centre (for a custom H); ``alpha[k]`` the global
-    Lax–Friedrichs coefficients; ``bound[k]`` a custom H's speed bound.  ``speed`` is
-    ``max_k`` of the bound on ``|∂H/∂p_k|`` over the cell's interval of gradients.
-    """
-    speed = 0.0
-    if num == GODUNOV:
-        total = 0.0
-        for k in range(ndim):
-            c = coef[k, idx]
-            a = max(pm[k], 0.0)
-            b = min(pp[k], 0.0)
-            g = max(a * a, b * b)
-            if ham == QUADRATIC:
-                total += c * g
-            else:
-                total += c * c * g
-            speed = max(speed, axis_speed(ham, c, pm[k], pp[k], 0.0))
-        if ham == QUADRATIC:
-            return 0.5 * total, speed
-        return math.sqrt(total), speed
-    # Lax–Friedrichs, global or local
-    for k in range(ndim):
-        pbar[k] = 0.5 * (pm[k] + pp[k])
-    if ham == QUADRATIC:
-        h = 0.0
-        for k in range(ndim):
-            h += coef[k, idx] * pbar[k] * pbar[k]
-        h *= 0.5
-    elif ham == EIKONAL:
-        h = 0.0
-        for k in range(ndim):
-            h += (coef[k, idx] * pbar[k]) ** 2
-        h = math.sqrt(h)
-    else:
-        h = hfunc(x, pbar)
-    for k in range(ndim):
-        local = axis_speed(ham, coef[k, idx], pm[k], pp[k], bound[k])
-        speed = max(speed, local)
-        if num == LAX_FRIEDRICHS:
-            h -= 0.5 * alpha[k] * (pp[k] - pm[k])
-        else:
-            h -= 0.5 * local * (pp[k] - pm[k])
-    return h, speed
+
+@numba.njit(cache=True)
+def hamiltonian_axis(ham, c, p):
+    """Axis ``k``'s term of a built-in ``H``: ``a_k p_k²`` (quadratic) or ``(c_k p_k)²`` (eikonal)."""
+    return c * p * p if ham == QUADRATIC else (c * p) ** 2
+
+
+@numba.njit(cache=True)
+def finish(ham, total):
+    """``H`` (or Godunov's ``Ĥ``) from the sum of the axis terms: ``½ Σ`` or ``sqrt(Σ)``."""
+    return 0.5 * total if ham == QUADRATIC else math.sqrt(total)
 
 
 # -- NumPy reference ---------------------------------------------------------------------------
 def numerical_hamiltonian_reference(ham: int, num: int, coef, pm, pp, *, x=None, bound=None, hfunc=None):
-    """NumPy reference of :func:`cell_hamiltonian` on whole arrays.
+    """NumPy reference of the numerical Hamiltonian (as composed in the stage kernel) on whole arrays.
 
     ``coef``, ``pm``, ``pp`` are lists (one entry per axis) of arrays of the interior shape; ``x``
     the list of cell-centre coordinate arrays (custom H only).  Returns ``(Ĥ, speed)`` arrays.
