@@ -1,0 +1,210 @@
+"""Shock detection, location and tracking on fields from exact solutions and from the Godunov solver."""
+
+import math
+
+import numpy as np
+import pytest
+
+from solvers.errors import SolverInputError
+from solvers.exact.characteristics import first_shock_time
+from solvers.exact.hopf_lax import hopf_lax_solution
+from solvers.exact.riemann import riemann
+from solvers.exact.viscous_shock import viscous_shock, viscous_shock_width
+from solvers.grid import Grid
+from solvers.shocks import ShockSettings, find_shocks, max_slope, shock_mask, track_shocks
+
+A, C = 0.3, 0.2
+T_STAR = 1 / (2 * np.pi * A)
+
+
+def sine_potential(y):  # Φ0' = A sin(2πy) + C
+    return -A * np.cos(2 * np.pi * y) / (2 * np.pi) + C * y
+
+
+def two_mode_potential(y):
+    return -0.2 * np.cos(2 * np.pi * y) / (2 * np.pi) - 0.15 * np.cos(4 * np.pi * y) / (4 * np.pi)
+
+
+def entropy_burgers(potential, x, t):
+    """Exact entropy solution of inviscid Burgers, u = (x − y*(x))/t with y* the Hopf–Lax proximal point."""
+    if t == 0:
+        h = 1e-6
+        return (potential(x + h) - potential(x - h)) / (2 * h)
+    return (x - hopf_lax_solution(potential, x, t).argmin) / t
+
+
+def centres(n):
+    return (np.arange(n) + 0.5) / n
+
+
+def exact_position(t):
+    return (0.5 + C * t) % 1.0
+
+
+def test_viscous_shock_profile_position_speed_width():
+    x = np.linspace(-1, 1, 201)
+    nu = 0.02
+    u = viscous_shock(1.0, -0.5, nu, x, 0.3)  # 10 cells wide: resolved
+    assert find_shocks(u, x) == []  # inviscid reading: a resolved smooth profile is not a shock
+    (sh,) = find_shocks(u, x, nu=nu)  # viscous reading: width 8ν/|Δu| makes it the viscous shock
+    assert sh.position == pytest.approx(0.25 * 0.3, abs=1e-6)
+    assert sh.speed == pytest.approx(0.25, abs=1e-12)
+    assert sh.width == pytest.approx(viscous_shock_width(1.0, -0.5, nu), rel=0.1)
+    # a steep smooth profile much wider than the viscous width is no shock even with ν given
+    assert find_shocks(0.25 - 0.75 * np.tanh(x / 0.05), x, nu=1e-4) == []
+
+
+def test_riemann_shock_location_from_cell_averages_is_exact_with_mass_position():
+    grid = Grid.line(100, -1.0, 1.0)
+    t, x0 = 0.37, -0.1
+    exact = x0 + 0.4 * t
+    faces = grid.faces(0)  # exact cell averages of the step (Gauss points would not integrate it exactly)
+    inside = np.clip((exact - faces[:-1]) / grid.dx[0], 0.0, 1.0)
+    q = 1.2 * inside - 0.4 * (1.0 - inside)
+    (sh,) = find_shocks(q, grid, position="mass")
+    assert sh.position == pytest.approx(exact, abs=1e-12)
+    (sh,) = find_shocks(q, grid)
+    assert abs(sh.position - exact) <= 0.5 * grid.dx[0]
+    assert sh.speed == pytest.approx(0.4, abs=1e-12) and sh.jump == pytest.approx(-1.6, abs=1e-12)
+    rising = riemann("burgers", -0.4, 1.2, grid.centers(0), 0.0)
+    assert find_shocks(rising, grid) == []  # not Lax-admissible for a convex flux
+    assert len(find_shocks(rising, grid, entropy=False)) == 1
+
+
+@pytest.mark.parametrize("n", [50, 100, 200, 400, 1600])
+def test_no_shocks_on_smooth_data_at_any_resolution(n):
+    x = centres(n)
+    fields = [
+        entropy_burgers(sine_potential, x, 0.5 * T_STAR),
+        np.exp(-((x - 0.4) / 0.1) ** 2),
+        np.tanh((x - 0.5) / 0.06),  # steep but resolved (max-slope width 0.12 >= 6 cells at n = 50)
+        -np.tanh((x - 0.5) / 0.06),
+        1e-9 * np.sin(2 * np.pi * x),
+    ]
+    if n >= 100:  # steepening to 5x the initial slope: resolved from n = 100
+        fields.append(entropy_burgers(sine_potential, x, 0.8 * T_STAR))
+    for q in fields[:1] + fields[-1:]:
+        assert find_shocks(q, x, periodic=True) == []
+    for q in fields:
+        assert find_shocks(q, x) == []
+
+
+def test_indicator_is_grid_convergent_same_shocks_at_n_and_4n():
+    for t in (0.6, 1.0, 2.0):
+        found = []
+        for n in (100, 400):
+            x = centres(n)
+            r = hopf_lax_solution(two_mode_potential, x, t, period=1.0)
+            found.append(find_shocks((x - r.argmin) / t, x, periodic=True))
+        coarse, fine = found
+        assert len(coarse) == len(fine) >= 1
+        for a, b in zip(coarse, fine):
+            assert abs(a.position - b.position) <= 1.0 / 100
+            assert a.cells <= 4 and b.cells <= 4
+        if t >= 1.0:  # mature shocks: same strength at both resolutions
+            for a, b in zip(coarse, fine):
+                assert a.jump == pytest.approx(b.jump, rel=0.05)
+
+
+def test_periodic_seam_shock_found_once():
+    x = centres(200)
+    q = entropy_burgers(sine_potential, x, 2.0 * T_STAR)
+    pos = exact_position(2.0 * T_STAR)
+    rolled = np.roll(q, -int(round((pos - 0.0) * 200)))  # shock moved onto the seam x = 0 = 1
+    (sh,) = find_shocks(rolled, x, periodic=True)
+    assert min(sh.position, 1 - sh.position) <= 1.5 / 200
+
+
+def _sine_snapshots(n, times):
+    x = centres(n)
+    return x, np.array([entropy_burgers(sine_potential, x, t) for t in times])
+
+
+def test_tracking_exact_entropy_solution_formation_time_and_speed():
+    times = np.linspace(0.0, 2.5 * T_STAR, 23)
+    x, snaps = _sine_snapshots(400, times)
+    tr = track_shocks(times, snaps, x, periodic=True)
+    assert tr.formation_time == pytest.approx(T_STAR, rel=0.01)
+    assert tr.formation_time_from_data == pytest.approx(T_STAR, rel=1e-3)
+    assert tr.formation_time_from_data == pytest.approx(first_shock_time(snaps[0], x, period=1.0), rel=1e-3)
+    assert T_STAR <= tr.first_detection <= 1.1 * T_STAR
+    assert tr.fit_points >= 5
+    (track,) = tr.tracks
+    assert track.measured_speed == pytest.approx(C, rel=0.02)
+    assert track.measured_speed == pytest.approx(track.rh_speed, rel=0.02)
+    assert np.all(np.abs((track.positions % 1.0) - exact_position(track.times)) <= 1.0 / 400)
+    np.testing.assert_array_equal(tr.counts, (times >= tr.first_detection).astype(int))
+    # steepness obeys 1/‖u_x‖∞ = 1/(2πA) − t before the shock (characteristics)
+    before = times < 0.7 * T_STAR
+    np.testing.assert_allclose(1 / tr.steepness[before], T_STAR - times[before], rtol=2e-3)
+
+
+@pytest.mark.parametrize("reconstruction,tolerance", [("first_order", 0.04), ("muscl", 0.02)])
+def test_tracking_godunov_solution_of_sine_data(reconstruction, tolerance):
+    from solvers.conservation import solve_conservation
+
+    grid = Grid.line(400, 0.0, 1.0)
+    q0 = grid.cell_averages(lambda s: A * np.sin(2 * np.pi * s) + C)
+    times = np.linspace(0.0, 2.5 * T_STAR, 23)
+    sol = solve_conservation(grid, q0, times[1:], reconstruction=reconstruction)
+    snaps = np.vstack([q0[None, :], sol.snapshots])
+    tr = track_shocks(times, snaps, grid.centers(0), periodic=True)
+    assert tr.formation_time == pytest.approx(T_STAR, rel=tolerance)
+    assert tr.formation_time_from_data == pytest.approx(T_STAR, rel=1e-3)
+    (track,) = tr.tracks
+    assert track.measured_speed == pytest.approx(track.rh_speed, rel=0.03)
+    assert track.measured_speed == pytest.approx(C, rel=0.03)
+    final = find_shocks(snaps[-1], grid, periodic=True, position="mass")
+    assert len(final) == 1 and abs(final[0].position - exact_position(times[-1])) <= 2 * grid.dx[0]
+
+
+def test_two_shocks_tracked_separately():
+    times = np.linspace(0.8, 2.0, 7)
+    x = centres(400)
+    snaps = np.array([(x - hopf_lax_solution(two_mode_potential, x, t, period=1.0).argmin) / t for t in times])
+    tr = track_shocks(times, snaps, x, periodic=True)
+    np.testing.assert_array_equal(tr.counts, [2, 2, 2, 2, 2, 1, 1])  # the two shocks merge at x = 0.5
+    assert len(tr.tracks) == 2
+    speeds = []
+    for tk in tr.tracks:  # before the merger (t <= 1.6): symmetric approach, measured speed = RH speed
+        before = tk.times <= 1.6 + 1e-12
+        speeds.append(np.polyfit(tk.times[before], tk.positions[before], 1)[0])
+        assert speeds[-1] == pytest.approx(np.mean(tk.rh_speeds[before]), rel=0.03)
+    speeds.sort()
+    assert speeds[0] < 0 < speeds[1] and speeds[0] == pytest.approx(-speeds[1], rel=0.02)
+
+
+def test_shock_mask_2d_marks_the_shock_curve_only():
+    nx, ny = 128, 96
+    xs, ys = centres(nx), centres(ny)
+    X, Y = np.meshgrid(xs, ys, indexing="ij")
+    curve = 0.5 + 0.1 * np.sin(2 * np.pi * Y)
+    q = np.where(X < curve, 1.0, -1.0) + 0.1 * np.cos(2 * np.pi * Y)
+    mask = shock_mask(q, xs, ys, periodic=False)
+    assert np.all(mask.any(axis=0))  # every row x -> q has its shock
+    assert np.all(np.abs(X[mask] - curve[mask]) <= 2.0 / nx)
+    smooth = np.sin(2 * np.pi * X) * np.cos(2 * np.pi * Y)
+    for n in (32, 128):
+        s = np.linspace(0, 1, n)
+        P, Q = np.meshgrid(s, s, indexing="ij")
+        assert not shock_mask(np.sin(2 * np.pi * P) * np.cos(2 * np.pi * Q), s, s).any()
+    assert not shock_mask(smooth, xs, ys).any()
+
+
+def test_max_slope_is_fourth_order():
+    errs = []
+    for n in (32, 64):
+        x = centres(n)
+        errs.append(abs(max_slope(np.sin(2 * np.pi * x), x, periodic=True) - 2 * np.pi))  # a face sits at x = 0
+    assert errs[1] < errs[0] / 12, errs
+
+
+def test_shock_settings_validation():
+    with pytest.raises(SolverInputError, match="position: unknown value 'centre'"):
+        ShockSettings(position="centre")
+    with pytest.raises(SolverInputError, match="valid keywords are"):
+        find_shocks(np.zeros(5), np.arange(5.0), threshold=1)
+    with pytest.raises(SolverInputError, match="x: expected 5 coordinates"):
+        find_shocks(np.zeros(5), np.arange(4.0))
+    with pytest.raises(SolverInputError, match="rel_jump"):
+        ShockSettings(rel_jump=2.0)
