@@ -41,8 +41,11 @@ that its flattest face is the seam, so shocks on the seam are found whole.
 obeys ``1/‖q_x‖∞ = 1/m − t`` exactly (m = −min u0', THEORY.md §5), and for a convex flux the
 same holds for the characteristic speed ``c = f'(q)``: ``1/‖c_x‖∞`` decreases linearly and
 vanishes at t*.  :func:`track_shocks` fits that line through the snapshots taken before the
-first detection whose steep region is resolved (``resolved_cells``), and extrapolates its
-zero; it also reports the first snapshot where the indicator fires and the prediction
+first detection whose steep region is resolved (its maximum-slope width spans at least
+``resolved_cells`` cells) and, when at least two qualify, whose steepness is at most
+``fit_steepening`` times that of the first of them (the early part of the line, least touched
+by physical or numerical viscosity, which make 1/‖c_x‖∞ bend away from the line near t*), and
+extrapolates its zero; it also reports the first snapshot where the indicator fires and the prediction
 ``t_0 − 1/min c_x(t_0)`` from the first snapshot alone (``first_shock_time`` applied to it).
 """
 
@@ -73,6 +76,7 @@ class ShockSettings:
     periodic: bool = False
     position: str = "crossing"
     resolved_cells: float = 16.0
+    fit_steepening: float = 3.0
 
     def __post_init__(self):
         object.__setattr__(self, "nu", require_positive("nu", self.nu, allow_zero=True))
@@ -88,6 +92,8 @@ class ShockSettings:
             raise SolverInputError(f"tail: expected a fraction in (0, 1) of the peak slope, found {self.tail!r}")
         require_choice("position", self.position, POSITIONS)
         object.__setattr__(self, "resolved_cells", require_positive("resolved_cells", self.resolved_cells))
+        if not float(self.fit_steepening) > 1.0:
+            raise SolverInputError(f"fit_steepening: expected a factor > 1, found {self.fit_steepening!r}")
         object.__setattr__(self, "entropy", bool(self.entropy))
         object.__setattr__(self, "periodic", bool(self.periodic))
 
@@ -378,6 +384,9 @@ def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings
     with np.errstate(divide="ignore"):
         resolved = (steep > 0) & (ranges / np.where(steep > 0, steep, 1.0) >= s.resolved_cells * h)
     use = np.flatnonzero(resolved[:last])
+    early = use[steep[use] <= s.fit_steepening * steep[use[0]]] if use.size else use
+    if early.size >= 2:  # the early part of the line: least touched by (numerical) viscosity
+        use = early
     formation = first
     if use.size >= 2:
         slope, intercept = np.polyfit(t[use], 1.0 / steep[use], 1)

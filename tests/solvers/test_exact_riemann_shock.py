@@ -120,3 +120,14 @@ def test_viscous_shock_width_and_small_viscosity_limit():
     assert (uL - uR) / np.max(np.abs(ux)) == pytest.approx(viscous_shock_width(uL, uR, 0.01), rel=1e-6)
     with pytest.raises(SolverInputError, match="u_left > u_right"):
         viscous_shock(-1.0, 1.0, 0.1, x)
+
+
+def test_riemann_accepts_the_solver_convex_flux_object():
+    flux_functions = pytest.importorskip("solvers.flux_functions")
+    quartic = flux_functions.ConvexFlux.from_functions("quartic", lambda q: q**4 / 4 + q**2 / 2,
+                                                       lambda q: q**3 + q, 0.0)
+    x = np.linspace(-3, 3, 301)
+    for qL, qR in ((1.0, -0.6), (-0.8, 0.9)):
+        np.testing.assert_allclose(riemann(quartic, qL, qR, x, 0.8), riemann(QuarticFlux(), qL, qR, x, 0.8), atol=1e-13)
+    np.testing.assert_allclose(riemann(flux_functions.BURGERS, -1.0, 1.5, x, 0.5), riemann("burgers", -1.0, 1.5, x, 0.5),
+                               atol=1e-13)

@@ -124,7 +124,7 @@ def test_tracking_exact_entropy_solution_formation_time_and_speed():
     times = np.linspace(0.0, 2.5 * T_STAR, 23)
     x, snaps = _sine_snapshots(400, times)
     tr = track_shocks(times, snaps, x, periodic=True)
-    assert tr.formation_time == pytest.approx(T_STAR, rel=0.01)
+    assert tr.formation_time == pytest.approx(T_STAR, rel=2e-3)
     assert tr.formation_time_from_data == pytest.approx(T_STAR, rel=1e-3)
     assert tr.formation_time_from_data == pytest.approx(first_shock_time(snaps[0], x, period=1.0), rel=1e-3)
     assert T_STAR <= tr.first_detection <= 1.1 * T_STAR
@@ -139,7 +139,7 @@ def test_tracking_exact_entropy_solution_formation_time_and_speed():
     np.testing.assert_allclose(1 / tr.steepness[before], T_STAR - times[before], rtol=2e-3)
 
 
-@pytest.mark.parametrize("reconstruction,tolerance", [("first_order", 0.04), ("muscl", 0.02)])
+@pytest.mark.parametrize("reconstruction,tolerance", [("first_order", 0.02), ("muscl", 0.01)])
 def test_tracking_godunov_solution_of_sine_data(reconstruction, tolerance):
     from solvers.conservation import solve_conservation
 
@@ -156,6 +156,31 @@ def test_tracking_godunov_solution_of_sine_data(reconstruction, tolerance):
     assert track.measured_speed == pytest.approx(C, rel=0.03)
     final = find_shocks(snaps[-1], grid, periodic=True, position="mass")
     assert len(final) == 1 and abs(final[0].position - exact_position(times[-1])) <= 2 * grid.dx[0]
+
+
+def test_viscous_shocks_from_hopf_cole_snapshots():
+    """ν = 1e-3: the viscous shock (width 8ν/|Δu|) is found at the same time at N and 4N when ν is
+    given, is not an inviscid shock once resolved, moves at the RH speed, and forms after t*."""
+    from solvers.exact.hopf_cole import viscous_burgers
+
+    nu = 1e-3
+    times = np.linspace(0.0, 2.5 * T_STAR, 23)
+    results = {}
+    for n in (200, 800):
+        x = centres(n)
+        snaps = np.array([viscous_burgers(lambda y: A * np.sin(2 * np.pi * y) + C, x, t, nu, period=1.0) for t in times])
+        results[n] = track_shocks(times, snaps, x, periodic=True, nu=nu)
+        if n == 800:
+            assert track_shocks(times, snaps, x, periodic=True).counts.sum() == 0  # 12 cells wide: resolved
+            (sh,) = find_shocks(snaps[-1], x, periodic=True, nu=nu)
+            assert sh.width == pytest.approx(8 * nu / abs(sh.jump), rel=0.15)
+    coarse, fine = results[200], results[800]
+    np.testing.assert_array_equal(coarse.counts, fine.counts)
+    assert T_STAR <= fine.first_detection <= 1.2 * T_STAR
+    assert T_STAR <= fine.formation_time <= fine.first_detection  # viscosity delays the steepening
+    assert fine.formation_time_from_data == pytest.approx(T_STAR, rel=1e-3)
+    (track,) = fine.tracks
+    assert track.measured_speed == pytest.approx(C, rel=2e-3) and track.rh_speed == pytest.approx(C, rel=2e-3)
 
 
 def test_two_shocks_tracked_separately():
