@@ -24,13 +24,18 @@
 7. **Minimum drop.** Keep a transition only if the loss it removes beyond the background,
    ∫ e du over [onset, end], is at least ln(1/(1 − ``min_drop``)), i.e. the loss falls by a
    fraction ``min_drop`` more than the background decay alone would give, and if at least
-   ``min_samples`` logged points fall inside [onset, end].
+   ``min_samples`` logged points fall inside [onset, end]. A drop already under way at the first
+   logged step (no plateau seen before it) is not reported.
 8. **Midpoint.** For a squared-error loss a mode contributes V(1 − s)² with s its learned
    fraction (THEORY §2, L = Σ V_k (1 − z_k/z_k∞)²), and the switch-on time is s = 1/2. So the
    midpoint is where L − L_after = (L_before − L_after)/4, L_before/L_after the smoothed loss at
    onset/end: the step at which half the drop's *amplitude* is learned. The steepest point of
    log L (``steepest``) lies later: for L = A + V(1−s)² with A/V = 0.1 it sits at s ≈ 0.58,
    a bias of ≈0.3/(aζ) in time, i.e. several per cent of t*; we report both.
+9. **Suddenness.** A logistic switch-on rises from onset to midpoint in a fraction
+   ~3/ln(1/ε) of its time, well under half a decade for ε ≲ 10⁻²; an exponential relaxation
+   L = A + V e^{−ct} takes a decade or more. Drops with log10(midpoint/onset) above
+   ``max_rise_decades`` are slow relaxations and are not reported.
 
 All steps reported are on the original step axis (interpolated, so they are floats).
 """
@@ -88,6 +93,7 @@ class TransitionSettings:
     min_prominence: float = 0.5        # absolute floor on the excess-rate prominence
     noise_factor: float = 6.0          # prominence ≥ this × robust noise of the excess rate
     min_samples: int = 8               # a transition must span at least this many logged points
+    max_rise_decades: float = 0.5      # onset → midpoint must take at most this many decades
 
     def __post_init__(self):
         checks = [("bins_per_decade", self.bins_per_decade >= 10 and isinstance(self.bins_per_decade, int)),
@@ -97,7 +103,8 @@ class TransitionSettings:
                   ("background_decades", self.background_decades > 0),
                   ("edge_fraction", 0 < self.edge_fraction < 1), ("min_drop", 0 < self.min_drop < 1),
                   ("min_prominence", self.min_prominence >= 0), ("noise_factor", self.noise_factor >= 0),
-                  ("min_samples", isinstance(self.min_samples, int) and self.min_samples >= 1)]
+                  ("min_samples", isinstance(self.min_samples, int) and self.min_samples >= 1),
+                  ("max_rise_decades", self.max_rise_decades > 0)]
         for name, ok in checks:
             if not ok:
                 raise ValueError(f"TransitionSettings: invalid {name} = {getattr(self, name)!r}")
@@ -263,6 +270,8 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
             continue
         if counts[lo:hi + 1].sum() < s.min_samples:
             continue
+        if lo == 0:
+            continue  # already dropping at the first logged step: no plateau seen before it
         found.append((lo, hi, p, drop))
     found.sort()
 
@@ -278,13 +287,15 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
         before = a0 + int(np.argmin(rate[a0:lo + 1]))
         b1 = min(next_start, hi + reach)
         after = hi + int(np.argmin(rate[hi:b1 + 1]))
-        b_loc = max(0.0, min(rate[before], rate[after]))
+        b_loc = max(0.0, min(rate[before], rate[after], background[before]))
         detrended = ym + b_loc * (grid - grid[before])
         Yb, Ya = detrended[before], detrended[after]
         level = np.logaddexp(Ya, np.log(0.25) + np.log(-np.expm1(Ya - Yb)) + Yb) if Yb > Ya else Yb
         u_mid = _crossing(grid, detrended, level, before, after)
         if u_mid is None:
             u_mid = grid[p]
+        if (u_mid - grid[lo]) / np.log(10.0) > s.max_rise_decades:
+            continue  # a slow relaxation, not a sudden drop
         out.append(Transition(onset=float(np.exp(grid[lo])), midpoint=float(np.exp(u_mid)),
                               end=float(np.exp(grid[hi])), steepest=float(np.exp(grid[p])),
                               loss_before=float(np.exp(ys[lo])), loss_after=float(np.exp(ys[hi])),
