@@ -81,7 +81,7 @@ def characteristic_foot(u0: Callable, x, t: float, du0: Callable | None = None, 
         def dg(y):
             h = _EPS ** (1 / 3) * (1.0 + np.abs(y))
             return (g(y + h) - g(y - h)) / (2 * h)
-    if t == 0.0:
+    if t == 0.0 or x.size == 0:
         return x.copy()
     flat = x.ravel()
     F = lambda y: y + t * g(y) - flat
@@ -242,8 +242,15 @@ def first_shock(u0, x=None, *, data: str = "velocity", derivative: Callable | No
       (error O(h³) in the minimum value instead of O(h²)).
 
     In 2-D ``period`` is one length or a pair of lengths (Lx, Ly) of the sampled cell.
+
+    ``data="slope"``: ``u0`` already *is* the quantity whose minimum m gives t* = −1/m (u0' for
+    Burgers, u0'' or λ_min(∇²u0) for HJ), as samples (any shape; with 1-D uniform ``x`` the
+    minimum is refined by a parabola) or as a 1-D callable (sampled and Brent-polished as above).
+    ``foot`` is then the place of the minimum and ``position`` is not known (NaN).
     """
-    require_choice("data", data, ("velocity", "potential"))
+    require_choice("data", data, ("velocity", "potential", "slope"))
+    if data == "slope":
+        return _first_shock_from_slope(u0, x, domain, period, samples)
     two_d = isinstance(x, (tuple, list)) or (domain is not None and np.ndim(domain) == 2) or np.ndim(u0) == 2
     cell = None if two_d else _cell(period)
     order = 1 if data == "velocity" else 2
@@ -326,6 +333,45 @@ def first_shock(u0, x=None, *, data: str = "velocity", derivative: Callable | No
         best = best - (lam[i, j] - bx) - (lam[i, j] - by)
         return _onset(best, (float(xs[i] + ox * hx), float(ys[j] + oy * hy)), (float(gx[i, j]), float(gy[i, j])))
     raise SolverInputError(f"u0: expected a callable or 1-D/2-D samples, found an array of shape {values.shape}")
+
+
+def _first_shock_from_slope(values, x, domain, period, samples) -> ShockOnset:
+    if callable(values):
+        cell = _cell(period)
+        if x is not None:
+            xs = np.sort(require_finite("x", x).ravel())
+        elif domain is not None or cell is not None:
+            a, b = (cell[0], cell[0] + cell[1]) if domain is None else (float(domain[0]), float(domain[1]))
+            xs = np.linspace(a, b, int(samples))
+        else:
+            raise SolverInputError("x, domain, period: give sample points x, a domain (a, b) or a period cell for a callable")
+        d = lambda y: np.asarray(values(y), dtype=np.float64)
+        v = require_finite("u0 (slope samples)", d(xs))
+        i = int(np.argmin(v))
+        best_y, best = float(xs[i]), float(v[i])
+        lo, hi = xs[max(i - 1, 0)], xs[min(i + 1, xs.size - 1)]
+        if hi > lo:
+            res = minimize_scalar(lambda y: float(d(np.array([y]))[0]), bounds=(lo, hi), method="bounded",
+                                  options={"xatol": 1e-12 * (1 + abs(lo) + abs(hi))})
+            if res.fun < best:
+                best_y, best = float(res.x), float(res.fun)
+        return _onset_without_position(best, (best_y,))
+    v = require_finite("u0 (slope samples)", values)
+    if x is not None and v.ndim == 1 and not isinstance(x, (tuple, list)):
+        xs = require_finite("x", x)
+        if xs.shape != v.shape:
+            raise SolverInputError(f"x: expected the shape of the samples {v.shape}, found {xs.shape}")
+        h = _uniform_spacing("x", xs)
+        i = int(np.argmin(v))
+        best, off = _parabolic_min(v, i, period is not None)
+        return _onset_without_position(best, (float(xs[i] + off * h),))
+    i = np.unravel_index(int(np.argmin(v)), v.shape)
+    return _onset_without_position(float(v[i]), tuple(float(k) for k in i))
+
+
+def _onset_without_position(curvature: float, foot) -> ShockOnset:
+    t = -1.0 / curvature if curvature < 0 else math.inf
+    return ShockOnset(t, tuple(foot), tuple(math.nan for _ in foot), curvature)
 
 
 def _first_shock_callable_2d(u0, x, hessian_min, domain, period, samples) -> ShockOnset:

@@ -104,7 +104,6 @@ def _solve_1d(u0, x, t, a, period, search, candidates) -> HopfLax:
         else:
             lo, hi = float(xf.min()) - width, float(xf.max()) + width
         y = np.linspace(lo, hi, candidates)
-        h = y[1] - y[0]
         gy = g(y)
         best = np.empty(xf.size, dtype=np.int64)
         second = np.empty(xf.size, dtype=np.int64)
@@ -140,7 +139,7 @@ def _solve_1d(u0, x, t, a, period, search, candidates) -> HopfLax:
     def E_at(yv, xv):
         return g(yv) + (xv - yv) ** 2 / (2.0 * tau)
 
-    def refine(j):
+    def refine(j, xv):
         lo_b = y[np.clip(j - 1, 0, candidates - 1)]
         hi_b = y[np.clip(j + 1, 0, candidates - 1)]
         ys = _golden(lambda v: E_at(v, xv), lo_b, hi_b)
@@ -155,19 +154,15 @@ def _solve_1d(u0, x, t, a, period, search, candidates) -> HopfLax:
         ys = np.where(ok, newton, ys)
         return ys, E_at(ys, xv)
 
-    xv = xf
-    y1, e1 = refine(best)
+    y1, e1 = refine(best, xf)
     has2 = second >= 0
     y2 = np.full(xf.size, np.nan)
     e2 = np.full(xf.size, np.inf)
     if has2.any():
-        xv = xf[has2]
-        y2[has2], e2[has2] = refine(second[has2])
-        xv = xf
+        y2[has2], e2[has2] = refine(second[has2], xf[has2])
     swap = e2 < e1
     ya, yb = np.where(swap, y2, y1), np.where(swap, y1, y2)
     ea, eb = np.where(swap, e2, e1), np.where(swap, e1, e2)
-    del h
     return HopfLax(ea.reshape(x.shape), ya.reshape(x.shape), yb.reshape(x.shape), (eb - ea).reshape(x.shape))
 
 

@@ -103,6 +103,16 @@ def test_potential_data_2d_lambda_min_of_hessian():
     assert first_shock_time(q, (xp, xp), data="potential", period=1.0) == pytest.approx(1.0, rel=1e-10)
 
 
+def test_first_shock_time_from_slope_values():
+    x = np.linspace(0, 1, 40, endpoint=False)
+    assert first_shock_time(du0(x), data="slope") == pytest.approx(T_STAR, rel=1e-15)  # a sample sits at x = 0.5
+    xs = np.linspace(0.013, 1.013, 41)
+    coarse = first_shock_time(du0(xs), data="slope")
+    refined = first_shock_time(du0(xs), xs, data="slope")
+    assert abs(refined - T_STAR) < 0.05 * abs(coarse - T_STAR)  # parabolic refinement beats the sampled minimum
+    assert first_shock_time(du0, data="slope", period=1.0, samples=33) == pytest.approx(T_STAR, rel=1e-10)
+
+
 def test_first_shock_time_input_errors():
     with pytest.raises(SolverInputError, match="data: unknown value 'pressure'"):
         first_shock_time(u0, domain=(0, 1), data="pressure")
