@@ -229,9 +229,10 @@ def find_shocks(q, x, *, flux="burgers", settings: ShockSettings | None = None, 
             a_ = xs[ml] + 0.5 * h
             b_ = xs[mr + 1] - 0.5 * h
             mass = float(np.sum(q[ml + 1:mr + 1])) * h
-            pos = a_ + (mass - sR * (b_ - a_)) / (sL - sR)
-        if s.periodic:
-            pos = x[0] + ((pos - x[0] + shift * h) % period)
+            pos = a_ + (mass - sR * (b_ - a_)) / (sL - sR) if sL != sR else xs[k] + 0.5 * h
+        if s.periodic:  # back to the input frame, on the cell [x[0] − h/2, x[0] − h/2 + period)
+            lower = x[0] - 0.5 * h
+            pos = lower + ((pos - lower + shift * h) % period)
         face = (k + shift) % n if s.periodic else k
         speed = float(rankine_hugoniot_speed(F, qL, qR))
         shocks.append(Shock(float(pos), qL, qR, qR - qL, speed, width, width / h, int(face)))
@@ -424,3 +425,12 @@ def shock_mask(q, x, y, *, flux="burgers", settings: ShockSettings | None = None
         for sh in find_shocks(q[i, :], ys, flux=flux, settings=s):
             mask[i, sh.face] = mask[i, (sh.face + 1) % n1] = True
     return mask
+
+
+def shock_cell_counts(snapshots, x, y, *, flux="burgers", settings: ShockSettings | None = None, **kwargs) -> np.ndarray:
+    """Number of shock cells (:func:`shock_mask`) in each 2-D snapshot ``snapshots[n, i, j]``."""
+    s = _settings(settings, kwargs)
+    Q = require_finite("snapshots", snapshots)
+    if Q.ndim != 3:
+        raise SolverInputError(f"snapshots: expected shape (times, nx, ny), found {Q.shape}")
+    return np.array([int(shock_mask(q, x, y, flux=flux, settings=s).sum()) for q in Q], dtype=np.int64)

@@ -11,7 +11,7 @@ from solvers.exact.hopf_lax import hopf_lax_solution
 from solvers.exact.riemann import riemann
 from solvers.exact.viscous_shock import viscous_shock, viscous_shock_width
 from solvers.grid import Grid
-from solvers.shocks import ShockSettings, find_shocks, max_slope, shock_mask, track_shocks
+from solvers.shocks import ShockSettings, find_shocks, max_slope, shock_cell_counts, shock_mask, track_shocks
 
 A, C = 0.3, 0.2
 T_STAR = 1 / (2 * np.pi * A)
@@ -214,6 +214,16 @@ def test_shock_mask_2d_marks_the_shock_curve_only():
         P, Q = np.meshgrid(s, s, indexing="ij")
         assert not shock_mask(np.sin(2 * np.pi * P) * np.cos(2 * np.pi * Q), s, s).any()
     assert not shock_mask(smooth, xs, ys).any()
+
+
+def test_shock_cell_counts_2d_burgers_sine_data_before_and_after_t_star():
+    """q(x, y, t) = u(x, t) of 1-D Burgers with sine data, constant in y: no shock cells before
+    t*, two per grid line (the cells beside the steepest face) after it."""
+    nx, ny = 200, 8
+    xs, ys = centres(nx), centres(ny)
+    times = np.array([0.5, 0.8, 1.2, 2.0]) * T_STAR
+    snaps = np.array([np.repeat(entropy_burgers(sine_potential, xs, t)[:, None], ny, axis=1) for t in times])
+    np.testing.assert_array_equal(shock_cell_counts(snaps, xs, ys, periodic=True), [0, 0, 2 * ny, 2 * ny])
 
 
 def test_max_slope_is_fourth_order():
