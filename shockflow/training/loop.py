@@ -235,7 +235,8 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
                 if any_flag[t]:
                     record_point(t, loss_b, loss_b if full else None, grads)
                 opt.step(model.params, grads, learning_rate(settings, t))
-                bar.update(t + 1, f"loss {loss_b:.3e}")
+                if bar.enabled:
+                    bar.update(t + 1, f"loss {loss_b:.3e}")
             final = float(model.loss(data.X, data.y))
             if not np.isfinite(final):
                 raise _diverged(S, "training loss", final, model, None)

@@ -83,7 +83,8 @@ class Adam(Optimizer):
     def _update(self, k, p, g, lr):
         m, s, tmp = self.m[k], self.s[k], self._tmp[k]
         m *= self.b1
-        m += (1.0 - self.b1) * g
+        np.multiply(g, 1.0 - self.b1, out=tmp)
+        m += tmp
         s *= self.b2
         np.multiply(g, g, out=tmp)
         tmp *= 1.0 - self.b2
