@@ -1,6 +1,5 @@
 """Shock detection, location and tracking on fields from exact solutions and from the Godunov solver."""
 
-import math
 
 import numpy as np
 import pytest
