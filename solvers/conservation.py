@@ -20,7 +20,9 @@ returns the largest hyperbolic rate of the new state, so the step
 overall with a second-order hyperbolic step) or backward Euler (``theta=1``, first order, no
 ringing at very large ``dt nu / dx^2``): the step is then limited by the hyperbolic rate only.
 
-Defaults: ``cfl`` is 0.9 for first order and 0.45 for MUSCL (MUSCL is TVD for CFL <= 1/2).
+Defaults: ``cfl`` is 0.9 for first order and 0.45 for MUSCL and WENO5 (MUSCL is TVD for
+CFL <= 1/2).  Reconstructions: "first_order", "muscl" (with ``limiter``), "weno5" (WENO-Z;
+pair it with ``integrator="ssprk3"``).
 Source terms: ``source="linear"`` with ``source_field=c`` gives ``s = c q`` (relaxation at rate
 ``k`` for ``c = -k``); ``source="field"`` gives ``s = c``; a Numba-compiled ``s(q, c)`` is
 accepted too (x-dependence enters through ``c = source_field(x)``).  A user source, like a user
@@ -217,8 +219,9 @@ def solve_conservation(
         raise SolverInputError(f"grid: expected a solvers.grid.Grid, found {type(grid).__name__}")
     if grid.ndim not in (1, 2):
         raise SolverInputError(f"grid: expected 1 or 2 axes (3-D conservation laws are not implemented), found {grid.ndim}")
-    if grid.ghost < 2:
-        raise SolverInputError(f"grid.ghost: expected at least 2 ghost cells per side, found {grid.ghost}")
+    if grid.ghost < 3:
+        raise SolverInputError(f"grid.ghost: expected at least 3 ghost cells per side (the kernels read five-cell "
+                               f"stencils), found {grid.ghost}")
     flux_obj: ConvexFlux = get_flux(flux)
     user_source = None
     if source is None:

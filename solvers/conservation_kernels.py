@@ -11,9 +11,9 @@ A stage (Shu–Osher form, :mod:`solvers.time_stepping`) writes
     H_{k,i+1/2} = a_{k,i+1/2} F(q_L, q_R) - nu D_{k,i+1/2} (q_{i+1} - q_i) / dx_k,
 
 with ``F`` the numerical flux (:mod:`solvers.numerical_fluxes`) of the reconstructed face states
-(:mod:`solvers.reconstruction`), in one pass over the cells: every face flux and every limited
-slope is computed once (the lower face along the fastest axis is carried in a register, the
-lower faces along the slower axes in a row (2-D) buffer).  Each kernel returns the largest
+(:mod:`solvers.reconstruction`), in one pass over the cells: every face flux and every cell
+reconstruction is computed once (the lower face along the fastest axis is carried in a
+register, the lower faces along the slower axis in a row buffer).  Each kernel returns the largest
 hyperbolic *rate* ``max_i |f'(out_i)| * arate_i`` of the new values, with
 ``arate_i = sum_k max(a_{k,i-1/2}, a_{k,i+1/2}) / dx_k``, so the next stable step is
 ``1 / rate``; it returns NaN (early) when a non-finite value appears.
@@ -42,7 +42,7 @@ from solvers import numerical_fluxes
 from solvers.flux_functions import ConvexFlux, recompile_with
 from solvers.flux_functions import burgers_derivative as flux_derivative
 from solvers.numerical_fluxes import numerical_flux, numerical_flux_reference
-from solvers.reconstruction import cell_slope, face_states_reference
+from solvers.reconstruction import cell_faces, face_states_reference
 
 NO_SOURCE, LINEAR_SOURCE, FIELD_SOURCE, USER_SOURCE = 0, 1, 2, 3
 SOURCES = {"none": NO_SOURCE, "linear": LINEAR_SOURCE, "field": FIELD_SOURCE, "user": USER_SOURCE}
@@ -70,7 +70,7 @@ def stage_1d(qp, q0, out, alpha, beta, dt, g, dx, af, nud, has_diff, nf, recon, 
     """One fused stage in 1-D (see the module docstring); returns the hyperbolic rate of ``out``."""
     # Views offset so that every index below is non-negative (Numba then drops its wrap-around code).
     n = qp.shape[0] - 2 * g
-    qb = qp[g - 2:]  # cell m (interior numbering) is qb[m + 2]
+    qb = qp[g - 3:]  # cell m (interior numbering) is qb[m + 3]
     q0b = q0[g:]
     ob = out[g:]
     afb = af[g - 1:]  # face m + 1/2 is afb[m + 1]
@@ -78,17 +78,17 @@ def stage_1d(qp, q0, out, alpha, beta, dt, g, dx, af, nud, has_diff, nf, recon, 
     sb = sfield[g:]
     rb = arate[g:]
     inv_dx = 1.0 / dx
-    s_lo = cell_slope(recon, lim, qb[0], qb[1], qb[2])
-    s_c = cell_slope(recon, lim, qb[1], qb[2], qb[3])
-    h_lo = afb[0] * numerical_flux(nf, qb[1] + 0.5 * s_lo, qb[2] - 0.5 * s_c)
+    lo_m, hi_m = cell_faces(recon, lim, qb[0], qb[1], qb[2], qb[3], qb[4])  # cell -1
+    lo_c, hi_c = cell_faces(recon, lim, qb[1], qb[2], qb[3], qb[4], qb[5])  # cell 0
+    h_lo = afb[0] * numerical_flux(nf, hi_m, lo_c)
     if has_diff:
-        h_lo -= nb[0] * (qb[2] - qb[1]) * inv_dx
+        h_lo -= nb[0] * (qb[3] - qb[2]) * inv_dx
     rate = 0.0
     for m in range(n):
-        q = qb[m + 2]
-        qn = qb[m + 3]
-        s_hi = cell_slope(recon, lim, q, qn, qb[m + 4])
-        h = afb[m + 1] * numerical_flux(nf, q + 0.5 * s_c, qn - 0.5 * s_hi)
+        q = qb[m + 3]
+        qn = qb[m + 4]
+        lo_n, hi_n = cell_faces(recon, lim, qb[m + 2], q, qn, qb[m + 5], qb[m + 6])  # cell m + 1
+        h = afb[m + 1] * numerical_flux(nf, hi_c, lo_n)
         if has_diff:
             h -= nb[m + 1] * (qn - q) * inv_dx
         rhs = -(h - h_lo) * inv_dx
@@ -102,17 +102,21 @@ def stage_1d(qp, q0, out, alpha, beta, dt, g, dx, af, nud, has_diff, nf, recon, 
             if r != r:
                 return r
         h_lo = h
-        s_c = s_hi
+        hi_c = hi_n
     return rate
 
 
 @numba.njit(cache=True)
 def stage_2d(qp, q0, out, alpha, beta, dt, g, dx, dy, ax, ay, nudx, nudy, has_diff, nf, recon, lim, src, sfield,
-             arate, row_flux, row_slope):
-    """One fused stage in 2-D; ``row_flux``, ``row_slope`` are work rows of length >= the interior of axis 1."""
+             arate, row_flux, row_upper):
+    """One fused stage in 2-D; ``row_flux``, ``row_upper`` are work rows of length >= the interior of axis 1.
+
+    ``row_flux[l]`` carries the flux through the lower x-face of the current cell of column l and
+    ``row_upper[l]`` that cell's reconstructed value at its upper x-face.
+    """
     nx = qp.shape[0] - 2 * g
     ny = qp.shape[1] - 2 * g
-    qb = qp[g - 2:, g - 2:]  # cell (m, l) is qb[m + 2, l + 2]
+    qb = qp[g - 3:, g - 3:]  # cell (m, l) is qb[m + 3, l + 3]
     q0b = q0[g:, g:]
     ob = out[g:, g:]
     axb = ax[g - 1:, g:]  # x-face (m + 1/2, l) is axb[m + 1, l]
@@ -124,32 +128,35 @@ def stage_2d(qp, q0, out, alpha, beta, dt, g, dx, dy, ax, ay, nudx, nudy, has_di
     idx = 1.0 / dx
     idy = 1.0 / dy
     for l in range(ny):
-        s_lo = cell_slope(recon, lim, qb[0, l + 2], qb[1, l + 2], qb[2, l + 2])
-        s_c = cell_slope(recon, lim, qb[1, l + 2], qb[2, l + 2], qb[3, l + 2])
-        h = axb[0, l] * numerical_flux(nf, qb[1, l + 2] + 0.5 * s_lo, qb[2, l + 2] - 0.5 * s_c)
+        c = l + 3
+        lo_m, hi_m = cell_faces(recon, lim, qb[0, c], qb[1, c], qb[2, c], qb[3, c], qb[4, c])
+        lo_c, hi_c = cell_faces(recon, lim, qb[1, c], qb[2, c], qb[3, c], qb[4, c], qb[5, c])
+        h = axb[0, l] * numerical_flux(nf, hi_m, lo_c)
         if has_diff:
-            h -= nxb[0, l] * (qb[2, l + 2] - qb[1, l + 2]) * idx
+            h -= nxb[0, l] * (qb[3, c] - qb[2, c]) * idx
         row_flux[l] = h
-        row_slope[l] = s_c
+        row_upper[l] = hi_c
     rate = 0.0
     for m in range(nx):
-        qm1 = qb[m + 1]
-        qr = qb[m + 2]
-        qr1 = qb[m + 3]
-        qr2 = qb[m + 4]
-        t_lo = cell_slope(recon, lim, qr[0], qr[1], qr[2])
-        t_c = cell_slope(recon, lim, qr[1], qr[2], qr[3])
-        k_lo = ayb[m, 0] * numerical_flux(nf, qr[1] + 0.5 * t_lo, qr[2] - 0.5 * t_c)
+        r_m1 = qb[m + 2]
+        r_0 = qb[m + 3]
+        r_p1 = qb[m + 4]
+        r_p2 = qb[m + 5]
+        r_p3 = qb[m + 6]
+        lo_m, hi_m = cell_faces(recon, lim, r_0[0], r_0[1], r_0[2], r_0[3], r_0[4])
+        lo_c, hi_c = cell_faces(recon, lim, r_0[1], r_0[2], r_0[3], r_0[4], r_0[5])
+        k_lo = ayb[m, 0] * numerical_flux(nf, hi_m, lo_c)
         if has_diff:
-            k_lo -= nyb[m, 0] * (qr[2] - qr[1]) * idy
+            k_lo -= nyb[m, 0] * (r_0[3] - r_0[2]) * idy
         for l in range(ny):
-            q = qr[l + 2]
-            qe = qr1[l + 2]
-            qn = qr[l + 3]
-            s_hi = cell_slope(recon, lim, q, qe, qr2[l + 2])
-            h = axb[m + 1, l] * numerical_flux(nf, q + 0.5 * row_slope[l], qe - 0.5 * s_hi)
-            t_hi = cell_slope(recon, lim, q, qn, qr[l + 4])
-            k = ayb[m, l + 1] * numerical_flux(nf, q + 0.5 * t_c, qn - 0.5 * t_hi)
+            c = l + 3
+            q = r_0[c]
+            qe = r_p1[c]
+            qn = r_0[c + 1]
+            lo_e, hi_e = cell_faces(recon, lim, r_m1[c], q, qe, r_p2[c], r_p3[c])  # cell (m + 1, l) in x
+            h = axb[m + 1, l] * numerical_flux(nf, row_upper[l], lo_e)
+            lo_n, hi_n = cell_faces(recon, lim, r_0[c - 1], q, qn, r_0[c + 2], r_0[c + 3])  # cell (m, l + 1) in y
+            k = ayb[m, l + 1] * numerical_flux(nf, hi_c, lo_n)
             if has_diff:
                 h -= nxb[m + 1, l] * (qe - q) * idx
                 k -= nyb[m, l + 1] * (qn - q) * idy
@@ -164,9 +171,9 @@ def stage_2d(qp, q0, out, alpha, beta, dt, g, dx, dy, ax, ay, nudx, nudy, has_di
                 if r != r:
                     return r
             row_flux[l] = h
-            row_slope[l] = s_hi
+            row_upper[l] = hi_e
             k_lo = k
-            t_c = t_hi
+            hi_c = hi_n
     return rate
 
 
@@ -294,15 +301,12 @@ def stage_reference(qp, q0, alpha, beta, dt, g, dx, a_faces, nud_faces, numerica
     interior = tuple(slice(g, s - g) for s in qp.shape)
     rhs = np.zeros(tuple(s - 2 * g for s in qp.shape))
     for k in range(ndim):
-        ql, qr = face_states_reference(qp, k, reconstruction, limiter)  # entry m: face between m+1 and m+2
+        ql, qr = face_states_reference(qp, k, reconstruction, limiter)  # entry m: face between m and m+1
         faces = numerical_flux_reference(numerical_flux_name, flux, ql, qr)
-        # faces between padded cells m and m+1 for m = g-1 .. g+n-1 are entries g-2 .. g+n-2
         n = qp.shape[k] - 2 * g
-        sel = list(interior)
-        sel[k] = slice(g - 2, g + n - 1)
         fsel = list(interior)
-        fsel[k] = slice(g - 1, g + n)
-        h = a_faces[k][tuple(fsel)] * faces[tuple(sel)]
+        fsel[k] = slice(g - 1, g + n)  # the faces of the interior cells along k
+        h = a_faces[k][tuple(fsel)] * faces[tuple(fsel)]
         if nud_faces is not None:
             lo = list(interior)
             lo[k] = slice(g - 1, g + n)
