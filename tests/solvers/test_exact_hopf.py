@@ -99,6 +99,24 @@ def test_viscous_hj_2d_separable_satisfies_pde():
     assert math.log2(res[0] / res[1]) == pytest.approx(2.0, abs=0.2), res
 
 
+def test_viscous_hj_2d_general_data_quadratic_closed_form_and_separable_agreement():
+    """φ = ½ xᵀ M (I + tM)⁻¹ x + ν log det(I + tM) for u0 = ½ xᵀ M x (non-separable M)."""
+    M = np.array([[1.0, 0.6], [0.6, 2.0]])
+    t, nu = 0.5, 0.05
+    xs, ys = np.linspace(-1, 1, 7), np.linspace(-0.5, 1, 6)
+    phi = viscous_hj_2d(lambda P, Q: 0.5 * (M[0, 0] * P**2 + 2 * M[0, 1] * P * Q + M[1, 1] * Q**2), xs, ys, t, nu,
+                        tol=1e-10)
+    X, Y = np.meshgrid(xs, ys, indexing="ij")
+    K = M @ np.linalg.inv(np.eye(2) + t * M)
+    exact = 0.5 * (K[0, 0] * X**2 + 2 * K[0, 1] * X * Y + K[1, 1] * Y**2) + nu * math.log(np.linalg.det(np.eye(2) + t * M))
+    assert np.max(np.abs(phi - exact)) < 1e-9
+    a = lambda s: np.cos(2 * np.pi * s) / 8
+    b = lambda s: np.sin(2 * np.pi * s) ** 2 / 10
+    grid = np.linspace(0, 1, 6, endpoint=False)
+    general = viscous_hj_2d(lambda P, Q: a(P) + b(Q), grid, grid, 0.4, 0.02, period=1.0, tol=1e-10)
+    np.testing.assert_allclose(general, viscous_hj_2d((a, b), grid, grid, 0.4, 0.02, period=1.0), atol=1e-9)
+
+
 def test_hopf_cole_input_errors():
     with pytest.raises(SolverInputError, match="nu: expected a finite number > 0"):
         viscous_burgers(np.sin, np.zeros(3), 1.0, 0.0)
