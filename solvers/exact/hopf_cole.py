@@ -23,6 +23,9 @@ the sum over periodic images of the heat kernel.  For Burgers the potential
 quadrature grid (error ~h¹⁰), so data with a nonzero cell mean c need no special treatment:
 Φ0 then grows like c·y, the solution stays periodic and moves with the Galilean shift built in.
 
+Two dimensions (:func:`viscous_hj_2d`): separable data ``a(x) + b(y)`` reduce to two 1-D solves;
+general data use the 2-D integral on a tensor grid with the same error control.
+
 Error control.  The integral is a trapezoid sum on a uniform grid y_j spanning
 ``[min x − W, max x + W]``.  W is doubled until, for every x, the integrand at both ends is
 below e^{-40} of its peak; the spacing h starts at ``min(sqrt(2νt)/2, (2W)/64)`` and is halved
