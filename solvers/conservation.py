@@ -2,7 +2,7 @@
 
     q_t + sum_k d_k( a_k(x) f(q) ) = div( nu D(x) grad q ) + s(q, c(x))
 
-on a uniform 1-D or 2-D :class:`~solvers.grid.Grid`, with ``a_k(x) > 0`` (one field for every
+on a uniform 1-, 2- or 3-D :class:`~solvers.grid.Grid`, with ``a_k(x) > 0`` (one field for every
 axis, or one per axis) and ``D(x) >= 0`` (isotropic).  Through these coefficients a metric of a
 quotient chart enters.  In 2-D with ``a = (1, 1)`` the flux is ``f(q) (1, 1)``.
 
@@ -29,7 +29,8 @@ accepted too (x-dependence enters through ``c = source_field(x)``).  A user sour
 flux, compiles the kernels once per process (not cached).
 
 The case (Burgers, Godunov, first order, Euler, constant a, no viscosity, no source) runs on a
-specialised kernel (``fast_path=True``, the default); a test compares it with the general one.
+specialised kernel in 1-D and 2-D (``fast_path=True``, the default); a test compares it with the
+general one.
 """
 
 from __future__ import annotations
@@ -210,15 +211,13 @@ def solve_conservation(
 
     ``flux``: a built-in name ("burgers") or a :class:`~solvers.flux_functions.ConvexFlux`.
     ``a``: None (1), a number, a callable ``a(*x)``, an array (interior or padded shape), or in
-    2-D a tuple with one of those per axis.  ``D``: the same, isotropic (default 1, so ``nu`` alone
+    2-D and 3-D a tuple with one of those per axis.  ``D``: the same, isotropic (default 1, so ``nu`` alone
     sets a constant viscosity).  ``source``: None, "linear" (s = c q), "field" (s = c) or a Numba
     function ``s(q, c)``, with ``c`` from ``source_field`` (same forms as ``D``, default 0).
     ``boundary``: any specification :meth:`BoundaryConditions.parse` accepts.
     """
     if not isinstance(grid, Grid):
         raise SolverInputError(f"grid: expected a solvers.grid.Grid, found {type(grid).__name__}")
-    if grid.ndim not in (1, 2):
-        raise SolverInputError(f"grid: expected 1 or 2 axes (3-D conservation laws are not implemented), found {grid.ndim}")
     if grid.ghost < 3:
         raise SolverInputError(f"grid.ghost: expected at least 3 ghost cells per side (the kernels read five-cell "
                                f"stencils), found {grid.ghost}")
@@ -269,7 +268,7 @@ def solve_conservation(
 
     const_a = _constant_a(a, grid.ndim)
     fast = (
-        settings.fast_path and flux_obj.builtin and settings.numerical_flux == "godunov"
+        settings.fast_path and grid.ndim <= 2 and flux_obj.builtin and settings.numerical_flux == "godunov"
         and settings.reconstruction == "first_order" and settings.integrator == "euler"
         and const_a is not None and not has_diff and source_name == "none"
     )
@@ -285,7 +284,9 @@ def solve_conservation(
     q = grid.pad(q_init)
     bufs = [grid.zeros(), grid.zeros()]
     row_flux = np.zeros(grid.padded_shape[-1])
-    row_slope = np.zeros(grid.padded_shape[-1])
+    row_upper = np.zeros(grid.padded_shape[-1])
+    plane_flux = np.zeros(grid.padded_shape[-2:]) if grid.ndim == 3 else None
+    plane_upper = np.zeros(grid.padded_shape[-2:]) if grid.ndim == 3 else None
     fill_ghosts_compiled(q, g, kinds, values)
     rate = kernels.hyperbolic_rate(q, arate)
 
@@ -295,12 +296,14 @@ def solve_conservation(
         snapshots[k] = q_init
     out_index = clock.initial_outputs
     stage_args = (g,) + tuple(grid.dx)
+    scheme = (has_diff and not implicit, nf, rc, lc, sc, s_cells, arate)
     if grid.ndim == 1:
-        coeffs = (a_faces[0], nud_faces[0], has_diff and not implicit, nf, rc, lc, sc, s_cells, arate)
+        coeffs = (a_faces[0], nud_faces[0]) + scheme
+    elif grid.ndim == 2:
+        coeffs = (a_faces[0], a_faces[1], nud_faces[0], nud_faces[1]) + scheme + (row_flux, row_upper)
     else:
-        coeffs = (a_faces[0], a_faces[1], nud_faces[0], nud_faces[1], has_diff and not implicit, nf, rc, lc, sc,
-                  s_cells, arate, row_flux, row_slope)
-    stage = kernels.stage_1d if grid.ndim == 1 else kernels.stage_2d
+        coeffs = tuple(a_faces) + tuple(nud_faces) + scheme + (plane_flux, plane_upper, row_flux, row_upper)
+    stage = (kernels.stage_1d, kernels.stage_2d, kernels.stage_3d)[grid.ndim - 1]
 
     while not clock.done:
         dt_stable = combine_bounds(*(1.0 / r if r > 0 else math.inf for r in (rate, par_rate, src_rate)))

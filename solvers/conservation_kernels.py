@@ -1,6 +1,6 @@
 """Fused Numba kernels for one Runge–Kutta stage of a scalar conservation law, and their NumPy reference.
 
-The equation (THEORY.md §1) on a uniform grid, with a(x) > 0 per axis and nu D(x) >= 0:
+The equation (THEORY.md §1) on a uniform grid (1, 2 or 3 axes), with a(x) > 0 per axis and nu D(x) >= 0:
 
     q_t + sum_k d_k( a_k(x) f(q) ) = div( nu D(x) grad q ) + s(q, c(x))
 
@@ -178,6 +178,93 @@ def stage_2d(qp, q0, out, alpha, beta, dt, g, dx, dy, ax, ay, nudx, nudy, has_di
 
 
 @numba.njit(cache=True)
+def stage_3d(qp, q0, out, alpha, beta, dt, g, dx, dy, dz, ax, ay, az, nudx, nudy, nudz, has_diff, nf, recon, lim,
+             src, sfield, arate, plane_flux, plane_upper, row_flux, row_upper):
+    """One fused stage in 3-D.  ``plane_*`` (shape >= (ny, nz)) carry the lower x-faces, ``row_*`` (>= nz) the
+    lower y-faces of the current cells; the lower z-face is carried in registers."""
+    nx = qp.shape[0] - 2 * g
+    ny = qp.shape[1] - 2 * g
+    nz = qp.shape[2] - 2 * g
+    qb = qp[g - 3:, g - 3:, g - 3:]  # cell (m, l, p) is qb[m + 3, l + 3, p + 3]
+    q0b = q0[g:, g:, g:]
+    ob = out[g:, g:, g:]
+    axb = ax[g - 1:, g:, g:]
+    ayb = ay[g:, g - 1:, g:]
+    azb = az[g:, g:, g - 1:]
+    nxb = nudx[g - 1:, g:, g:]
+    nyb = nudy[g:, g - 1:, g:]
+    nzb = nudz[g:, g:, g - 1:]
+    sb = sfield[g:, g:, g:]
+    rb = arate[g:, g:, g:]
+    idx = 1.0 / dx
+    idy = 1.0 / dy
+    idz = 1.0 / dz
+    for l in range(ny):
+        for p in range(nz):
+            c, d = l + 3, p + 3
+            lo_m, hi_m = cell_faces(recon, lim, qb[0, c, d], qb[1, c, d], qb[2, c, d], qb[3, c, d], qb[4, c, d])
+            lo_c, hi_c = cell_faces(recon, lim, qb[1, c, d], qb[2, c, d], qb[3, c, d], qb[4, c, d], qb[5, c, d])
+            h = axb[0, l, p] * numerical_flux(nf, hi_m, lo_c)
+            if has_diff:
+                h -= nxb[0, l, p] * (qb[3, c, d] - qb[2, c, d]) * idx
+            plane_flux[l, p] = h
+            plane_upper[l, p] = hi_c
+    rate = 0.0
+    for m in range(nx):
+        s0 = qb[m + 3]
+        for p in range(nz):
+            d = p + 3
+            lo_m, hi_m = cell_faces(recon, lim, s0[0, d], s0[1, d], s0[2, d], s0[3, d], s0[4, d])
+            lo_c, hi_c = cell_faces(recon, lim, s0[1, d], s0[2, d], s0[3, d], s0[4, d], s0[5, d])
+            k = ayb[m, 0, p] * numerical_flux(nf, hi_m, lo_c)
+            if has_diff:
+                k -= nyb[m, 0, p] * (s0[3, d] - s0[2, d]) * idy
+            row_flux[p] = k
+            row_upper[p] = hi_c
+        for l in range(ny):
+            c = l + 3
+            r0 = s0[c]
+            lo_m, hi_m = cell_faces(recon, lim, r0[0], r0[1], r0[2], r0[3], r0[4])
+            lo_c, hi_zc = cell_faces(recon, lim, r0[1], r0[2], r0[3], r0[4], r0[5])
+            z_lo = azb[m, l, 0] * numerical_flux(nf, hi_m, lo_c)
+            if has_diff:
+                z_lo -= nzb[m, l, 0] * (r0[3] - r0[2]) * idz
+            for p in range(nz):
+                d = p + 3
+                q = r0[d]
+                qe = qb[m + 4, c, d]
+                qn = qb[m + 3, c + 1, d]
+                qt = r0[d + 1]
+                lo_e, hi_e = cell_faces(recon, lim, qb[m + 2, c, d], q, qe, qb[m + 5, c, d], qb[m + 6, c, d])
+                h = axb[m + 1, l, p] * numerical_flux(nf, plane_upper[l, p], lo_e)
+                lo_n, hi_n = cell_faces(recon, lim, s0[c - 1, d], q, qn, s0[c + 2, d], s0[c + 3, d])
+                k = ayb[m, l + 1, p] * numerical_flux(nf, row_upper[p], lo_n)
+                lo_t, hi_t = cell_faces(recon, lim, r0[d - 1], q, qt, r0[d + 2], r0[d + 3])
+                z = azb[m, l, p + 1] * numerical_flux(nf, hi_zc, lo_t)
+                if has_diff:
+                    h -= nxb[m + 1, l, p] * (qe - q) * idx
+                    k -= nyb[m, l + 1, p] * (qn - q) * idy
+                    z -= nzb[m, l, p + 1] * (qt - q) * idz
+                rhs = -(h - plane_flux[l, p]) * idx - (k - row_flux[p]) * idy - (z - z_lo) * idz
+                if src != NO_SOURCE:
+                    rhs += source_value(src, q, sb[m, l, p])
+                v = alpha * q0b[m, l, p] + beta * (q + dt * rhs)
+                ob[m, l, p] = v
+                r = rb[m, l, p] * abs(flux_derivative(v))
+                if not (r <= rate):
+                    rate = r
+                    if r != r:
+                        return r
+                plane_flux[l, p] = h
+                plane_upper[l, p] = hi_e
+                row_flux[p] = k
+                row_upper[p] = hi_n
+                z_lo = z
+                hi_zc = hi_t
+    return rate
+
+
+@numba.njit(cache=True)
 def hyperbolic_rate(q, arate):
     """max |f'(q)| * arate over a padded field (arate is 0 in the ghost cells); NaN if a value is not finite."""
     qf = q.reshape(q.size)
@@ -270,7 +357,7 @@ def burgers_godunov_euler_2d(q, out, dt, g, dx, dy, a0, a1, row_flux):
 
 
 #: The compiled functions of this module that see the flux or the source, in dependency order.
-COMPILED = (user_source, source_value, stage_1d, stage_2d, hyperbolic_rate)
+COMPILED = (user_source, source_value, stage_1d, stage_2d, stage_3d, hyperbolic_rate)
 
 
 @functools.lru_cache(maxsize=32)
@@ -278,7 +365,7 @@ def kernels_for(flux: ConvexFlux, user_source_function=None) -> types.SimpleName
     """The stage kernels for ``flux`` and a user source: the cached module kernels for built-ins,
     otherwise the same source recompiled with the user's functions (see :mod:`solvers.flux_functions`)."""
     if flux.builtin and user_source_function is None:
-        return types.SimpleNamespace(stage_1d=stage_1d, stage_2d=stage_2d, hyperbolic_rate=hyperbolic_rate)
+        return types.SimpleNamespace(stage_1d=stage_1d, stage_2d=stage_2d, stage_3d=stage_3d, hyperbolic_rate=hyperbolic_rate)
     overrides = {}
     if not flux.builtin:
         overrides.update(flux_value=flux.f, flux_derivative=flux.df, SONIC=flux.sonic)
@@ -290,7 +377,7 @@ def kernels_for(flux: ConvexFlux, user_source_function=None) -> types.SimpleName
         if name == "user_source":
             continue
         rebuilt[name] = recompile_with(fn, {**overrides, **rebuilt})
-    return types.SimpleNamespace(**{k: rebuilt[k] for k in ("stage_1d", "stage_2d", "hyperbolic_rate")})
+    return types.SimpleNamespace(**{k: rebuilt[k] for k in ("stage_1d", "stage_2d", "stage_3d", "hyperbolic_rate")})
 
 
 # -- NumPy reference ----------------------------------------------------------------------------------------------------

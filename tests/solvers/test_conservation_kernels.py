@@ -52,6 +52,11 @@ def _run_kernel(kernels, grid, q, q0, a_faces, nud, arate, sfield, nf, rc, lc, s
     if grid.ndim == 1:
         rate = kernels.stage_1d(q, q0, out, alpha, beta, dt, g, grid.dx[0], a_faces[0], nud[0], has_diff, nf, rc, lc,
                                 src, sfield, arate)
+    elif grid.ndim == 3:
+        planes = [np.zeros(grid.padded_shape[1:]) for _ in range(2)]
+        rows = [np.zeros(grid.padded_shape[2]) for _ in range(2)]
+        rate = kernels.stage_3d(q, q0, out, alpha, beta, dt, g, *grid.dx, *a_faces, *nud, has_diff, nf, rc, lc, src,
+                                sfield, arate, *planes, *rows)
     else:
         row, slope = np.zeros(grid.padded_shape[1]), np.zeros(grid.padded_shape[1])
         rate = kernels.stage_2d(q, q0, out, alpha, beta, dt, g, grid.dx[0], grid.dx[1], a_faces[0], a_faces[1],
@@ -59,13 +64,13 @@ def _run_kernel(kernels, grid, q, q0, a_faces, nud, arate, sfield, nf, rc, lc, s
     return out[grid.interior], rate
 
 
-@pytest.mark.parametrize("ndim", [1, 2])
+@pytest.mark.parametrize("ndim", [1, 2, 3])
 @pytest.mark.parametrize("numerical_flux", sorted(NUMERICAL_FLUXES))
 @pytest.mark.parametrize("reconstruction,limiter",
                          [("first_order", "minmod"), ("weno5", "minmod")] + [("muscl", l) for l in sorted(LIMITERS)])
 def test_stage_kernel_matches_reference(ndim, numerical_flux, reconstruction, limiter):
     rng = np.random.default_rng(7)
-    grid = Grid.line(37) if ndim == 1 else Grid((0.0, 0.0), (1.0, 2.0), (13, 11))
+    grid = {1: Grid.line(37), 2: Grid((0.0, 0.0), (1.0, 2.0), (13, 11)), 3: Grid((0, 0, 0), (1, 2, 1.5), (7, 6, 5))}[ndim]
     q, q0, a_faces, nud, arate, sfield = _setup(grid, rng, nu=0.05)
     args = (NUMERICAL_FLUXES[numerical_flux], RECONSTRUCTIONS[reconstruction], LIMITERS[limiter], ck.LINEAR_SOURCE,
             0.25, 0.75, 1e-3)
@@ -81,11 +86,11 @@ def test_stage_kernel_matches_reference(ndim, numerical_flux, reconstruction, li
     assert np.abs(no_diff - ref).max() > 1e3 * 1e-13 * scale
 
 
-@pytest.mark.parametrize("ndim", [1, 2])
+@pytest.mark.parametrize("ndim", [1, 2, 3])
 def test_user_flux_and_source_kernels_match_reference(ndim):
     """A user flux (q^4/4) and a user source reach the same kernel source by recompilation."""
     rng = np.random.default_rng(3)
-    grid = Grid.line(29) if ndim == 1 else Grid((0.0, 0.0), (1.0, 1.0), (9, 12))
+    grid = {1: Grid.line(29), 2: Grid((0.0, 0.0), (1.0, 1.0), (9, 12)), 3: Grid((0, 0, 0), (1, 1, 1), (5, 6, 4))}[ndim]
     q, q0, a_faces, nud, arate, sfield = _setup(grid, rng, nu=0.02)
     kernels = ck.kernels_for(QUARTIC, logistic_source)
     for name in NUMERICAL_FLUXES:
