@@ -12,6 +12,8 @@ offender when a check fails:
 * every edge belongs to one or two triangles (more: a *non-manifold edge*);
 * two triangles sharing an edge traverse it in opposite directions (otherwise the triangles are
   *inconsistently oriented*);
+* the triangles around every vertex form a single fan, linked across shared edges (otherwise the
+  vertex is *non-manifold*, e.g. two cones touching at their tips);
 * with ``require_closed=True`` (the default) no edge belongs to only one triangle (an *open
   boundary*).
 
@@ -57,6 +59,34 @@ def _csr(keys: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.n
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(keys, minlength=n), out=ptr[1:])
     return ptr, values[order]
+
+
+def _check_vertex_fans(n, m, star_ptr, star, edges, edge_triangles) -> None:
+    """Raise unless the star of every vertex is connected across the edges at that vertex."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    owner = np.repeat(np.arange(n), np.diff(star_ptr))
+    key = owner * m + star  # sorted: vertex-major, triangles ascending within a vertex
+    inner = edge_triangles[:, 1] >= 0
+    L, R = edge_triangles[inner, 0], edge_triangles[inner, 1]
+    src, dst = [], []
+    for end in (edges[inner, 0], edges[inner, 1]):
+        src.append(np.searchsorted(key, end * m + L))
+        dst.append(np.searchsorted(key, end * m + R))
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    graph = coo_matrix((np.ones(src.size), (src, dst)), shape=(key.size, key.size))
+    _, labels = connected_components(graph, directed=False)
+    fans = np.bincount(np.unique(owner * key.size + labels) // key.size, minlength=n)
+    if (fans > 1).any():
+        i = int(np.argmax(fans > 1))
+        stars = star[star_ptr[i]:star_ptr[i + 1]]
+        lab = labels[star_ptr[i]:star_ptr[i + 1]]
+        groups = [sorted(int(k) for k in stars[lab == g]) for g in np.unique(lab)]
+        raise SolverInputError(
+            f"triangles: vertex {i} is non-manifold: its triangles form {fans[i]} separate fans {groups} that share "
+            "only the vertex; split the vertex or remove a fan"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,6 +215,7 @@ class TriangleMesh:
         ends = np.concatenate([edges[:, 0], edges[:, 1]])
         others = np.concatenate([edges[:, 1], edges[:, 0]])
         neighbour_ptr, neighbours = _csr(ends, others, n)
+        _check_vertex_fans(n, m, star_ptr, star, edges, edge_triangles)
         _, neighbour_edges = _csr(ends, np.tile(np.arange(E), 2), n)
         vn = np.zeros((n, 3))
         for c in range(3):

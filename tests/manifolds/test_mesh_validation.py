@@ -98,6 +98,14 @@ def test_non_manifold_edge():
     _raises(r"edge \(0, 1\) is non-manifold: it belongs to 3 triangles \[0, 1, 2\]", x, t, require_closed=False)
 
 
+def test_non_manifold_vertex():
+    """Two tetrahedra sharing one vertex (0): closed, every edge manifold, but vertex 0 has two fans."""
+    x = np.vstack([TETRA_X, 2 * TETRA_X[0] - TETRA_X[1:]])  # the second is the point reflection through vertex 0
+    t = np.vstack([TETRA_T, np.where(TETRA_T == 0, 0, TETRA_T + 3)])
+    t[4:] = t[4:][:, [0, 2, 1]]  # the point reflection reverses orientation; keep it outward
+    _raises(r"vertex 0 is non-manifold: its triangles form 2 separate fans \[\[0, 1, 2\], \[4, 5, 6\]\]", x, t)
+
+
 def test_degenerate_triangles():
     x = np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0], [0, 1, 0]], dtype=float)
     _raises(r"triangle 1 \[0, 1, 2\] is degenerate \(area", x, np.array([[0, 1, 3], [0, 1, 2]]), require_closed=False)
