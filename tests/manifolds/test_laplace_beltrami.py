@@ -110,6 +110,13 @@ def test_solution_save_load_and_figure(tmp_path):
     assert img.shape[2] in (3, 4) and np.unique(img[..., :3].reshape(-1, 3), axis=0).shape[0] > 20
     with pytest.raises(SolverInputError, match="one value per vertex"):
         plot_on_sphere(m, np.zeros(5), tmp_path / "x.png")
+    with pytest.raises(SolverInputError, match=r"path: expected a file name ending in \.npz"):
+        sol.save(tmp_path / "heat.h5")
+    np.savez(tmp_path / "other.npz", a=np.zeros(3))
+    with pytest.raises(SolverInputError, match=r"is not a surface solution \(missing \["):
+        SurfaceSolution.load(tmp_path / "other.npz")
+    with pytest.raises(SolverInputError, match=r"values: expected shape \(2, 162\)"):
+        SurfaceSolution(m, sol.times, sol.values[:, :-1], "vertices", 1)
 
 
 def test_heat_bad_input():
