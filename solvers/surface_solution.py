@@ -133,7 +133,8 @@ def plot_on_sphere(mesh: TriangleMesh, values, path, *, title: str | None = None
     colormap = matplotlib.colormaps[cmap]
     fig = plt.figure(figsize=(6, 5))
     ax = fig.add_subplot(projection="3d")
-    poly = Poly3DCollection(mesh.vertices[mesh.triangles], facecolors=colormap(norm(face)), edgecolor="none")
+    poly = Poly3DCollection(mesh.vertices[mesh.triangles], facecolors=colormap(norm(face)), edgecolor="none",
+                           linewidth=0, antialiased=False)
     ax.add_collection3d(poly)
     lo_x, hi_x = mesh.vertices.min(axis=0), mesh.vertices.max(axis=0)
     centre, half = (lo_x + hi_x) / 2, (hi_x - lo_x).max() / 2
