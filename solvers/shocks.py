@@ -37,6 +37,11 @@ is the Rankine–Hugoniot speed ``(f(q_L) − f(q_R)) / (q_L − q_R)`` for ``fl
 object with ``f``, ``df``).  On a periodic cell (``periodic=True``) the field is rotated so
 that its flattest face is the seam, so shocks on the seam are found whole.
 
+**Potentials.**  With ``field="potential"`` the input is a Hamilton–Jacobi potential φ (H = ½|p|²),
+and the shocks searched are the jumps of ``p = φ_x`` (kinks of φ), with p taken at the faces
+(:func:`gradient_samples`); positions, states and speeds then refer to p, ``face`` indexes the
+face array, and the formation time is γ* = −1/inf φ0'' (THEORY.md §1).
+
 **Formation time from snapshots.**  For Burgers before the first shock the steepest slope
 obeys ``1/‖q_x‖∞ = 1/m − t`` exactly (m = −min u0', THEORY.md §5), and for a convex flux the
 same holds for the characteristic speed ``c = f'(q)``: ``1/‖c_x‖∞`` decreases linearly and
@@ -52,7 +57,7 @@ extrapolates its zero; it also reports the first snapshot where the indicator fi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -60,6 +65,7 @@ from solvers.errors import SolverInputError, require_choice, require_finite, req
 from solvers.exact.riemann import as_flux, rankine_hugoniot_speed
 
 POSITIONS = ("crossing", "mass")
+FIELDS = ("velocity", "potential")
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,7 @@ class ShockSettings:
     position: str = "crossing"
     resolved_cells: float = 16.0
     fit_steepening: float = 3.0
+    field: str = "velocity"
 
     def __post_init__(self):
         object.__setattr__(self, "nu", require_positive("nu", self.nu, allow_zero=True))
@@ -91,6 +98,7 @@ class ShockSettings:
         if not (0.0 < tail < 1.0):
             raise SolverInputError(f"tail: expected a fraction in (0, 1) of the peak slope, found {self.tail!r}")
         require_choice("position", self.position, POSITIONS)
+        require_choice("field", self.field, FIELDS)
         object.__setattr__(self, "resolved_cells", require_positive("resolved_cells", self.resolved_cells))
         if not float(self.fit_steepening) > 1.0:
             raise SolverInputError(f"fit_steepening: expected a factor > 1, found {self.fit_steepening!r}")
@@ -127,6 +135,18 @@ def _coordinates(x, n: int) -> np.ndarray:
         if not (np.all(h > 0) and np.allclose(h, h[0], rtol=1e-8, atol=0.0)):
             raise SolverInputError("x: expected uniformly spaced, increasing coordinates")
     return x
+
+
+def gradient_samples(phi: np.ndarray, x: np.ndarray, periodic: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``p = φ_x`` at the faces: ``(φ_{i+1} − φ_i)/h`` at ``x_i + h/2`` (with the wrap face if periodic).
+
+    A kink of the potential φ (an HJ shock, THEORY.md §1) is a jump of p; for a potential
+    sampled at points the face difference is second-order accurate where φ is smooth.
+    """
+    h = float(x[1] - x[0])
+    if periodic:
+        return np.diff(np.concatenate([phi, phi[..., :1]], axis=-1), axis=-1) / h, x + 0.5 * h
+    return np.diff(phi, axis=-1) / h, x[:-1] + 0.5 * h
 
 
 def _settings(settings: ShockSettings | None, overrides: dict) -> ShockSettings:
@@ -196,6 +216,8 @@ def find_shocks(q, x, *, flux="burgers", settings: ShockSettings | None = None, 
         raise SolverInputError(f"q: expected a 1-D field, found shape {q.shape} (use shock_mask for 2-D fields)")
     x = _coordinates(x, q.size)
     F = as_flux(flux)
+    if s.field == "potential" and q.size >= 2:
+        q, x = gradient_samples(q, x, s.periodic)
     if q.size < 3:
         return []
     span = float(np.ptp(q))
@@ -333,6 +355,10 @@ def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings
     if t.size > 1 and np.any(np.diff(t) <= 0):
         raise SolverInputError("times: expected strictly increasing times")
     x = _coordinates(x, Q.shape[1])
+    given = s
+    if s.field == "potential":  # track the shocks of p = φ_x (kinks of φ)
+        Q, x = gradient_samples(Q, x, s.periodic)
+        s = replace(s, field="velocity")
     h = float(x[1] - x[0])
     period = Q.shape[1] * h
     F = as_flux(flux)
@@ -395,7 +421,7 @@ def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings
             formation = -intercept / slope
     m = _min_char_slope(Q[0], h, F, s.periodic)
     from_data = float(t[0] - 1.0 / m) if m < 0 else math.inf
-    return ShockTracking(t, tracks, counts, steep, first, float(formation), from_data, int(use.size), s)
+    return ShockTracking(t, tracks, counts, steep, first, float(formation), from_data, int(use.size), given)
 
 
 # -------------------------------------------------------------------------------- 2-D
@@ -404,7 +430,8 @@ def shock_mask(q, x, y, *, flux="burgers", settings: ShockSettings | None = None
 
     Every grid line along each axis is searched with :func:`find_shocks` (the strength threshold
     ``min_jump`` defaults to ``rel_jump`` × the range of the whole field); the two cells on each
-    side of a shock's steepest face are marked.  ``mask.sum()`` counts shock cells.
+    side of a shock's steepest face are marked.  ``mask.sum()`` counts shock cells.  With
+    ``field="potential"`` the kinks of an HJ potential are searched along every line.
     """
     s = _settings(settings, kwargs)
     q = require_finite("q", q)
@@ -412,10 +439,14 @@ def shock_mask(q, x, y, *, flux="burgers", settings: ShockSettings | None = None
         raise SolverInputError(f"q: expected a 2-D field, found shape {q.shape}")
     xs, ys = _coordinates(x, q.shape[0]), _coordinates(y, q.shape[1])
     if s.min_jump is None:
-        span = float(np.ptp(q))
+        if s.field == "potential":  # the strength scale is that of the gradient
+            span = max(float(np.ptp(gradient_samples(q.T, xs, s.periodic)[0])),
+                       float(np.ptp(gradient_samples(q, ys, s.periodic)[0])))
+        else:
+            span = float(np.ptp(q))
         if span == 0.0:
             return np.zeros(q.shape, dtype=bool)
-        s = ShockSettings(**{**{f: getattr(s, f) for f in ShockSettings.__dataclass_fields__}, "min_jump": s.rel_jump * span})
+        s = replace(s, min_jump=s.rel_jump * span)
     mask = np.zeros(q.shape, dtype=bool)
     n0, n1 = q.shape
     for j in range(n1):

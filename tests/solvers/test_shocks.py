@@ -233,6 +233,25 @@ def test_shock_cell_counts_2d_burgers_sine_data_before_and_after_t_star():
     np.testing.assert_array_equal(shock_cell_counts(snaps, xs, ys, periodic=True), [0, 0, 2 * ny, 2 * ny])
 
 
+def test_potential_field_kinks_are_tracked_like_burgers_shocks():
+    """HJ potential φ = Hopf–Lax value of Φ0 (Φ0' = A sin 2πx + C): its kinks are the Burgers shocks."""
+    times = np.linspace(0.0, 2.5 * T_STAR, 23)
+    x = centres(400)
+    phis = np.array([sine_potential(x) if t == 0 else hopf_lax_solution(sine_potential, x, t).value for t in times])
+    phis -= C * x  # a periodic potential: subtract the linear part (p shifts by −C, the shocks stay)
+    tr = track_shocks(times, phis, x, field="potential", periodic=True)
+    assert tr.formation_time == pytest.approx(T_STAR, rel=5e-3)
+    assert tr.formation_time_from_data == pytest.approx(T_STAR, rel=1e-3)
+    (track,) = tr.tracks
+    assert np.all(np.abs((track.positions % 1.0) - exact_position(track.times)) <= 1.0 / 400)
+    assert track.measured_speed == pytest.approx(C, rel=0.02)
+    assert track.rh_speed == pytest.approx(0.0, abs=0.02)  # p = u − C: the RH speed of p is shifted by −C
+    X, Y = np.meshgrid(x[::4], centres(6), indexing="ij")
+    phi2 = np.repeat(phis[-1][::4, None], 6, axis=1)
+    mask = shock_mask(phi2, x[::4], centres(6), field="potential", periodic=True)
+    assert mask.sum() == 12 and np.all(np.abs(X[mask] - exact_position(times[-1])) <= 2.0 / 100)
+
+
 def test_max_slope_is_fourth_order():
     errs = []
     for n in (32, 64):
