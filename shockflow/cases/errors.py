@@ -1,0 +1,52 @@
+"""The one error a case file can raise: :class:`CaseError`, naming the file and every problem in it.
+
+A problem is a key path (``solver.cfl``, ``domain.cells[1]``; empty for the file as a whole)
+and a message saying what was expected and what was found.  Validation collects every
+problem of a file before raising, so a user fixes them in one pass; missing required keys are
+gathered into one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CaseError", "Problem"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a case: where (a dotted key path) and what."""
+
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message}" if self.key else self.message
+
+
+class CaseError(ValueError):
+    """A case file (or a settings table) is invalid; raised before anything runs.
+
+    ``file`` is the case file (or ``"<string>"``), ``problems`` the key-path problems and
+    ``missing`` the dotted paths of required keys that were not given.
+    """
+
+    def __init__(self, file: str, problems=(), missing=()):
+        self.file = str(file)
+        self.problems = tuple(problems)
+        self.missing = tuple(missing)
+        lines = [str(p) for p in self.problems]
+        if self.missing:
+            lines.insert(0, "missing required keys: " + ", ".join(self.missing))
+        count = len(self.problems) + (1 if self.missing else 0)
+        head = f"case file {self.file!r}: "
+        if count == 1:
+            message = head + lines[0]
+        else:
+            message = head + f"{count} problems\n" + "\n".join("  " + line for line in lines)
+        super().__init__(message)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every key path named by the error (missing keys included)."""
+        return tuple(p.key for p in self.problems) + self.missing

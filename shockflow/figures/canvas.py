@@ -1,0 +1,25 @@
+"""A matplotlib figure drawn off-screen (Agg canvas, no pyplot state) and saved atomically as PNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shockflow.atomic import atomic_path
+
+__all__ = ["new_figure", "save_png"]
+
+
+def new_figure(width: float, height: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def save_png(fig, path) -> Path:
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
+    return path
