@@ -315,7 +315,8 @@ class ShockTracking:
     Burgers ``‖q_x‖∞``); ``first_detection`` is the first time the indicator fires (NaN if
     never); ``formation_time`` the zero of the line fitted to 1/steepness on the resolved
     pre-shock snapshots (``first_detection`` if fewer than two are usable);
-    ``formation_time_from_data`` = ``t_0 − 1/min c_x(t_0)`` from the first snapshot alone.
+    ``formation_time_from_data`` = ``t_0 − 1/min c_x(t_0)`` from the first snapshot alone (∞ if
+    it has no compressive part; ``t_0`` if it already holds a shock).
     """
 
     times: np.ndarray
@@ -421,6 +422,8 @@ def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings
             formation = -intercept / slope
     m = _min_char_slope(Q[0], h, F, s.periodic)
     from_data = float(t[0] - 1.0 / m) if m < 0 else math.inf
+    if counts[0] > 0:  # the first snapshot is not smooth: the shock is there from the start
+        from_data = float(t[0])
     return ShockTracking(t, tracks, counts, steep, first, float(formation), from_data, int(use.size), given)
 
 

@@ -196,6 +196,7 @@ def test_two_shocks_tracked_separately():
     snaps = np.array([(x - hopf_lax_solution(two_mode_potential, x, t, period=1.0).argmin) / t for t in times])
     tr = track_shocks(times, snaps, x, periodic=True)
     np.testing.assert_array_equal(tr.counts, [2, 2, 2, 2, 2, 1, 1])  # the two shocks merge at x = 0.5
+    assert tr.formation_time_from_data == times[0] == tr.first_detection  # shocks present from the start
     assert len(tr.tracks) == 2
     speeds = []
     for tk in tr.tracks:  # before the merger (t <= 1.6): symmetric approach, measured speed = RH speed
