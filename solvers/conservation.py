@@ -18,7 +18,10 @@ returns the largest hyperbolic rate of the new state, so the step
 ``s = c q``) costs no extra pass.  With ``viscous="implicit"`` the step is Strang split,
 ``D(dt/2) H(dt) D(dt/2)``, with Crank–Nicolson diffusion half-steps (``theta=0.5``; second order
 overall with a second-order hyperbolic step) or backward Euler (``theta=1``, first order, no
-ringing at very large ``dt nu / dx^2``): the step is then limited by the hyperbolic rate only.
+ringing at very large ``dt nu / dx^2``): the step is then limited by the hyperbolic rate only,
+rounded down to one of 8 values per octave so that the sparse LU factorisations of the
+diffusion steps are reused (:class:`~solvers.diffusion.ImplicitDiffusion`); these implicit
+half-steps are the only part of the step loop that allocates (the sparse solve).
 
 Defaults: ``cfl`` is 0.9 for first order and 0.45 for MUSCL and WENO5 (MUSCL is TVD for
 CFL <= 1/2).  Reconstructions: "first_order", "muscl" (with ``limiter``), "weno5" (WENO-Z;
