@@ -36,13 +36,14 @@ homogeneous Neumann) is the natural no-flux condition for a potential and the de
 from __future__ import annotations
 
 import math
+import types
 from dataclasses import dataclass
 from typing import Callable
 
 import numba
 import numpy as np
 
-from solvers.boundary import BoundaryConditions, fill_ghosts, fill_ghosts_compiled
+from solvers.boundary import BoundaryConditions, fill_axis, fill_ghosts
 from solvers.errors import (
     BlowUpError,
     SolverInputError,
@@ -108,6 +109,13 @@ class HJSettings:
 # -- the fused kernels -------------------------------------------------------------------------
 # The loops are written out in the kernels: a call to a (non-inlined) helper taking arrays costs
 # reference counting in every cell (measured: ~100 ns per cell against ~5 ns for the whole work).
+#
+# A user Hamiltonian is reached through the global name ``custom_hamiltonian``, not an argument:
+# a function-typed argument makes Numba's on-disk cache miss in every new process (~5 s of
+# compilation per solve).  The module-level kernels (built-in Hamiltonians) are cached;
+# :func:`kernels_for` recompiles the same code with ``custom_hamiltonian`` bound to the user's
+# function (once per function and process, not cacheable).
+custom_hamiltonian = no_hamiltonian
 
 
 @numba.njit(cache=True)
@@ -145,7 +153,7 @@ def speed_kernel(q, ndim, shape3, ghost, strides, dx, ham, deriv, coef, bound, a
 def stage_kernel(
     q_prev, q0, out, rk_alpha, rk_beta, dt,
     ndim, shape3, ghost, strides, dx, lower,
-    ham, num, deriv, coef, bound, hfunc,
+    ham, num, deriv, coef, bound,
     nu, kface, inv_w,
     pm, pp, pbar, x, alpha,
 ):  # fmt: skip
@@ -186,7 +194,7 @@ def stage_kernel(
                             pos = i0 if a == 0 else (i1 if a == 1 else i2)
                             x[k] = lower[k] + (pos - ghost + 0.5) * dx[k]
                             pbar[k] = 0.5 * (pm[k] + pp[k])
-                        h = hfunc(x, pbar)
+                        h = custom_hamiltonian(x, pbar)
                     else:
                         total = 0.0
                         for k in range(ndim):
@@ -211,6 +219,81 @@ def stage_kernel(
                 if not math.isfinite(value):
                     finite = False
     return speed if finite else math.nan
+
+
+@numba.njit(cache=True)
+def fill_ghosts_flat(q, ndim, shape3, ghost, kinds, values):
+    """Ghost fill of a flattened padded field (axis by axis, as :func:`solvers.boundary.fill_ghosts_compiled`)."""
+    for k in range(ndim):
+        v = 3 - ndim + k
+        before = 1
+        for m in range(v):
+            before *= shape3[m]
+        after = 1
+        for m in range(v + 1, 3):
+            after *= shape3[m]
+        fill_axis(q.reshape((before, shape3[v], after)), ghost, kinds[k, 0], values[k, 0], kinds[k, 1], values[k, 1])
+
+
+@numba.njit(cache=True)
+def step_kernel(
+    q, buffer0, buffer1, rk, dt, bc_kinds, bc_values,
+    ndim, shape3, ghost, strides, dx, lower,
+    ham, num, deriv, coef, bound,
+    nu, kface, inv_w,
+    pm, pp, pbar, x, alpha,
+):  # fmt: skip
+    """One whole Runge–Kutta step from ``q``: every stage (:func:`stage_kernel`) and ghost fill.
+
+    Stage ``s`` writes to ``buffer0`` (even ``s``) or ``buffer1`` (odd ``s``), so ``q`` (the
+    step's initial state) is never overwritten.  Returns ``(speed, where, failed_stage)``: the
+    ``|∂H/∂p|`` bound of the new state (for the next step), which buffer holds it (0 or 1), and
+    the stage that produced a non-finite value (-1 if none; then ``where`` holds that stage).
+    One compiled call per step: the Python driver's per-call dispatch would otherwise dominate
+    on small grids.
+    """
+    prev = q
+    where = 0
+    for s in range(rk.shape[0]):
+        where = s % 2
+        out = buffer0 if where == 0 else buffer1
+        speed = stage_kernel(
+            prev, q, out, rk[s, 0], rk[s, 1], dt, ndim, shape3, ghost, strides, dx, lower,
+            ham, num, deriv, coef, bound, nu, kface, inv_w, pm, pp, pbar, x, alpha,
+        )  # fmt: skip
+        if not math.isfinite(speed):
+            return math.nan, where, s
+        fill_ghosts_flat(out, ndim, shape3, ghost, bc_kinds, bc_values)
+        prev = out
+    speed = speed_kernel(prev, ndim, shape3, ghost, strides, dx, ham, deriv, coef, bound, alpha)
+    return speed, where, -1
+
+
+_CUSTOM_KERNELS: dict = {}
+
+
+def kernels_for(hamiltonian) -> tuple:
+    """``(stage_kernel, speed_kernel, step_kernel)`` for a built-in name or a :class:`CompiledHamiltonian`.
+
+    For a compiled Hamiltonian the three kernels are rebuilt from the same source with the global
+    ``custom_hamiltonian`` bound to its function (so the code is written once).
+    """
+    if not isinstance(hamiltonian, CompiledHamiltonian):
+        return stage_kernel, speed_kernel, step_kernel
+    function = hamiltonian.function
+    if function not in _CUSTOM_KERNELS:
+        names = dict(globals())
+        names["custom_hamiltonian"] = function
+
+        def rebuild(kernel):
+            py = kernel.py_func
+            clone = types.FunctionType(py.__code__, names, py.__name__, py.__defaults__, py.__closure__)
+            return numba.njit(clone)
+
+        for kernel in (speed_kernel, stage_kernel, step_kernel):  # later ones call the earlier by name
+            names[kernel.py_func.__name__] = rebuild(kernel)
+        _CUSTOM_KERNELS[function] = (names["stage_kernel"], names["speed_kernel"], names["step_kernel"])
+    return _CUSTOM_KERNELS[function]
 
 
 # -- coefficients ------------------------------------------------------------------------------
@@ -272,6 +355,8 @@ class HJDiscretisation:
     dx: np.ndarray
     lower: np.ndarray
     diffusive_step: float  # stable step of the viscous term alone (inf if nu = 0)
+    bc_kinds: np.ndarray  # (ndim, 2) boundary codes of solvers.boundary
+    bc_values: np.ndarray  # (ndim, 2) boundary values
 
     @classmethod
     def build(cls, grid: Grid, settings: HJSettings, *, a=None, D=None, density=None) -> "HJDiscretisation":
@@ -311,13 +396,19 @@ class HJDiscretisation:
         strides = np.array([int(np.prod(grid.padded_shape[k + 1 :])) for k in range(grid.ndim)], dtype=np.int64)
         return cls(
             grid, settings, coef, kface, inv_w, bound, (ham, num, deriv), shape3, strides,
-            np.array(grid.dx), np.array(grid.lower), diffusive_step,
+            np.array(grid.dx), np.array(grid.lower), diffusive_step, *bc.arrays(),
         )  # fmt: skip
 
     @property
     def hfunc(self):
+        """The user's compiled ``H(x, p)`` (a placeholder for built-in Hamiltonians)."""
         h = self.settings.hamiltonian
         return h.function if isinstance(h, CompiledHamiltonian) else no_hamiltonian
+
+    @property
+    def kernels(self) -> tuple:
+        """``(stage_kernel, speed_kernel, step_kernel)`` for this problem's Hamiltonian."""
+        return kernels_for(self.settings.hamiltonian)
 
     def scratch(self) -> tuple[np.ndarray, ...]:
         """Per-solve scratch for the kernels: ``pm, pp, pbar, x, alpha``."""
@@ -328,10 +419,22 @@ class HJDiscretisation:
         """Fused stage on padded fields (C-contiguous, ``grid.padded_shape``); returns the max speed."""
         pm, pp, pbar, x, lf = self.scratch() if scratch is None else scratch
         ham, num, deriv = self.codes
-        return stage_kernel(
+        return self.kernels[0](
             q_prev.reshape(-1), q0.reshape(-1), out.reshape(-1), float(alpha), float(beta), float(dt),
             self.grid.ndim, self.shape3, self.grid.ghost, self.strides, self.dx, self.lower,
-            ham, num, deriv, self.coef, self.bound, self.hfunc,
+            ham, num, deriv, self.coef, self.bound,
+            self.settings.nu, self.kface, self.inv_w,
+            pm, pp, pbar, x, lf,
+        )  # fmt: skip
+
+    def step(self, q, buffers, rk, dt, scratch=None) -> tuple[float, int, int]:
+        """A whole step by :func:`step_kernel`; returns ``(speed, buffer index, failed stage or -1)``."""
+        pm, pp, pbar, x, lf = self.scratch() if scratch is None else scratch
+        ham, num, deriv = self.codes
+        return self.kernels[2](
+            q.reshape(-1), buffers[0].reshape(-1), buffers[1].reshape(-1), rk, float(dt), self.bc_kinds, self.bc_values,
+            self.grid.ndim, self.shape3, self.grid.ghost, self.strides, self.dx, self.lower,
+            ham, num, deriv, self.coef, self.bound,
             self.settings.nu, self.kface, self.inv_w,
             pm, pp, pbar, x, lf,
         )  # fmt: skip
@@ -340,7 +443,7 @@ class HJDiscretisation:
         """Largest bound on ``|∂H/∂p_k|`` over the interior of the padded field ``q`` (NaN if not finite)."""
         lf = self.scratch()[4] if scratch is None else scratch[4]
         ham, _, deriv = self.codes
-        return speed_kernel(
+        return self.kernels[1](
             q.reshape(-1), self.grid.ndim, self.shape3, self.grid.ghost, self.strides, self.dx,
             ham, deriv, self.coef, self.bound, lf,
         )  # fmt: skip
@@ -469,12 +572,10 @@ def solve_hj(
     t0 = float(require_finite("t0", t0))
     times = require_times(t0, times)
     op = HJDiscretisation.build(grid, settings, a=a, D=D, density=density)
-    bc_kinds, bc_values = settings.boundary.arrays()
-    rk = tableau(settings.integrator)
-    g = grid.ghost
+    rk = np.ascontiguousarray(tableau(settings.integrator))
 
-    q = fill_ghosts(grid.pad(u0), g, settings.boundary)
-    buffers = [grid.zeros(), grid.zeros()]
+    q = fill_ghosts(grid.pad(u0), grid.ghost, settings.boundary)
+    buffers = [grid.zeros(), grid.zeros()]  # stage outputs; q (the step's start) is never overwritten
     scratch = op.scratch()
     clock = Clock(t0, times, settings.cfl, settings.max_steps)
     snapshots = [u0.copy() for _ in range(clock.initial_outputs)]
@@ -482,20 +583,12 @@ def solve_hj(
     while not clock.done:
         dt_stable = min(op.stable_step(speed), settings.max_dt / settings.cfl)
         dt, lands = clock.next_step(dt_stable)
-        prev = q
-        for s, (alpha, beta) in enumerate(rk):
-            out = buffers[s % 2]  # the two buffers that are not q: stages never overwrite q0
-            stage_speed = op.stage(prev, q, out, alpha, beta, dt, scratch)
-            if not math.isfinite(stage_speed):
-                _raise_blowup(grid, out, clock.step + 1, clock.t + dt)
-            fill_ghosts_compiled(out, g, bc_kinds, bc_values)
-            prev = out
-        old = q
-        q = prev
-        buffers = [b for b in (*buffers, old) if b is not q][:2]
-        speed = op.max_speed(q, scratch)
-        if not math.isfinite(speed):
-            _raise_blowup(grid, q, clock.step + 1, clock.t + dt)
+        speed, where, failed = op.step(q, buffers, rk, dt, scratch)
+        new = buffers[where]
+        if failed >= 0 or not math.isfinite(speed):
+            _raise_blowup(grid, new, clock.step + 1, clock.t + dt)
+        buffers[where] = q
+        q = new
         if clock.advance(dt, lands):
             snapshots.append(q[grid.interior].copy())
     u = np.array(snapshots)
