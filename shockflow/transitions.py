@@ -3,8 +3,8 @@
 ``find_transitions(steps, loss) -> list[Transition]``. The method, step by step:
 
 1. **Log-log coordinates.** u = ln t, y = ln L (step 0 and exact zeros of the loss, e.g.
-   underflow after a perfect fit, are dropped; negative or non-finite losses are errors). A pure power law
-   L ∝ t^{-α} is a straight line, so its drop rate r(u) = −dy/du = α is constant; the drops of
+   underflow after a perfect fit, are dropped; negative or non-finite losses are errors).
+   A pure power law L ∝ t^{-α} is a straight line, so its drop rate r(u) = −dy/du = α is constant; the drops of
    a staircase (THEORY §2: switch-on at t*_k ≈ ln(1/ε)/(aζ_k), width ~1/(aζ_k)) all have
    about the same width ~1/ln(1/ε) in u, so one smoothing scale suits them all.
 2. **Robust resampling.** y is binned on a uniform u-grid (``bins_per_decade``); each bin
@@ -12,15 +12,21 @@
    early steps) are filled by linear interpolation.
 3. **Smoothing and rate.** A Savitzky–Golay filter (window ``smooth_decades``, polynomial
    order ``polyorder``) gives the smoothed y and r = −dy/du.
-4. **Background.** b(u) = running median of r over ``background_decades``; the excess rate
-   e = r − b is what a transition adds to the local (e.g. power-law) decay. Smooth power-law
-   decay between drops therefore has e ≈ 0.
+4. **Background.** b(u) = the smaller of the centred and the trailing running medians of r
+   over ``background_decades``; the excess rate e = r − b is what a transition adds to the
+   local (e.g. power-law) decay, so smooth power-law decay between drops has e ≈ 0. (The
+   trailing median keeps a drop that never returns to a plateau, such as the last mode decaying
+   to zero, whose rate grows like t, from becoming its own background.)
 5. **Peaks.** ``scipy.signal.find_peaks`` on e, padded with e = 0 at both ends (so a drop that
-   is still going at the end of the log, e.g. the last mode decaying to zero, still counts),
-   with prominence ≥ max(``min_prominence``, ``noise_factor`` × robust noise of e), the noise
-   being 1.4826·MAD of the first difference of e divided by √2.
-6. **Extent.** onset/end = where e falls below ``edge_fraction`` × its peak value, walking
-   out from the peak. Detections whose extents overlap are merged (the more prominent wins).
+   is still going at the end of the log still counts), with prominence ≥ ``min_prominence``;
+   a peak must also exceed, in height and prominence, ``noise_factor`` standard deviations
+   of the rate noise at that point. That noise is propagated from the scatter of the samples
+   about the smoothed curve through the linear Savitzky–Golay filter, taking the local sample
+   density into account (``_rate_noise``), so sparse, noisy early logs are not over-trusted.
+6. **Extent.** onset/end = where the linear-time excess rate q = e/t falls below
+   ``edge_fraction`` × its peak, walking out from the peak (for an interior drop q and e peak
+   together; for a drop still running at the end q saturates, which puts the onset where the
+   drop really starts). Detections whose extents overlap are merged (the more prominent wins).
 7. **Minimum drop.** Keep a transition only if the loss it removes beyond the background,
    ∫ e du over [onset, end], is at least ln(1/(1 − ``min_drop``)), i.e. the loss falls by a
    fraction ``min_drop`` more than the background decay alone would give, and if at least
@@ -28,10 +34,13 @@
    logged step (no plateau seen before it) is not reported.
 8. **Midpoint.** For a squared-error loss a mode contributes V(1 − s)² with s its learned
    fraction (THEORY §2, L = Σ V_k (1 − z_k/z_k∞)²), and the switch-on time is s = 1/2. So the
-   midpoint is where L − L_after = (L_before − L_after)/4, L_before/L_after the smoothed loss at
-   onset/end: the step at which half the drop's *amplitude* is learned. The steepest point of
-   log L (``steepest``) lies later: for L = A + V(1−s)² with A/V = 0.1 it sits at s ≈ 0.58,
-   a bias of ≈0.3/(aζ) in time, i.e. several per cent of t*; we report both.
+   midpoint is where L − L_after = (L_before − L_after)/4: the step at which half the drop's
+   *amplitude* is learned. L_before/L_after are read on the plateaus, the points of least decay
+   rate within ``plateau_decades`` before the onset / after the end, on a lightly smoothed
+   curve (cubic, ``midpoint_smooth_decades``) from which the local background decay
+   (min of the plateau rates and the background there, ≥ 0) is removed linearly in ln t.
+   The steepest point of log L (``steepest``) lies later: for L = A + V(1−s)² with A/V = 0.1
+   it sits at s ≈ 0.58, a bias of ≈0.3/(aζ) in time, several per cent of t*; we report both.
 9. **Suddenness.** A logistic switch-on rises from onset to midpoint in a fraction
    ~3/ln(1/ε) of its time, well under half a decade for ε ≲ 10⁻²; an exponential relaxation
    L = A + V e^{−ct} takes a decade or more. Drops with log10(midpoint/onset) above
@@ -57,7 +66,7 @@ class Transition:
 
     onset, midpoint, end : start, half-amplitude point and end of the drop
     steepest : step of the largest excess drop rate −d ln L/d ln t
-    loss_before, loss_after : smoothed loss at onset and at end
+    loss_before, loss_after : smoothed loss at onset and at end (the midpoint uses the plateaus)
     sharpness : peak excess rate −d ln L/d ln t above the background (dimensionless)
     drop : ln(loss_before/loss_after) minus the background decay over the same interval
     """
