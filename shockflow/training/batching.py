@@ -22,7 +22,7 @@ class BatchSampler:
         self.full = self.B == self.n
         self.rng = rng
         self.per_epoch = self.n // self.B
-        self._perm = np.arange(self.n)
+        self._perm: np.ndarray | None = None
         self._pos = self.per_epoch  # forces a permutation on first use
         if not self.full:
             self._Xb = np.empty((self.B, *X.shape[1:]), dtype=X.dtype)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from shockflow import models
-from shockflow.data import Dataset, teacher_student, train_test_split
+from shockflow.data import teacher_student, train_test_split
 from shockflow.training import TrainingDiverged, TrainSettings, log_spaced, train
 
 
