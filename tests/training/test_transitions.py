@@ -182,3 +182,36 @@ def test_single_mode_switch_on_with_and_without_a_floor(z0, floor):
     true = switch_on_steps(np.array([0.1]), z0=z0)[0]
     assert len(found) == 1
     assert found[0].midpoint == pytest.approx(true, rel=0.02)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("noise", [0.05, 0.1])
+def test_staircase_many_seeds(noise):
+    steps = np.arange(0, 100_001)
+    true = switch_on_steps()
+    worst = 0.0
+    for seed in range(10, 30):
+        rng = np.random.default_rng(seed)
+        loss = staircase(steps * ETA) * np.exp(noise * rng.standard_normal(steps.size))
+        found = find_transitions(steps, loss)
+        assert len(found) == 4, (seed, [f.to_dict() for f in found])
+        worst = max(worst, np.max(np.abs(np.array([f.midpoint for f in found]) / true - 1)))
+    assert worst < 0.02
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(5))
+def test_four_mode_saxe_network(seed):
+    d, k, n, eta = 8, 4, 300, 0.02
+    rng = np.random.default_rng(100 + seed)
+    U, _ = np.linalg.qr(rng.standard_normal((k, k)))
+    Vm, _ = np.linalg.qr(rng.standard_normal((d, k)))
+    s = np.array([4.0, 1.5, 0.5, 0.15])
+    X = whiten_inputs(rng.standard_normal((n, d)))
+    data = Dataset(X, X @ (U @ np.diag(s) @ Vm.T).T, {"name": "saxe4"})
+    model = models.build("linear2", input_dim=d, hidden=32, output_dim=k, init_scale=3e-4, seed=seed)
+    pred = saxe_prediction(model, U, Vm, s, eta)
+    rec = train(model, data, TrainSettings(optimizer="gd", lr=eta, steps=int(2.5 * pred.max())), quiet=True)
+    found = find_transitions(rec.steps, rec.loss)
+    assert len(found) == 4, [f.to_dict() for f in found]
+    assert np.max(np.abs(np.array([f.midpoint for f in found]) / pred - 1)) < 0.02
