@@ -30,7 +30,9 @@ reference.  :func:`solve_hj` is the driver; :func:`centred_gradient` gives ``p =
 solve (THEORY §1: ``p = ∇u`` obeys Burgers' equation).
 
 Boundary conditions are ghost-cell fills of :mod:`solvers.boundary`; ``symmetric`` (even mirror,
-homogeneous Neumann) is the natural no-flux condition for a potential and the default.
+homogeneous Neumann) is the natural no-flux condition for a potential and the default;
+:class:`HJBoundary` adds ``extrapolate`` (linear extrapolation) for boundaries that
+characteristics enter.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from typing import Callable
 import numba
 import numpy as np
 
-from solvers.boundary import BoundaryConditions, fill_axis, fill_ghosts
+from solvers.boundary import BoundaryConditions, Side, fill_axis, fill_ghosts_reference
 from solvers.errors import (
     BlowUpError,
     SolverInputError,
@@ -72,6 +74,152 @@ from solvers.hj_derivatives import derivative_code, one_sided, one_sided_referen
 from solvers.time_stepping import Clock, advective_bound, combine_bounds, diffusive_bound, tableau
 
 
+# -- boundary conditions -----------------------------------------------------------------------
+EXTRAPOLATE = "extrapolate"
+
+
+@dataclass(frozen=True)
+class HJBoundary:
+    """Ghost-cell conditions for a potential ``u``: the kinds of :mod:`solvers.boundary` plus
+    ``"extrapolate"``, linear extrapolation from the two cells next to the face,
+
+        ghost_j = u_edge + j (u_edge - u_next),        j = 1, 2, ... cells beyond the face.
+
+    ``symmetric`` (even mirror) imposes ``∂u/∂n = 0`` and ``outflow`` (zero gradient) has the same
+    effect on the first ghost; both are right where characteristics leave the domain or the data
+    are flat at the wall.  Where characteristics *enter* (e.g. concave data, ``u0 = -x²/2``) they
+    inject a wrong gradient ``p = 0``; ``extrapolate`` continues the boundary slope instead, so the
+    one-sided derivatives at the edge cell see the interior gradient (first-order accurate there):
+    the scheme then solves the problem whose data continue linearly beyond the wall.  (The ghost
+    value ``2u_edge - u_next`` has a negative weight, so the comparison principle is not guaranteed
+    next to an extrapolating wall.)
+    """
+
+    conditions: BoundaryConditions  # "extrapolate" sides stored as "outflow"
+    extrapolate: tuple[tuple[bool, bool], ...]
+
+    @classmethod
+    def parse(cls, spec, ndim: int) -> "HJBoundary":
+        """Same specifications as :meth:`BoundaryConditions.parse`, with ``"extrapolate"`` allowed as a side."""
+        if isinstance(spec, HJBoundary):
+            if spec.conditions.ndim != ndim:
+                raise SolverInputError(f"boundary: expected conditions for {ndim} axes, found {spec.conditions.ndim}")
+            return spec
+        if isinstance(spec, BoundaryConditions):
+            return cls(BoundaryConditions.parse(spec, ndim), ((False, False),) * ndim)
+        if _is_side(spec):
+            axes = [spec] * ndim
+        elif isinstance(spec, (tuple, list)):
+            axes = list(spec)
+        else:
+            raise SolverInputError(f"boundary: expected a kind name, a per-axis list or (lower, upper) pairs, found {spec!r}")
+        cleaned, flags = [], []
+        for axis_spec in axes:
+            if _is_side(axis_spec):
+                lo = hi = axis_spec
+            elif isinstance(axis_spec, (tuple, list)) and len(axis_spec) == 2:
+                lo, hi = axis_spec
+            else:  # malformed: let BoundaryConditions.parse name the problem
+                cleaned.append(axis_spec)
+                flags.append((False, False))
+                continue
+            flags.append((_is_extrapolate(lo), _is_extrapolate(hi)))
+            cleaned.append(tuple("outflow" if _is_extrapolate(side) else side for side in (lo, hi)))
+        try:
+            conditions = BoundaryConditions.parse(cleaned, ndim)
+        except SolverInputError as err:
+            if "unknown value" not in str(err):
+                raise
+            raise SolverInputError(f"{err}, or {EXTRAPOLATE!r} (linear extrapolation) for the HJ solver") from None
+        return cls(conditions, tuple(flags))
+
+    @property
+    def ndim(self) -> int:
+        return self.conditions.ndim
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(kinds, values, extrapolate)`` of shape ``(ndim, 2)`` for the compiled fill."""
+        kinds, values = self.conditions.arrays()
+        return kinds, values, np.array(self.extrapolate, dtype=np.int64).reshape(self.ndim, 2)
+
+
+def _is_side(spec) -> bool:
+    """A single side: a kind name, a Side, or a (kind, value) pair."""
+    if isinstance(spec, (str, Side)):
+        return True
+    return (
+        isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[0], str)
+        and isinstance(spec[1], (int, float, np.integer, np.floating)) and not isinstance(spec[1], bool)
+    )  # fmt: skip
+
+
+def _is_extrapolate(side) -> bool:
+    return isinstance(side, str) and side == EXTRAPOLATE
+
+
+@numba.njit(cache=True)
+def _extrapolate_axis(q3, ghost, lower, upper):
+    before, npad, after = q3.shape
+    n = npad - 2 * ghost
+    for a in range(before):
+        for b in range(after):
+            if lower:
+                edge = q3[a, ghost, b]
+                slope = edge - q3[a, ghost + 1, b] if n > 1 else 0.0
+                for j in range(ghost):
+                    q3[a, ghost - 1 - j, b] = edge + (j + 1) * slope
+            if upper:
+                edge = q3[a, ghost + n - 1, b]
+                slope = edge - q3[a, ghost + n - 2, b] if n > 1 else 0.0
+                for j in range(ghost):
+                    q3[a, ghost + n + j, b] = edge + (j + 1) * slope
+
+
+@numba.njit(cache=True)
+def fill_ghosts_flat(q, ndim, shape3, ghost, kinds, values, extrapolate):
+    """Ghost fill of a flattened padded field, axis by axis (as :func:`solvers.boundary.fill_ghosts_compiled`),
+    with linear extrapolation on the sides flagged in ``extrapolate``."""
+    for k in range(ndim):
+        v = 3 - ndim + k
+        before = 1
+        for m in range(v):
+            before *= shape3[m]
+        after = 1
+        for m in range(v + 1, 3):
+            after *= shape3[m]
+        q3 = q.reshape((before, shape3[v], after))
+        fill_axis(q3, ghost, kinds[k, 0], values[k, 0], kinds[k, 1], values[k, 1])
+        if extrapolate[k, 0] or extrapolate[k, 1]:
+            _extrapolate_axis(q3, ghost, extrapolate[k, 0] != 0, extrapolate[k, 1] != 0)
+
+
+def fill_hj_ghosts(q: np.ndarray, ghost: int, boundary: HJBoundary) -> np.ndarray:
+    """Fill the ghost cells of the padded field ``q`` in place (compiled) and return it."""
+    if not q.flags.c_contiguous:
+        raise SolverInputError("field: expected a C-contiguous array")
+    shape3 = np.array((1,) * (3 - q.ndim) + q.shape, dtype=np.int64)
+    fill_ghosts_flat(q.reshape(-1), q.ndim, shape3, ghost, *boundary.arrays())
+    return q
+
+
+def fill_hj_ghosts_reference(q: np.ndarray, ghost: int, boundary: HJBoundary) -> np.ndarray:
+    """NumPy reference of :func:`fill_hj_ghosts`.  Agrees with it on every cell the HJ stencils read
+    (interior rows of each axis); corner ghost cells, which no stencil reads, may differ."""
+    fill_ghosts_reference(q, ghost, boundary.conditions)
+    for axis, (lower, upper) in enumerate(boundary.extrapolate):
+        a = np.moveaxis(q, axis, 0)
+        n = a.shape[0] - 2 * ghost
+        if lower:
+            slope = a[ghost] - a[ghost + 1] if n > 1 else 0.0
+            for j in range(ghost):
+                a[ghost - 1 - j] = a[ghost] + (j + 1) * slope
+        if upper:
+            slope = a[ghost + n - 1] - a[ghost + n - 2] if n > 1 else 0.0
+            for j in range(ghost):
+                a[ghost + n + j] = a[ghost + n - 1] + (j + 1) * slope
+    return q
+
+
 # -- settings ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class HJSettings:
@@ -84,7 +232,7 @@ class HJSettings:
     integrator: str = "ssprk3"
     cfl: float = 0.5
     nu: float = 0.0
-    boundary: BoundaryConditions | str = "symmetric"
+    boundary: HJBoundary | BoundaryConditions | str = "symmetric"
     max_steps: int = 1_000_000
     max_dt: float = math.inf
 
@@ -97,7 +245,7 @@ class HJSettings:
         object.__setattr__(self, "nu", require_positive("nu", self.nu, allow_zero=True))
         if isinstance(self.hamiltonian, CompiledHamiltonian):
             self.hamiltonian.bounds(self.ndim)
-        object.__setattr__(self, "boundary", BoundaryConditions.parse(self.boundary, self.ndim))
+        object.__setattr__(self, "boundary", HJBoundary.parse(self.boundary, self.ndim))
         if isinstance(self.max_steps, bool) or not float(self.max_steps).is_integer() or int(self.max_steps) < 1:
             raise SolverInputError(f"max_steps: expected a whole number >= 1, found {self.max_steps!r}")
         object.__setattr__(self, "max_steps", int(self.max_steps))
@@ -222,22 +370,8 @@ def stage_kernel(
 
 
 @numba.njit(cache=True)
-def fill_ghosts_flat(q, ndim, shape3, ghost, kinds, values):
-    """Ghost fill of a flattened padded field (axis by axis, as :func:`solvers.boundary.fill_ghosts_compiled`)."""
-    for k in range(ndim):
-        v = 3 - ndim + k
-        before = 1
-        for m in range(v):
-            before *= shape3[m]
-        after = 1
-        for m in range(v + 1, 3):
-            after *= shape3[m]
-        fill_axis(q.reshape((before, shape3[v], after)), ghost, kinds[k, 0], values[k, 0], kinds[k, 1], values[k, 1])
-
-
-@numba.njit(cache=True)
 def step_kernel(
-    q, buffer0, buffer1, rk, dt, bc_kinds, bc_values,
+    q, buffer0, buffer1, rk, dt, bc_kinds, bc_values, bc_extrapolate,
     ndim, shape3, ghost, strides, dx, lower,
     ham, num, deriv, coef, bound,
     nu, kface, inv_w,
@@ -263,7 +397,7 @@ def step_kernel(
         )  # fmt: skip
         if not math.isfinite(speed):
             return math.nan, where, s
-        fill_ghosts_flat(out, ndim, shape3, ghost, bc_kinds, bc_values)
+        fill_ghosts_flat(out, ndim, shape3, ghost, bc_kinds, bc_values, bc_extrapolate)
         prev = out
     speed = speed_kernel(prev, ndim, shape3, ghost, strides, dx, ham, deriv, coef, bound, alpha)
     return speed, where, -1
@@ -357,6 +491,7 @@ class HJDiscretisation:
     diffusive_step: float  # stable step of the viscous term alone (inf if nu = 0)
     bc_kinds: np.ndarray  # (ndim, 2) boundary codes of solvers.boundary
     bc_values: np.ndarray  # (ndim, 2) boundary values
+    bc_extrapolate: np.ndarray  # (ndim, 2) 1 where the side extrapolates linearly
 
     @classmethod
     def build(cls, grid: Grid, settings: HJSettings, *, a=None, D=None, density=None) -> "HJDiscretisation":
@@ -369,7 +504,7 @@ class HJDiscretisation:
         deriv = derivative_code(settings.derivative, grid.ghost)
         if ham == CUSTOM and a is not None:
             raise SolverInputError("a: a CompiledHamiltonian carries its own x-dependence; pass a=None")
-        bc = settings.boundary
+        bc = settings.boundary.conditions
         coef_i = _coefficient(grid, "a", a, 1.0, positive=True)
         d_i = _coefficient(grid, "D", D, 1.0, positive=False)
         w_i = _coefficient(grid, "density", density, 1.0, positive=True)[0]
@@ -396,7 +531,7 @@ class HJDiscretisation:
         strides = np.array([int(np.prod(grid.padded_shape[k + 1 :])) for k in range(grid.ndim)], dtype=np.int64)
         return cls(
             grid, settings, coef, kface, inv_w, bound, (ham, num, deriv), shape3, strides,
-            np.array(grid.dx), np.array(grid.lower), diffusive_step, *bc.arrays(),
+            np.array(grid.dx), np.array(grid.lower), diffusive_step, *settings.boundary.arrays(),
         )  # fmt: skip
 
     @property
@@ -432,7 +567,7 @@ class HJDiscretisation:
         pm, pp, pbar, x, lf = self.scratch() if scratch is None else scratch
         ham, num, deriv = self.codes
         return self.kernels[2](
-            q.reshape(-1), buffers[0].reshape(-1), buffers[1].reshape(-1), rk, float(dt), self.bc_kinds, self.bc_values,
+            q.reshape(-1), buffers[0].reshape(-1), buffers[1].reshape(-1), rk, float(dt), self.bc_kinds, self.bc_values, self.bc_extrapolate,
             self.grid.ndim, self.shape3, self.grid.ghost, self.strides, self.dx, self.lower,
             ham, num, deriv, self.coef, self.bound,
             self.settings.nu, self.kface, self.inv_w,
@@ -515,8 +650,7 @@ def centred_gradient(grid: Grid, u, boundary="symmetric") -> tuple[np.ndarray, .
     u = require_finite("u", u)
     if u.shape != grid.shape:
         raise SolverInputError(f"u: expected interior shape {grid.shape}, found {u.shape}")
-    bc = BoundaryConditions.parse(boundary, grid.ndim)
-    q = fill_ghosts(grid.pad(u), grid.ghost, bc)
+    q = fill_hj_ghosts(grid.pad(u), grid.ghost, HJBoundary.parse(boundary, grid.ndim))
     g = grid.ghost
     out = []
     for k in range(grid.ndim):
@@ -574,7 +708,7 @@ def solve_hj(
     op = HJDiscretisation.build(grid, settings, a=a, D=D, density=density)
     rk = np.ascontiguousarray(tableau(settings.integrator))
 
-    q = fill_ghosts(grid.pad(u0), grid.ghost, settings.boundary)
+    q = fill_hj_ghosts(grid.pad(u0), grid.ghost, settings.boundary)
     buffers = [grid.zeros(), grid.zeros()]  # stage outputs; q (the step's start) is never overwritten
     scratch = op.scratch()
     clock = Clock(t0, times, settings.cfl, settings.max_steps)

@@ -180,6 +180,26 @@ def test_symmetric_boundary_is_the_neumann_mirror():
     assert np.all(_orders(eno) > 1.85), eno
 
 
+def test_extrapolating_boundary_lets_characteristics_enter():
+    """Concave data u0 = -x²/2 on [-1, 1]: characteristics enter through both walls.  With linear
+    extrapolation the scheme solves the problem whose data continue linearly beyond the walls,
+    u0 = 1/2 - |x| for |x| > 1 (C¹), and converges to its Hopf–Lax solution at order 1 (before and
+    after the focusing time t = 1); zero-gradient ghosts inject p = 0 and stay O(1) wrong."""
+    extended = lambda y: np.where(np.abs(y) <= 1.0, -0.5 * y**2, 0.5 - np.abs(y))  # noqa: E731
+    errors = {"extrapolate": [], "outflow": []}
+    for n in (50, 100, 200):
+        grid = Grid.line(n, -1.0, 1.0)
+        exact = [hopf_lax(extended, grid.centers(), t) for t in (0.5, 2.0)]
+        for boundary in errors:
+            sol = solve_hj(grid, lambda x: -0.5 * x**2, [0.5, 2.0], boundary=boundary,
+                           derivative="first_order", integrator="euler")  # fmt: skip
+            errors[boundary].append([_l1(sol.u[k] - exact[k]) for k in range(2)])
+    good, bad = np.array(errors["extrapolate"]), np.array(errors["outflow"])
+    for column in range(2):
+        assert np.all((_orders(good[:, column]) > 0.85) & (_orders(good[:, column]) < 1.2)), good
+    assert np.all(bad > 0.04) and np.all(bad[-1] > 20 * good[-1]), (good, bad)
+
+
 # -- two and three dimensions ------------------------------------------------------------------
 def test_2d_separable_data_converges_to_the_sum_of_1d_hopf_lax_solutions():
     """u0 = cos x + cos(2y)/2, H = ½(p_x² + p_y²/2): u = HL[cos](x, t) + HL[cos(2y)/2](y, t/2); kinks at t = 1."""

@@ -9,7 +9,15 @@ import pytest
 from solvers.boundary import BoundaryConditions, fill_ghosts
 from solvers.errors import BlowUpError, SolverInputError
 from solvers.grid import Grid
-from solvers.hamilton_jacobi import HJDiscretisation, HJSettings, centred_gradient, solve_hj
+from solvers.hamilton_jacobi import (
+    HJBoundary,
+    HJDiscretisation,
+    HJSettings,
+    centred_gradient,
+    fill_hj_ghosts,
+    fill_hj_ghosts_reference,
+    solve_hj,
+)
 from solvers.hamiltonians import CompiledHamiltonian
 from solvers.hj_derivatives import DERIVATIVES, one_sided, one_sided_reference
 
@@ -47,8 +55,8 @@ def test_stage_kernel_matches_numpy_reference(ndim, derivative, numerical, hamil
     D = rng.random(grid.shape)
     density = 1.0 + rng.random(grid.shape)
     op = HJDiscretisation.build(grid, settings, a=a, D=D, density=density)
-    q_prev = _random_padded(grid, settings.boundary, rng)
-    q0 = _random_padded(grid, settings.boundary, rng)
+    q_prev = _random_padded(grid, settings.boundary.conditions, rng)
+    q0 = _random_padded(grid, settings.boundary.conditions, rng)
     out = grid.zeros()
     speed = op.stage(q_prev, q0, out, 0.75, 0.25, 0.013)
     expected, expected_speed = op.stage_reference(q_prev, q0, 0.75, 0.25, 0.013)
@@ -67,12 +75,53 @@ def test_custom_hamiltonian_and_3d_stage_match_reference(ndim):
     for hamiltonian, numerical in ((ham, "lax_friedrichs"), ("quadratic", "godunov")):
         settings = HJSettings(ndim, hamiltonian, numerical, "eno2", "ssprk3", 0.5, 0.1, "periodic")
         op = HJDiscretisation.build(grid, settings, D=2.0)
-        q = _random_padded(grid, settings.boundary, rng)
+        q = _random_padded(grid, settings.boundary.conditions, rng)
         out = grid.zeros()
         speed = op.stage(q, q, out, 0.0, 1.0, 0.01)
         expected, expected_speed = op.stage_reference(q, q, 0.0, 1.0, 0.01)
         np.testing.assert_allclose(out[grid.interior], expected, rtol=1e-13, atol=1e-13)
         assert speed == pytest.approx(expected_speed, rel=1e-14)
+
+
+@pytest.mark.parametrize("ndim", [1, 2, 3])
+def test_hj_ghost_fill_matches_reference_and_extrapolates_linear_data_exactly(ndim):
+    rng = np.random.default_rng(5)
+    grid = _grid(ndim, n=(9, 7, 6))
+    spec = [("extrapolate", ("dirichlet", 0.5)), "periodic", ("symmetric", "extrapolate")][:ndim]
+    boundary = HJBoundary.parse(spec, ndim)
+    q = grid.pad(rng.standard_normal(grid.shape))
+    compiled = fill_hj_ghosts(q.copy(), grid.ghost, boundary)
+    reference = fill_hj_ghosts_reference(q.copy(), grid.ghost, boundary)
+    g, n = grid.ghost, grid.cells
+    for k in range(ndim):  # every cell a stencil reads: the ghost slabs of axis k over the interior of the others
+        index = list(grid.interior)
+        index[k] = slice(None)
+        np.testing.assert_array_equal(compiled[tuple(index)], reference[tuple(index)])
+    # linear data are continued exactly through an extrapolating side (and the Dirichlet side holds its face value)
+    x = grid.padded_centers(0)
+    line = grid.pad(np.broadcast_to((2.0 * grid.centers(0) - 1.0).reshape((-1,) + (1,) * (ndim - 1)), grid.shape))
+    filled = fill_hj_ghosts(line, g, boundary)
+    row = filled[(slice(None),) + tuple(slice(g, g + 1) for _ in range(ndim - 1))].ravel()
+    np.testing.assert_allclose(row[:g], 2.0 * x[:g] - 1.0, atol=1e-13)
+    np.testing.assert_allclose(0.5 * (row[g + n[0] - 1] + row[g + n[0]]), 0.5, atol=1e-13)
+
+
+def test_step_kernel_is_the_composition_of_reference_stages_and_fills():
+    rng = np.random.default_rng(9)
+    grid = _grid(2)
+    settings = HJSettings(2, "quadratic", "local_lax_friedrichs", "weno5", "ssprk3", 0.5, 0.2, ["extrapolate", "periodic"])
+    op = HJDiscretisation.build(grid, settings, a=0.5 + rng.random((2, *grid.shape)), D=rng.random(grid.shape))
+    q = fill_hj_ghosts(_random_padded(grid, settings.boundary.conditions, rng), grid.ghost, settings.boundary)
+    rk = np.array([[0.0, 1.0], [0.75, 0.25], [1.0 / 3.0, 2.0 / 3.0]])
+    buffers = [grid.zeros(), grid.zeros()]
+    speed, where, failed = op.step(q, buffers, rk, 0.004)
+    prev = q
+    for alpha, beta in rk:
+        out = grid.pad(op.stage_reference(prev, q, alpha, beta, 0.004)[0])
+        prev = fill_hj_ghosts_reference(out, grid.ghost, settings.boundary)
+    assert failed == -1
+    np.testing.assert_allclose(buffers[where][grid.interior], prev[grid.interior], rtol=1e-13, atol=1e-13)
+    assert speed == pytest.approx(op.rhs_reference(prev)[1], rel=1e-13)
 
 
 @pytest.mark.parametrize("name", sorted(DERIVATIVES))
