@@ -4,7 +4,11 @@ Prints one JSON line per case: cell updates per second of a full ``solve_conserv
 (one update = one cell advanced by one whole time step, all Runge–Kutta stages included; the
 Python step loop, ghost fills and CFL bookkeeping are inside the timing), best and median of
 ``--repeats`` runs after a warm-up that excludes JIT compilation / cache loading, and
-``numpy_ratio``, the speed-up over the NumPy reference stage (:func:`stage_reference` plus
+``updates_per_cpu_s`` (the same per second of process CPU time: less sensitive to other
+processes competing for the cores, not to shared caches), and
+``kernel_updates_per_s`` / ``kernel_updates_per_cpu_s`` (the compiled step alone, all stages,
+ghost cells filled once, best of 7x5 steps), and
+``numpy_ratio``, the speed-up of the whole solve over the NumPy reference stage (:func:`stage_reference` plus
 the NumPy ghost fill) timed in the same run on ``numpy_cells`` cells.
 
 Run single-threaded:  NUMBA_NUM_THREADS=1 python benchmarks/bench_solvers.py
@@ -45,13 +49,63 @@ def time_solver(grid, steps, repeats, **kwargs):
     cfl = kwargs.get("cfl") or (0.9 if kwargs.get("reconstruction", "first_order") == "first_order" else 0.45)
     dt = cfl / (speed * sum(1.0 / d for d in grid.dx))
     t_end = steps * dt * 0.999
-    runs, taken, kernel = [], 0, ""
+    runs, cpu, taken, kernel = [], [], 0, ""
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         sol = solve_conservation(grid, q0, [t_end], **kwargs)
         runs.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
         taken, kernel = sol.steps, sol.kernel
-    return runs, taken, kernel
+    return runs, cpu, taken, kernel
+
+
+def time_kernel(grid, kernel, repeats=7, **kwargs):
+    """Best wall-clock and CPU-time updates per second of the compiled step alone (all stages, no Python loop)."""
+    from solvers.boundary import fill_ghosts_compiled
+    from solvers.numerical_fluxes import NUMERICAL_FLUXES
+    from solvers.reconstruction import LIMITERS, RECONSTRUCTIONS
+
+    g = grid.ghost
+    q = grid.pad(initial(grid))
+    kinds, values = BoundaryConditions.parse("periodic", grid.ndim).arrays()
+    fill_ghosts_compiled(q, g, kinds, values)
+    bufs = [grid.zeros(), grid.zeros()]
+    ones, zeros = np.ones(grid.padded_shape), grid.zeros()
+    arate = grid.zeros()
+    arate[grid.interior] = sum(1.0 / d for d in grid.dx)
+    row = [np.zeros(grid.padded_shape[-1]) for _ in range(2)]
+    tab = INTEGRATORS[kwargs.get("integrator", "ssprk2")]
+    codes = (False, NUMERICAL_FLUXES[kwargs.get("numerical_flux", "godunov")],
+             RECONSTRUCTIONS[kwargs.get("reconstruction", "first_order")], LIMITERS[kwargs.get("limiter", "minmod")], 0,
+             zeros, arate)
+    dt = 0.2 / arate.max()
+
+    def step():
+        if kernel == "fast" and grid.ndim == 1:
+            ck.burgers_godunov_euler_1d(q, bufs[0], dt, g, grid.dx[0], 1.0)
+        elif kernel == "fast":
+            ck.burgers_godunov_euler_2d(q, bufs[0], dt, g, grid.dx[0], grid.dx[1], 1.0, 1.0, row[0])
+        else:
+            prev = q
+            for s, (alpha, beta) in enumerate(tab):
+                out = bufs[s % 2]
+                if grid.ndim == 1:
+                    ck.stage_1d(prev, q, out, alpha, beta, dt, g, grid.dx[0], ones, zeros, *codes)
+                else:
+                    ck.stage_2d(prev, q, out, alpha, beta, dt, g, grid.dx[0], grid.dx[1], ones, ones, zeros, zeros,
+                                *codes, row[0], row[1])
+                prev = out
+
+    step()
+    wall, cpu = [], []
+    for _ in range(repeats):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        for _ in range(5):
+            step()
+        wall.append((time.perf_counter() - start) / 5)
+        cpu.append((time.process_time() - start_cpu) / 5)
+    cells = int(np.prod(grid.cells))
+    return cells / min(wall), cells / min(cpu)
 
 
 def time_numpy(grid, steps, **kwargs):
@@ -101,10 +155,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     for name, grid, steps, np_grid, np_steps, kwargs in CASES:
         steps = max(2, steps // 10) if args.quick else steps
-        runs, taken, kernel = time_solver(grid, steps, args.repeats, **kwargs)
+        runs, cpu, taken, kernel = time_solver(grid, steps, args.repeats, **kwargs)
         cells = int(np.prod(grid.cells))
         best = min(runs)
         numpy_rate = time_numpy(np_grid, np_steps, **kwargs)
+        kernel_wall, kernel_cpu = time_kernel(grid, kernel, **kwargs)
         record = {
             "name": name,
             "kernel": kernel,
@@ -115,6 +170,9 @@ def main(argv=None):
             "seconds_median": round(statistics.median(runs), 4),
             "updates_per_s": float(f"{cells * taken / best:.4g}"),
             "updates_per_s_median": float(f"{cells * taken / statistics.median(runs):.4g}"),
+            "updates_per_cpu_s": float(f"{cells * taken / min(cpu):.4g}"),
+            "kernel_updates_per_s": float(f"{kernel_wall:.4g}"),
+            "kernel_updates_per_cpu_s": float(f"{kernel_cpu:.4g}"),
             "numpy_updates_per_s": float(f"{numpy_rate:.4g}"),
             "numpy_cells": int(np.prod(np_grid.cells)),
             "numpy_ratio": round(cells * taken / best / numpy_rate, 1),
