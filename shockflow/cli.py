@@ -1,14 +1,51 @@
-"""The ``shockflow`` command line.  It imports the library; the library never imports it."""
+"""The ``shockflow`` command line.  It imports the library; the library never imports it.
+
+Commands: ``solve CASE`` (PDE cases), ``train CASE`` (network cases), ``validate CASE``,
+``cases`` (the built-in cases), ``show RESULT`` (summary table and figures of a result file),
+``demo`` and ``version``.  A CASE is a path to a TOML file or the name of a built-in case.
+``--set KEY=VALUE`` (repeatable) overrides a key of the case before validation
+(``--set domain.cells=200``).
+
+Exit codes: 0 success; 2 bad input (a case file, a result file, an argument); 1 a failure
+during the run (a solve that blows up, a training run that diverges); 130 interrupted.
+With ``--json`` the only thing on stdout is one JSON object (or list for ``cases``); the keys
+``case``, ``result_file`` and ``shocks`` (objects with ``time``, ``location``, ``strength``) of
+``solve``, and ``name``, ``kind``, ``description`` of ``cases``, are stable.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+from pathlib import Path
 
 from shockflow import __version__
 
+EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
+
+def _clean(value):
+    """JSON-safe: non-finite floats become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _print_json(obj) -> None:
+    print(json.dumps(_clean(obj), allow_nan=False))
+
+
+def _error(message: str) -> None:
+    print(f"shockflow: error: {message}", file=sys.stderr)
+
+
+# -- commands --------------------------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
     from shockflow.demo import run_demo
 
@@ -17,7 +54,7 @@ def _demo(args: argparse.Namespace) -> int:
         print(json.dumps(result.as_dict()))
     elif not args.quiet:
         print(result.table())
-    return 0
+    return EXIT_OK
 
 
 def _version(args: argparse.Namespace) -> int:
@@ -29,9 +66,121 @@ def _version(args: argparse.Namespace) -> int:
     versions = {"shockflow": __version__, "python": sys.version.split()[0], "numpy": numpy.__version__,
                 "scipy": scipy.__version__, "numba": numba.__version__, "h5py": h5py.__version__}
     print(json.dumps(versions) if args.json else "\n".join(f"{k} {v}" for k, v in versions.items()))
-    return 0
+    return EXIT_OK
 
 
+def _load(args):
+    from shockflow.cases import load_case
+
+    return load_case(args.case, overrides=args.set or ())
+
+
+def _run_case(args: argparse.Namespace, command: str) -> int:
+    from shockflow.cases import RunOptions, get_kind
+
+    case = _load(args)
+    kind = get_kind(case.kind)
+    if kind.command != command:
+        _error(f"case {case.name!r} is a {case.kind} case: run it with `shockflow {kind.command}`, not `{command}`")
+        return EXIT_BAD_INPUT
+    options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
+                         figures=not args.no_figures)
+    outcome = kind.run(case, options)
+    if args.json:
+        _print_json(outcome.as_dict())
+    elif not args.quiet:
+        print(outcome.table())
+    return EXIT_OK
+
+
+def _solve(args: argparse.Namespace) -> int:
+    return _run_case(args, "solve")
+
+
+def _train(args: argparse.Namespace) -> int:
+    return _run_case(args, "train")
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from shockflow.cases import CaseError, get_kind
+    from shockflow.cases.schema import to_plain
+
+    try:
+        case = _load(args)
+        kind = get_kind(case.kind)
+        if kind.verify is not None:
+            kind.verify(case)
+    except CaseError as exc:
+        if args.json:
+            _print_json({"case": str(args.case), "valid": False, "file": exc.file,
+                         "errors": [str(p) for p in exc.problems], "missing": list(exc.missing)})
+        _error(str(exc))
+        return EXIT_BAD_INPUT
+    if args.json:
+        _print_json({"case": case.name, "valid": True, "kind": case.kind, "file": str(case.path),
+                     "settings": to_plain(case.settings)})
+    elif not args.quiet:
+        print(f"{case.path}: valid {case.kind} case {case.name!r}")
+    return EXIT_OK
+
+
+def _cases(args: argparse.Namespace) -> int:
+    from shockflow.cases.builtin import builtin_cases
+
+    found = builtin_cases()
+    if args.json:
+        _print_json([c.as_dict() for c in found])
+    elif not args.quiet:
+        width = max((len(c.name) for c in found), default=4)
+        for c in found:
+            print(f"{c.name.ljust(width)}  {c.kind:<8} {c.description}")
+    return EXIT_OK
+
+
+def _show(args: argparse.Namespace) -> int:
+    from shockflow.results import read_result
+
+    result = read_result(args.result)
+    figures = []
+    if not args.no_figures and result.case_kind == "pde":
+        from shockflow.figures import solution_figure
+
+        out = Path(args.out) if args.out is not None else Path(args.result).parent
+        out.mkdir(parents=True, exist_ok=True)
+        figures.append(str(solution_figure(result, out / f"{result.case_name}.png")))
+    info = result.shock_info
+    if args.json:
+        _print_json({"case": result.case_name, "kind": result.case_kind, "result_file": str(args.result),
+                     "shocks": result.shock_rows(), "formation_time": info.get("formation_time"),
+                     "problem": result.problem, "steps": result.steps, "created": result.created,
+                     "figures": figures})
+        return EXIT_OK
+    if args.quiet:
+        return EXIT_OK
+    p = result.problem
+    print(f"{args.result}: {result.case_kind} case {result.case_name!r} (created {result.created}, seed "
+          f"{result.seed if result.seed is not None else '-'})")
+    print(f"  {p.get('equation')} on {p.get('domain')} ({p.get('method')}), nu = {p.get('nu')}, "
+          f"{result.times.size} snapshots to t = {result.times[-1]:g}, {result.steps} steps in {result.seconds:.2f} s")
+    if result.overrides:
+        print("  overrides: " + " ".join(result.overrides))
+    print(f"  first shock from steepening: t* = {info.get('formation_time')}, "
+          f"from the initial data: {info.get('formation_time_from_data')}")
+    rows = result.shock_rows()
+    if rows:
+        print(f"  {'time':>12}  {'location':>28}  {'strength':>10}")
+        for r in rows:
+            loc = r["location"]
+            loc = ", ".join(f"{v:.5g}" for v in loc) if isinstance(loc, list) else f"{loc:.6g}"
+            print(f"  {r['time']:12.6g}  {loc:>28}  {r['strength']:10.4g}")
+    else:
+        print("  no shocks")
+    for f in figures:
+        print(f"  figure: {f}")
+    return EXIT_OK
+
+
+# -- parser ----------------------------------------------------------------------------------------
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -46,10 +195,59 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, found {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, found {text!r}")
+    return value
+
+
+def _common(out_default: str | None = ".") -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--out", default=out_default, metavar="DIR",
+                        help="directory for result files and figures" + (f" (default {out_default})" if out_default else ""))
+    common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
+    common.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    return common
+
+
+def _case_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("case", metavar="CASE", help="a case file (TOML) or the name of a built-in case")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a key of the case, e.g. --set domain.cells=200 (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="shockflow", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"shockflow {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    common = _common()
+
+    solve = commands.add_parser("solve", parents=[common], help="solve a PDE case and report its shocks")
+    _case_arguments(solve)
+    solve.add_argument("--no-figures", action="store_true", help="write the result file only")
+    solve.set_defaults(run=_solve)
+
+    train = commands.add_parser("train", parents=[common], help="train the network of a network case (HDF5 log)")
+    _case_arguments(train)
+    train.add_argument("--no-figures", action="store_true", help="write the training log only")
+    train.set_defaults(run=_train)
+
+    validate = commands.add_parser("validate", parents=[common], help="check a case file without running it")
+    _case_arguments(validate)
+    validate.set_defaults(run=_validate)
+
+    cases = commands.add_parser("cases", parents=[common], help="list the built-in cases")
+    cases.set_defaults(run=_cases)
+
+    show = commands.add_parser("show", parents=[_common(None)], help="summary table and figures of a result file")
+    show.add_argument("result", metavar="RESULT", help="a result file (.h5) written by solve")
+    show.add_argument("--no-figures", action="store_true", help="print the table only")
+    show.set_defaults(run=_show)
 
     demo = commands.add_parser(
         "demo", help="solve the built-in default case (Burgers from sine data past the first shock) "
@@ -69,12 +267,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from shockflow.cases.errors import CaseError
+    from shockflow.results import ResultFileError
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: 0 for --help/--version, 2 for bad arguments
+        return int(exc.code or 0)
     if args.command is None:
         parser.print_help()
-        return 2
-    return args.run(args)
+        return EXIT_BAD_INPUT
+    try:
+        return args.run(args)
+    except (CaseError, ResultFileError) as exc:
+        _error(str(exc))
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        _error("interrupted; no result file was written for the unfinished run")
+        return EXIT_INTERRUPTED
+    except (FloatingPointError, RuntimeError, ArithmeticError) as exc:
+        _error(f"the run failed: {exc}")
+        return EXIT_FAILURE
 
 
 if __name__ == "__main__":

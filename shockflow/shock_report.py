@@ -9,7 +9,8 @@ snapshot and links them into tracks.  A row of the table is a track:
 * ``time`` — when the shock formed.  For the tracks that appear first, after the initial time,
   from smooth data, this is the formation time extrapolated from the steepening of ``p`` on the
   resolved pre-shock snapshots (``1/max|p_x|`` falls linearly to zero at t*; THEORY §1), which
-  does not depend on the snapshot spacing; otherwise (a shock in the initial data, or a later
+  does not depend on the snapshot spacing (and may precede or follow the first detection: an
+  under-resolved steep front fires the indicator early); otherwise (a shock in the initial data, or a later
   shock) the first snapshot time it was seen;
 * ``location`` — its position at ``time`` (for an extrapolated time, the first-seen position
   moved back with the track's Rankine–Hugoniot speed);
@@ -20,7 +21,10 @@ snapshot and links them into tracks.  A row of the table is a track:
 along the steepest characteristic obeys ``1/λ(t) = 1/λ0 + t`` (inviscid), so ``−1/λ_min``
 falls linearly to zero at the formation time t* = −1/inf λ_min(∇²u0) (THEORY §1).  The
 Hessian is estimated by differencing the gradient (grids: centred differences; surfaces: the
-P1 derivative of the vertex star gradients, projected on each triangle's tangent plane), the
+P1 derivative of the vertex star gradients, smoothed by two rounds of triangle -> vertex ->
+triangle area-weighted averaging — without them the estimate is off by O(1) at the irregular
+vertices of an icosphere: λ_min of sin²θ came out −2.06 instead of −2 at every resolution — and
+projected on each triangle's tangent plane), the
 line is fitted through the resolved snapshots (the steepest transition wider than
 ``resolved_cells`` cells) and extrapolated to zero.  The table has one row: ``time`` = that
 t*, ``location`` = where λ_min is attained (at the first snapshot where the transition is
@@ -117,8 +121,7 @@ def report_line(times, fields, x, *, a: float = 1.0, nu: float = 0.0, periodic: 
         first = float(tr.times[0])
         jumps = np.abs(tr.right - tr.left)
         t_form, x_form = first, float(tr.positions[0])
-        if born_smooth and first == tracking.first_detection and math.isfinite(tracking.formation_time) \
-                and tracking.formation_time <= first:
+        if born_smooth and first == tracking.first_detection and math.isfinite(tracking.formation_time):
             t_form = float(tracking.formation_time)
             x_form = float(tr.positions[0] - tr.rh_speeds[0] * (first - t_form))
         rows.append(ShockRecord(time=t_form, location=(wrap(x_form),), strength=float(jumps.max()), first_seen=first,
@@ -165,10 +168,12 @@ def grid_hessian_probe(u: np.ndarray, coords: tuple[np.ndarray, ...]) -> Hessian
 class SurfaceHessianProbe:
     """Hessian probe on a closed triangle mesh (see the module docstring)."""
 
-    def __init__(self, mesh):
+    def __init__(self, mesh, smoothing: int = 2):
         from solvers.surface_fem import LaplaceBeltrami
 
         self.mesh = mesh
+        self.smoothing = int(smoothing)
+        self.vertex_area = np.bincount(mesh.triangles.ravel(), weights=np.repeat(mesh.areas, 3), minlength=mesh.n_vertices)
         self.grads = LaplaceBeltrami(mesh).gradients  # (triangles, 3 corners, 3)
         n = mesh.n_vertices
         self.owner = np.repeat(np.arange(n), np.diff(mesh.star_ptr))
@@ -192,6 +197,12 @@ class SurfaceHessianProbe:
         np.add.at(pbar, self.owner, self.weight[:, None] * proj)
         H = np.einsum("kai,kaj->kij", pbar[m.triangles], self.grads)
         H = 0.5 * (H + np.swapaxes(H, 1, 2))
+        for _ in range(self.smoothing):  # triangles -> vertices (area-weighted) -> triangles
+            Hv = np.zeros((m.n_vertices, 3, 3))
+            for c in range(3):
+                np.add.at(Hv, m.triangles[:, c], m.areas[:, None, None] * H)
+            Hv /= self.vertex_area[:, None, None]
+            H = Hv[m.triangles].mean(axis=1)
         H = self.P @ H @ self.P
         lam = np.linalg.eigvalsh(H)[:, 0]
         k = int(np.argmin(lam))

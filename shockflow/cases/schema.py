@@ -83,13 +83,14 @@ def setting(default: Any = MISSING, *, doc: str, choices=None, bounds: Bound | N
     ``default``: the value when the key is absent (omit it for a required key); ``factory``
     for a nested table whose keys all have defaults.  ``choices``: valid names (a collection, or
     a callable returning one, for registries filled at import time).  ``bounds``: a
-    :class:`Bound` for numbers (applied to every element of a tuple).  ``tag``: the
+    :class:`Bound` for numbers (applied to every element of a tuple).  Fields are keyword-only, so
+    required and optional keys may come in any order (the order of the reference page).  ``tag``: the
     discriminating key of a variant table.  ``finite``: reject inf/nan (TOML allows them).
     """
     meta = {"doc": doc, "choices": choices, "bounds": bounds, "tag": tag, "finite": finite}
     if factory is not None:
-        return field(default_factory=factory, metadata=meta)
-    return field(default=default, metadata=meta)
+        return field(default_factory=factory, metadata=meta, kw_only=True)
+    return field(default=default, metadata=meta, kw_only=True)
 
 
 def _choices(meta) -> tuple[str, ...] | None:
@@ -155,6 +156,8 @@ def _toml_type(value) -> str:
 def _found(value) -> str:
     if isinstance(value, dict):
         return "a table"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (boolean)"
     text = repr(value) if not isinstance(value, str) else f'"{value}"'
     if len(text) > 60:
         text = text[:57] + "..."
@@ -247,6 +250,7 @@ def _convert_scalar(tp, meta, value, key: str, out: _Collector):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             out.add(key, f"expected a number, found {_found(value)}")
             return MISSING
+        given = value
         value = float(value)
         if meta.get("finite", True) and not math.isfinite(value):
             out.add(key, f"expected a finite number, found {_found(value)}")
@@ -266,7 +270,8 @@ def _convert_scalar(tp, meta, value, key: str, out: _Collector):
         raise TypeError(f"schema: unsupported field type {tp!r} at {key}")
     bounds = meta.get("bounds")
     if bounds is not None and not bounds.accepts(value):
-        out.add(key, f"expected a number {bounds.describe}, found {_found(value)}")
+        noun = "a number" if tp is float else "an integer"
+        out.add(key, f"expected {noun} {bounds.describe}, found {_found(given if tp is float else value)}")
         return MISSING
     return value
 
@@ -351,11 +356,14 @@ def parse_settings(cls, table: dict, *, file: str = "<string>", path: str = "", 
 
 # -- plain data ------------------------------------------------------------------------------------
 def to_plain(obj) -> Any:
-    """Settings -> nested dicts/lists of plain values (variants carry their tag key)."""
+    """Settings -> nested dicts/lists of plain values (variants carry their tag key; keys that are
+    not set, i.e. None, are left out, as in TOML), which :func:`parse_settings` reads back."""
     if is_dataclass(obj) and not isinstance(obj, type):
         out = {}
         for f in fields(obj):
             value = getattr(obj, f.name)
+            if value is None:
+                continue
             plain = to_plain(value)
             tag = f.metadata.get("tag")
             if tag and is_dataclass(value):
