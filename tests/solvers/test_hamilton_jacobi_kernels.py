@@ -9,15 +9,8 @@ import pytest
 from solvers.boundary import BoundaryConditions, fill_ghosts
 from solvers.errors import BlowUpError, SolverInputError
 from solvers.grid import Grid
-from solvers.hamilton_jacobi import (
-    HJBoundary,
-    HJDiscretisation,
-    HJSettings,
-    centred_gradient,
-    fill_hj_ghosts,
-    fill_hj_ghosts_reference,
-    solve_hj,
-)
+from solvers.hamilton_jacobi import HJDiscretisation, HJSettings, centred_gradient, solve_hj
+from solvers.hj_boundary import HJBoundary, fill_hj_ghosts, fill_hj_ghosts_reference
 from solvers.hamiltonians import CompiledHamiltonian
 from solvers.hj_derivatives import DERIVATIVES, one_sided, one_sided_reference
 
