@@ -542,6 +542,9 @@ def solve_hj(
     ``u0``: cell-centre values (array of ``grid.shape``) or a function of the coordinates.
     ``hamiltonian``: ``"quadratic"`` (``½ Σ a_k p_k²``), ``"eikonal"`` (``|(a_k p_k)_k|``, i.e. ``c|p|``
     with ``a = c``) or a :class:`~solvers.hamiltonians.CompiledHamiltonian`.
+    ``boundary``: a kind of :mod:`solvers.boundary` (``symmetric`` = homogeneous Neumann, the default;
+    ``periodic``, ``outflow``, ``dirichlet``, ``reflecting``) or ``extrapolate`` (linear, for walls
+    that characteristics enter), for all sides, per axis or per side (:class:`~solvers.hj_boundary.HJBoundary`).
     ``a``, ``D``, ``density``: coefficients ``a_k(x) > 0``, ``D_k(x) >= 0``, ``w(x) > 0``, each a number,
     a function of the coordinates, an array of ``grid.shape`` (all axes) or ``(ndim, *grid.shape)``
     (``density``: one field); default 1.  ``max_dt`` caps the step (after the CFL factor).
@@ -575,7 +578,7 @@ def solve_hj(
         speed, where, failed = op.step(q, buffers, rk, dt, scratch)
         new = buffers[where]
         if failed >= 0 or not math.isfinite(speed):
-            _raise_blowup(grid, new, clock.step + 1, clock.t + dt)
+            _raise_blowup(grid, new, clock.step + 1, clock.t + dt, speed)
         buffers[where] = q
         q = new
         if clock.advance(dt, lands):
@@ -587,7 +590,8 @@ def solve_hj(
     return HJSolution(grid, times, u, clock.step, settings)
 
 
-def _raise_blowup(grid: Grid, q: np.ndarray, step: int, time: float):
+def _raise_blowup(grid: Grid, q: np.ndarray, step: int, time: float, speed: float):
     found = first_nonfinite(q[grid.interior])
-    cell, value = found if found is not None else ((), math.nan)
-    raise BlowUpError("u", step, time, cell, value)
+    if found is None:  # finite values whose gradients overflow the speed bound
+        raise BlowUpError("the bound on |dH/dp|", step, time, (), speed)
+    raise BlowUpError("u", step, time, *found)

@@ -257,6 +257,10 @@ def test_bad_custom_hamiltonian_and_ghost_cells():
     ham = CompiledHamiltonian(_tilted_quadratic, 2.0)
     with pytest.raises(SolverInputError, match="numerical_hamiltonian: 'godunov' is not available for a CompiledHamiltonian"):
         solve_hj(Grid.line(16), np.zeros(16), [0.1], hamiltonian=ham)
+    with pytest.raises(SolverInputError, match="a: a CompiledHamiltonian carries its own x-dependence"):
+        solve_hj(Grid.line(16), np.zeros(16), [0.1], hamiltonian=ham, numerical_hamiltonian="lax_friedrichs", a=2.0)
+    with pytest.raises(SolverInputError, match="boundary kind: unknown value 'open'.*or 'extrapolate'"):
+        solve_hj(Grid.line(16), np.zeros(16), [0.1], boundary=["open"])
     with pytest.raises(SolverInputError, match="derivative: 'weno5' needs 3 ghost cells per side, the grid has ghost = 2"):
         solve_hj(Grid.line(16, ghost=2), np.zeros(16), [0.1], derivative="weno5")
     with pytest.raises(SolverInputError, match="grid: expected a solvers.grid.Grid"):
