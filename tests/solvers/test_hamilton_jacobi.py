@@ -215,6 +215,22 @@ def test_2d_separable_data_converges_to_the_sum_of_1d_hopf_lax_solutions():
     assert np.all((_orders(errors) > 0.85) & (_orders(errors) < 1.2)), errors
 
 
+def test_2d_anisotropic_viscous_hj_converges_to_hopf_cole():
+    """u_t + ½(p_x² + p_y²/2) = nu (u_xx + u_yy/2) from cos x + cos(2y)/2: along y, a = D = 1/2 is a
+    slower clock, so u = HC[cos](x, t) + HC[cos(2y)/2](y, t/2) with the 1-D Hopf–Cole solutions."""
+    nu, t = 0.1, 0.5
+    errors = []
+    for n in (32, 64, 128):
+        grid = Grid((0.0, 0.0), (TWO_PI, TWO_PI), (n, n))
+        half = np.stack([np.ones(grid.shape), np.full(grid.shape, 0.5)])
+        sol = solve_hj(grid, lambda x, y: np.cos(x) + 0.5 * np.cos(2 * y), [t], a=half, D=half, nu=nu,
+                       derivative="eno2", **PERIODIC)  # fmt: skip
+        ex = viscous_hj(np.cos, grid.centers(0), t, nu, period=TWO_PI)
+        ey = viscous_hj(lambda y: 0.5 * np.cos(2 * y), grid.centers(1), 0.5 * t, nu, period=TWO_PI)
+        errors.append(_l1(sol.u[-1] - (ex[:, None] + ey[None, :])))
+    assert np.all(_orders(errors) > 1.8), errors
+
+
 @pytest.mark.parametrize("ndim, derivative", [(2, "first_order"), (2, "weno5"), (3, "weno5")])
 def test_separable_solution_splits_exactly_into_1d_solutions(ndim, derivative):
     """With the same steps, the 2-D/3-D scheme on g(x) + h(y) (+ k(z)) with a per-axis a_k and
