@@ -49,7 +49,7 @@ def require_finite(name: str, array) -> np.ndarray:
     bad = ~np.isfinite(a)
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise SolverInputError(f"{name}: expected finite values, found {a[index]!r} at index {index}")
+        raise SolverInputError(f"{name}: expected finite values, found {float(a[index])!r} at index {index}")
     return a
 
 
@@ -77,12 +77,12 @@ def require_times(t0, times) -> np.ndarray:
     if t.ndim != 1 or t.size == 0:
         raise SolverInputError(f"times: expected a non-empty 1-D sequence of output times, found shape {t.shape}")
     if t[0] < t0:
-        raise SolverInputError(f"times: the first output time {t[0]!r} is before the start time {t0!r}")
+        raise SolverInputError(f"times: the first output time {float(t[0])!r} is before the start time {float(t0)!r}")
     steps = np.diff(t)
     if (steps <= 0).any():
         i = int(np.argmax(steps <= 0))
         raise SolverInputError(
-            f"times: expected strictly increasing output times, found {t[i]!r} followed by {t[i + 1]!r} (index {i + 1})"
+            f"times: expected strictly increasing output times, found {float(t[i])!r} followed by {float(t[i + 1])!r} (index {i + 1})"
         )
     return t
 

@@ -42,7 +42,7 @@ class Grid:
         cells = []
         for axis, n in enumerate(raw_cells):
             if isinstance(n, (bool, np.bool_)) or not float(n).is_integer() or int(n) < 1:
-                raise SolverInputError(f"cells[{axis}]: expected a positive whole number of cells, found {n!r}")
+                raise SolverInputError(f"cells[{axis}]: expected a positive whole number of cells, found {n.item() if hasattr(n, 'item') else n!r}")
             cells.append(int(n))
         if not (len(lower) == len(upper) == len(cells)):
             raise SolverInputError(
