@@ -1,0 +1,32 @@
+"""BBP spectral transitions during training (THEORY §3) and spectral Burgers (THEORY §1).
+
+Modules (one concept each):
+  marchenko_pastur   MP density, edges, CDF, quantiles, Stieltjes transform
+  tracy_widom        TW₁ constants and the finite-size edge location/scale
+  bulk_fit           robust MP fit of a spectrum (σ², and r if unknown)
+  outliers           eigenvalues above the fitted edge + a TW margin
+  bbp                rank-one thresholds, outlier positions, overlaps (rectangular, spiked Wigner)
+  teacher_student    THEORY §3 population-GD theory and NumPy simulations
+  finite_size        Binder cumulant, crossings, replica overlap, an exact reduced sampler
+  nonlinear          μ₁, μ₂ by Gauss–Hermite; ε_o, ε_c; one-step Monte Carlo test
+  phase_diagram      (ε, σ_W) diagram from simulation with theory boundaries
+  monitor            spectra of logged weight snapshots; analyse_spectra (file → JSON dict)
+  spectral_burgers   complex Burgers for the Stieltjes transform by characteristics
+"""
+
+from .bbp import (rectangular_outlier, rectangular_overlap, rectangular_theta_from_outlier,
+                  rectangular_threshold, wigner_outlier, wigner_overlap, wigner_threshold)
+from .bulk_fit import BulkFit, BulkFitError, fit_bulk
+from .marchenko_pastur import mp_cdf, mp_density, mp_edges, mp_quantile, mp_stieltjes
+from .monitor import SpectralTrace, analyse_spectra, load_weight_stack, spectral_monitor
+from .outliers import Outliers, detect_outliers
+from .teacher_student import critical_step, critical_steps, critical_time, population_theory
+from .tracy_widom import TW1_MEAN, TW1_STD, wishart_edge_location, wishart_edge_scale
+
+__all__ = ["BulkFit", "BulkFitError", "Outliers", "SpectralTrace", "TW1_MEAN", "TW1_STD",
+           "analyse_spectra", "critical_step", "critical_steps", "critical_time", "detect_outliers",
+           "fit_bulk", "load_weight_stack", "mp_cdf", "mp_density", "mp_edges", "mp_quantile",
+           "mp_stieltjes", "population_theory", "rectangular_outlier", "rectangular_overlap",
+           "rectangular_theta_from_outlier", "rectangular_threshold", "spectral_monitor",
+           "wigner_outlier", "wigner_overlap", "wigner_threshold", "wishart_edge_location",
+           "wishart_edge_scale"]

@@ -1,0 +1,323 @@
+"""Spectral monitor: the spectrum of W Wᵀ along a training run (THEORY §3).
+
+For each logged snapshot of one weight matrix W ∈ R^{N×M}: the eigenvalues of X = W Wᵀ, the
+fitted Marchenko–Pastur bulk (:mod:`.bulk_fit`), the outliers above its Tracy–Widom threshold
+(:mod:`.outliers`), the signal strength θ inferred from the top outlier through the rectangular
+BBP relation (:mod:`.bbp`) and the overlap q² that θ predicts, and, when a teacher direction is
+known, the measured overlap q² = (u_top·u)² of the top eigenvector with it.
+
+Sources: a shockflow training log (HDF5), any HDF5 file holding a (k, N, M) stack, an ``.npz``
+with such a stack, or arrays in memory; ``analyse_spectra`` is the file-to-JSON entry point.
+A snapshot whose bulk cannot be fitted is reported with ``fit_ok = False`` and its reason;
+its fitted quantities are NaN, never placeholders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .bbp import rectangular_overlap, rectangular_theta_from_outlier
+from .bulk_fit import BulkFitError, fit_bulk
+from .outliers import detect_outliers
+
+__all__ = ["SpectralTrace", "spectral_monitor", "load_weight_stack", "write_spectral_trace",
+           "read_spectral_trace", "plot_spectral_evolution", "analyse_spectra", "TRACE_FORMAT"]
+
+TRACE_FORMAT = "shockflow-spectral-trace"
+_ARRAYS = ("step", "eigenvalues", "sigma2", "ratio", "lambda_plus", "threshold", "n_outliers",
+           "top_eigenvalue", "outliers", "theta", "q2_predicted", "q2", "fit_ok")
+
+
+@dataclass(frozen=True, eq=False)
+class SpectralTrace:
+    """Per-snapshot spectral quantities; arrays share the leading snapshot axis k.
+
+    step (k,) int · eigenvalues (k, N) ascending · sigma2, ratio, lambda_plus, threshold (k,) ·
+    n_outliers (k,) int · top_eigenvalue (k,) · outliers (k, max_outliers) descending, NaN-padded ·
+    theta (k,) signal strength from the top outlier (NaN without one) · q2_predicted (k,) its BBP
+    overlap (0 without outlier) · q2 (k,) measured teacher overlap (NaN without teacher) ·
+    fit_ok (k,) bool · fit_errors: reason per failed snapshot · shape (N, M) · level: TW level.
+    """
+
+    step: np.ndarray
+    eigenvalues: np.ndarray
+    sigma2: np.ndarray
+    ratio: np.ndarray
+    lambda_plus: np.ndarray
+    threshold: np.ndarray
+    n_outliers: np.ndarray
+    top_eigenvalue: np.ndarray
+    outliers: np.ndarray
+    theta: np.ndarray
+    q2_predicted: np.ndarray
+    q2: np.ndarray
+    fit_ok: np.ndarray
+    fit_errors: dict = field(default_factory=dict)
+    shape: tuple = ()
+    level: float = 0.99
+
+    def summary(self) -> dict:
+        """JSON-able table with stable keys (one list entry per snapshot)."""
+        def col(a):
+            return [None if (isinstance(x, float) and not np.isfinite(x)) else x
+                    for x in np.asarray(a).tolist()]
+
+        first = np.flatnonzero(self.n_outliers > 0)
+        return {
+            "format": TRACE_FORMAT, "N": int(self.shape[0]), "M": int(self.shape[1]),
+            "level": self.level, "step": col(self.step), "sigma2": col(self.sigma2),
+            "ratio": col(self.ratio), "lambda_plus": col(self.lambda_plus),
+            "threshold": col(self.threshold), "top_eigenvalue": col(self.top_eigenvalue),
+            "n_outliers": col(self.n_outliers), "theta": col(self.theta),
+            "q2_predicted": col(self.q2_predicted), "q2": col(self.q2), "fit_ok": col(self.fit_ok),
+            "fit_errors": {str(k): v for k, v in self.fit_errors.items()},
+            "first_outlier_step": int(self.step[first[0]]) if first.size else None,
+        }
+
+
+def _teacher_vector(teacher, N: int, M: int):
+    if teacher is None:
+        return None
+    T = np.asarray(teacher, dtype=np.float64)
+    if T.shape == (N,):
+        u = T
+    elif T.shape == (N, M):
+        U, _, _ = np.linalg.svd(T, full_matrices=False)
+        u = U[:, 0]
+    else:
+        raise ValueError(f"teacher: expected a left direction of shape ({N},) or a teacher matrix of "
+                         f"shape ({N}, {M}), found {T.shape}")
+    n = np.linalg.norm(u)
+    if not np.isfinite(n) or n == 0:
+        raise ValueError("teacher: the teacher direction is zero or not finite")
+    return u / n
+
+
+def _check_stack(stack) -> np.ndarray:
+    S = np.asarray(stack, dtype=np.float64)
+    if S.ndim == 2:
+        S = S[None]
+    if S.ndim != 3:
+        raise ValueError(f"weights: expected a 2-D weight matrix or a (snapshots, N, M) stack, found an "
+                         f"array of shape {S.shape} ({S.ndim}-D)")
+    if not np.all(np.isfinite(S)):
+        bad = int(np.flatnonzero(~np.all(np.isfinite(S), axis=(1, 2)))[0])
+        raise ValueError(f"weights: snapshot {bad} contains NaN or inf")
+    return S
+
+
+def spectral_monitor(stack, steps=None, teacher=None, ratio: float | None = None,
+                     level: float = 0.99, trim_top: float = 0.1) -> SpectralTrace:
+    """Spectral quantities of every snapshot in ``stack`` ((k, N, M) or one (N, M) matrix).
+
+    ``ratio`` defaults to N/M (the weight matrix's own shape, which fixes it; a different value is
+    refused). ``teacher``: the teacher's left direction u (N,) or its matrix (N, M).
+    """
+    S = _check_stack(stack)
+    k, N, M = S.shape
+    if ratio is not None and not np.isclose(float(ratio), N / M, rtol=1e-9):
+        raise ValueError(f"ratio: {ratio} is inconsistent with weight matrices of shape ({N}, {M}) "
+                         f"(N/M = {N / M:g})")
+    r = N / M
+    steps = np.arange(k) if steps is None else np.asarray(steps).astype(np.int64)
+    if steps.shape != (k,):
+        raise ValueError(f"steps: expected {k} steps for {k} snapshots, found shape {steps.shape}")
+    u = _teacher_vector(teacher, N, M)
+    ev = np.empty((k, N))
+    cols = {name: np.full(k, np.nan) for name in ("sigma2", "ratio", "lambda_plus", "threshold",
+                                                   "theta", "q2_predicted", "q2")}
+    n_out = np.zeros(k, dtype=np.int64)
+    top = np.empty(k)
+    ok = np.zeros(k, dtype=bool)
+    out_lists, errors = [], {}
+    for i in range(k):
+        lam, vec = np.linalg.eigh(S[i] @ S[i].T)
+        lam = np.clip(lam, 0.0, None)
+        ev[i], top[i] = lam, lam[-1]
+        if u is not None:
+            cols["q2"][i] = float((vec[:, -1] @ u) ** 2)
+        try:
+            fit = fit_bulk(lam, ratio=r, trim_top=trim_top)
+        except BulkFitError as exc:
+            errors[int(steps[i])] = str(exc)
+            out_lists.append(np.zeros(0))
+            continue
+        ok[i] = True
+        det = detect_outliers(lam, fit, level=level)
+        cols["sigma2"][i], cols["ratio"][i] = fit.sigma2, fit.ratio
+        cols["lambda_plus"][i], cols["threshold"][i] = fit.lambda_plus, det.threshold
+        n_out[i] = det.count
+        out_lists.append(det.values)
+        if det.count:
+            th = rectangular_theta_from_outlier(det.values[0], r, scale=fit.sigma2)
+            cols["theta"][i] = th
+            cols["q2_predicted"][i] = rectangular_overlap(th, r) if np.isfinite(th) else np.nan
+        else:
+            cols["q2_predicted"][i] = 0.0
+    width = max([len(o) for o in out_lists] + [1])
+    outl = np.full((k, width), np.nan)
+    for i, o in enumerate(out_lists):
+        outl[i, :len(o)] = o
+    return SpectralTrace(step=steps, eigenvalues=ev, n_outliers=n_out, top_eigenvalue=top,
+                         outliers=outl, fit_ok=ok, fit_errors=errors, shape=(N, M), level=float(level),
+                         **cols)
+
+
+# --------------------------------------------------------------------------- files
+def load_weight_stack(source, param: str | None = None):
+    """(steps, stack (k, N, M), teacher or None) from a file or a TrainingRecord.
+
+    - shockflow training log (HDF5) or TrainingRecord: parameter snapshots ``param`` (default:
+      the only 2-D parameter), steps from the log;
+    - other HDF5: dataset ``param`` (default: the only 3-D dataset), steps from a dataset
+      ``step``/``steps`` if present, teacher from a dataset ``teacher`` if present;
+    - ``.npz``: the same conventions for the archive's arrays.
+    """
+    from shockflow.logs import TrainingRecord, read_training_log
+
+    record = source if isinstance(source, TrainingRecord) else None
+    if record is None:
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"source: file {str(path)!r} does not exist")
+        if path.suffix == ".npz":
+            with np.load(path) as z:
+                arrays = {k: z[k] for k in z.files}
+            return _pick(arrays, param, str(path))
+        import h5py
+
+        try:
+            f = h5py.File(path, "r")
+        except OSError as exc:
+            raise ValueError(f"source: {str(path)!r} is neither .npz nor HDF5 ({exc})") from None
+        with f:
+            is_log = f.attrs.get("format") == "shockflow-training-log"
+            if not is_log:
+                arrays = {}
+                f.visititems(lambda name, obj: arrays.__setitem__(name, obj[()])
+                             if isinstance(obj, h5py.Dataset) else None)
+        if not is_log:
+            return _pick(arrays, param, str(path))
+        record = read_training_log(path)
+    snaps = {k: v for k, v in record.snapshots.items() if k != "step"}
+    if not snaps:
+        raise ValueError("source: the training log holds no parameter snapshots")
+    if param is None:
+        mats = [k for k, v in snaps.items() if v.ndim == 3]
+        if len(mats) != 1:
+            raise ValueError(f"param: the log has {len(mats)} matrix parameters; choose one of "
+                             f"{sorted(snaps)}")
+        param = mats[0]
+    if param not in snaps:
+        raise ValueError(f"param: unknown parameter {param!r}; valid: {sorted(snaps)}")
+    return np.asarray(record.snapshots["step"]), _check_stack(snaps[param]), None
+
+
+def _pick(arrays: dict, param, where: str):
+    if param is None:
+        cands = [k for k, v in arrays.items() if np.ndim(v) == 3]
+        if len(cands) != 1:
+            raise ValueError(f"param: {where} has {len(cands)} three-dimensional arrays "
+                             f"({sorted(cands)}); name the weight stack among {sorted(arrays)}")
+        param = cands[0]
+    if param not in arrays:
+        raise ValueError(f"param: {where} has no array {param!r}; valid: {sorted(arrays)}")
+    stack = _check_stack(arrays[param])
+    steps = None
+    for key in ("step", "steps"):
+        if key in arrays:
+            steps = np.asarray(arrays[key]).astype(np.int64)
+    if steps is None:
+        steps = np.arange(stack.shape[0])
+    return steps, stack, arrays.get("teacher")
+
+
+def write_spectral_trace(trace: SpectralTrace, path) -> Path:
+    """Write the trace to HDF5 atomically (datasets named as the fields; attrs hold the rest)."""
+    import h5py
+
+    from shockflow.atomic import atomic_path
+
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        with h5py.File(tmp, "w") as f:
+            f.attrs["format"] = TRACE_FORMAT
+            f.attrs["shape"] = np.asarray(trace.shape, dtype=np.int64)
+            f.attrs["level"] = trace.level
+            f.attrs["fit_errors"] = json.dumps({str(k): v for k, v in trace.fit_errors.items()})
+            for name in _ARRAYS:
+                f.create_dataset(name, data=getattr(trace, name))
+    return path
+
+
+def read_spectral_trace(path) -> SpectralTrace:
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        if f.attrs.get("format") != TRACE_FORMAT:
+            raise ValueError(f"path: {str(path)!r} is not a {TRACE_FORMAT} file")
+        kw = {name: f[name][()] for name in _ARRAYS}
+        errs = {int(k): v for k, v in json.loads(f.attrs["fit_errors"]).items()}
+        return SpectralTrace(**kw, fit_errors=errs, shape=tuple(int(x) for x in f.attrs["shape"]),
+                             level=float(f.attrs["level"]))
+
+
+def plot_spectral_evolution(trace: SpectralTrace, path) -> Path:
+    """Figure: eigenvalues (grey dots) per snapshot step, the fitted edge λ₊, the TW threshold and
+    the outliers (red)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from shockflow.atomic import atomic_path
+
+    x = np.maximum(trace.step, 0) + 1
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for i in range(len(x)):
+        ax.plot(np.full(trace.eigenvalues.shape[1], x[i]), trace.eigenvalues[i], ".", ms=1.5,
+                color="0.6", rasterized=True)
+    ax.plot(x, trace.lambda_plus, "-", color="C0", label="fitted bulk edge λ₊")
+    ax.plot(x, trace.threshold, "--", color="C0", label="TW outlier threshold")
+    for j in range(trace.outliers.shape[1]):
+        ax.plot(x, trace.outliers[:, j], "o", color="C3", ms=4, label="outliers" if j == 0 else None)
+    ax.set_xscale("log")
+    ax.set_yscale("symlog", linthresh=1e-3)
+    ax.set_xlabel("step + 1")
+    ax.set_ylabel("eigenvalues of W Wᵀ")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=120)
+    plt.close(fig)
+    return path
+
+
+def analyse_spectra(path, param: str | None = None, teacher=None, ratio: float | None = None,
+                    level: float = 0.99, output=None, figure=None) -> dict:
+    """Analyse the spectra of a saved run (see :func:`load_weight_stack` for accepted files).
+
+    ``teacher``: None (use a ``teacher`` array stored in the file, if any), an array, or a path
+    to ``.npy``. ``output``: HDF5 path for the full trace; ``figure``: PNG path. Returns the
+    JSON-able summary (:meth:`SpectralTrace.summary`) plus ``source``, ``param``, and the paths
+    written, under stable keys.
+    """
+    steps, stack, stored_teacher = load_weight_stack(path, param)
+    if isinstance(teacher, (str, os.PathLike)):
+        teacher = np.load(teacher)
+    if teacher is None:
+        teacher = stored_teacher
+    trace = spectral_monitor(stack, steps, teacher=teacher, ratio=ratio, level=level)
+    out = trace.summary()
+    out.update({"source": str(path), "param": param, "output": None, "figure": None})
+    if output is not None:
+        out["output"] = str(write_spectral_trace(trace, output))
+    if figure is not None:
+        out["figure"] = str(plot_spectral_evolution(trace, figure))
+    return out

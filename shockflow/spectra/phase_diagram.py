@@ -1,0 +1,117 @@
+"""The (ε, σ_W) phase diagram of the linear teacher–student from simulation (THEORY §3).
+
+:func:`phase_point` is pure — a parameter dict in, a result dict out — so that a sweep engine can
+map it over a grid; :func:`phase_diagram` is the plain loop used until then. Each point runs t
+population-GD steps (``teacher_student.population_gd``) from a seeded W₀, then classifies the
+spectrum *without* the theory: the bulk is fitted (:mod:`.bulk_fit`), outliers are detected with
+the Tracy–Widom margin (:mod:`.outliers`), and the point is "ordered" when an outlier exists and
+its eigenvector overlaps the teacher beyond the random level (q² > ``q2_min``). The theory's
+phase (θ² > √r) and boundaries (:func:`teacher_student.critical_steps`) are stored beside it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .bulk_fit import BulkFitError, fit_bulk
+from .outliers import detect_outliers
+from .teacher_student import (critical_steps, initial_weights, make_teacher, population_gd,
+                              population_theory)
+
+__all__ = ["phase_point", "phase_diagram", "theory_boundaries", "plot_phase_diagram"]
+
+
+def phase_point(params: dict) -> dict:
+    """Simulate one (ε, σ_W) point. ``params``: N, M, eps, sigma_w, t (default 1), seed
+    (default 0), level (TW level, default 0.99), q2_min (default 0.1).
+
+    Returns measured ``top_eigenvalue``, ``q2``, ``n_outliers``, ``ordered`` (simulation),
+    ``bulk_fit_ok``, and the theory's ``theory_ordered``, ``theory_q2``, ``overshoot``.
+    """
+    known = {"N", "M", "eps", "sigma_w", "t", "seed", "level", "q2_min"}
+    unknown = set(params) - known
+    if unknown:
+        raise ValueError(f"params: unknown keys {sorted(unknown)}; valid: {sorted(known)}")
+    missing = {"N", "M", "eps", "sigma_w"} - set(params)
+    if missing:
+        raise ValueError(f"params: missing keys {sorted(missing)}")
+    N, M, eps, sw = int(params["N"]), int(params["M"]), float(params["eps"]), float(params["sigma_w"])
+    t, seed = int(params.get("t", 1)), int(params.get("seed", 0))
+    level, q2_min = float(params.get("level", 0.99)), float(params.get("q2_min", 0.1))
+    rng = np.random.default_rng(seed)
+    u, v = make_teacher(N, M, rng)
+    W = population_gd(initial_weights(N, M, sw, rng), u, v, eps, t)
+    lam, vec = np.linalg.eigh(W @ W.T)
+    q2 = float((vec[:, -1] @ u) ** 2)
+    try:
+        fit = fit_bulk(lam, ratio=N / M)
+        n_out, fit_ok = detect_outliers(lam, fit, level=level).count, True
+    except BulkFitError:
+        # no bulk to fit (e.g. ε = 1 removes it): the spectrum is the spike alone
+        n_out, fit_ok = int(lam[-1] > 0), False
+    th = population_theory(eps, t, sw, N / M)
+    return {"N": N, "M": M, "eps": eps, "sigma_w": sw, "t": t, "seed": seed,
+            "top_eigenvalue": float(lam[-1]), "q2": q2, "n_outliers": int(n_out),
+            "bulk_fit_ok": fit_ok, "ordered": bool(n_out > 0 and q2 > q2_min),
+            "theory_ordered": th["ordered"], "theory_q2": th["q2"], "overshoot": eps > 1.0}
+
+
+def phase_diagram(eps_values, sigma_values, N: int, M: int, t: int = 1, seed: int = 0,
+                  level: float = 0.99) -> dict:
+    """Loop :func:`phase_point` over the grid; arrays of shape (len(sigma), len(eps))."""
+    eps_values = np.asarray(eps_values, dtype=float)
+    sigma_values = np.asarray(sigma_values, dtype=float)
+    shape = (sigma_values.size, eps_values.size)
+    out = {k: np.empty(shape) for k in ("q2", "top_eigenvalue", "theory_q2")}
+    out.update({k: np.empty(shape, dtype=bool) for k in ("ordered", "theory_ordered")})
+    for i, sw in enumerate(sigma_values):
+        for j, e in enumerate(eps_values):
+            p = phase_point({"N": N, "M": M, "eps": e, "sigma_w": sw, "t": t,
+                             "seed": seed + i * shape[1] + j, "level": level})
+            for k in out:
+                out[k][i, j] = p[k]
+    out.update({"eps": eps_values, "sigma_w": sigma_values, "N": N, "M": M, "t": t})
+    out["agreement"] = float(np.mean(out["ordered"] == out["theory_ordered"]))
+    return out
+
+
+def theory_boundaries(sigma_values, t: int, ratio: float) -> dict:
+    """ε_c(σ_W) (lower branch) and the overshooting branches for each σ_W (NaN where absent)."""
+    sig = np.asarray(sigma_values, dtype=float)
+    lower = np.array([critical_steps(t, s, ratio)["lower"] for s in sig])
+    ups = [critical_steps(t, s, ratio)["upper"] for s in sig]
+    width = max([len(u) for u in ups] + [1])
+    upper = np.full((sig.size, width), np.nan)
+    for i, u in enumerate(ups):
+        upper[i, :len(u)] = u
+    return {"sigma_w": sig, "lower": lower, "upper": upper}
+
+
+def plot_phase_diagram(result: dict, path) -> None:
+    """Simulated q² over (ε, σ_W) with the theory's boundaries overlaid."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from shockflow.atomic import atomic_path
+
+    eps, sig = result["eps"], result["sigma_w"]
+    fig, ax = plt.subplots(figsize=(6.0, 4.4))
+    m = ax.pcolormesh(eps, sig, result["q2"], shading="nearest", vmin=0, vmax=1, cmap="viridis")
+    fig.colorbar(m, ax=ax, label="simulated q² = (u_top·u)²")
+    fine = np.linspace(sig.min(), sig.max(), 200)
+    b = theory_boundaries(fine, result["t"], result["N"] / result["M"])
+    ax.plot(b["lower"], fine, "w-", lw=2, label="theory ε_c(σ_W)")
+    for j in range(b["upper"].shape[1]):
+        ax.plot(b["upper"][:, j], fine, "w--", lw=2, label="overshooting branch" if j == 0 else None)
+    ax.axvline(1.0, color="w", ls=":", lw=1)
+    ax.set_xlim(eps.min(), eps.max())
+    ax.set_xlabel("step ε")
+    ax.set_ylabel("σ_W")
+    ax.set_title(f"N={result['N']}, M={result['M']}, t={result['t']}")
+    ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)
