@@ -17,7 +17,7 @@ from shockflow.cases.schema import closest
 __all__ = ["CaseKind", "RunOptions", "register_kind", "get_kind", "kinds"]
 
 #: modules that register the built-in kinds (imported on first use)
-BUILTIN_KIND_MODULES = ("shockflow.cases.pde",)
+BUILTIN_KIND_MODULES = ("shockflow.cases.pde", "shockflow.cases.network")
 
 _KINDS: dict[str, "CaseKind"] = {}
 _loaded = False

@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterable
 from shockflow.cases.errors import CaseError, Problem
 
 __all__ = [
-    "Bound", "at_least", "greater_than", "interval", "setting", "parse_settings", "reference_markdown",
+    "Bound", "Call", "at_least", "greater_than", "interval", "setting", "parse_settings", "reference_markdown",
     "to_plain", "variants_of", "closest",
 ]
 
@@ -77,7 +77,8 @@ def interval(low: float, high: float, closed: str = "both") -> Bound:
 
 # -- declaring fields --------------------------------------------------------------------------------
 def setting(default: Any = MISSING, *, doc: str, choices=None, bounds: Bound | None = None,
-            tag: str | None = None, factory: Callable[[], Any] | None = None, finite: bool = True):
+            tag: str | None = None, factory: Callable[[], Any] | None = None, finite: bool = True,
+            callables: Callable[[], dict] | None = None, exclude: Iterable[str] = ()):
     """A dataclass field with its documentation and constraints.
 
     ``default``: the value when the key is absent (omit it for a required key); ``factory``
@@ -86,8 +87,12 @@ def setting(default: Any = MISSING, *, doc: str, choices=None, bounds: Bound | N
     :class:`Bound` for numbers (applied to every element of a tuple).  Fields are keyword-only, so
     required and optional keys may come in any order (the order of the reference page).  ``tag``: the
     discriminating key of a variant table.  ``finite``: reject inf/nan (TOML allows them).
+    ``callables`` (for a field of type :class:`Call`): a function returning ``{name: callable}``; the
+    table's ``tag`` key (default ``name``) picks one and the other keys are checked against its
+    signature (``exclude``: parameters a file may not set).
     """
-    meta = {"doc": doc, "choices": choices, "bounds": bounds, "tag": tag, "finite": finite}
+    meta = {"doc": doc, "choices": choices, "bounds": bounds, "tag": tag, "finite": finite,
+            "callables": callables, "exclude": tuple(exclude)}
     if factory is not None:
         return field(default_factory=factory, metadata=meta, kw_only=True)
     return field(default=default, metadata=meta, kw_only=True)
@@ -104,6 +109,93 @@ def closest(name: str, valid: Iterable[str]) -> str | None:
     """The closest valid name (difflib), or None."""
     match = difflib.get_close_matches(str(name), list(valid), n=1, cutoff=0.5)
     return match[0] if match else None
+
+
+# -- call tables -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Call:
+    """A table naming a registered callable (a model class, a data generator) and its keyword
+    arguments, validated against the callable's signature: ``[model] name = "mlp"  width = 8``."""
+
+    name: str
+    arguments: tuple[tuple[str, Any], ...] = ()
+
+    def kwargs(self) -> dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.arguments}
+
+
+_ANNOTATIONS = {
+    "int": int, "float": float, "str": str, "bool": bool,
+    "Sequence[int]": tuple[int, ...], "tuple[int, ...]": tuple[int, ...], "list[int]": tuple[int, ...],
+    "Sequence[float]": tuple[float, ...], "tuple[float, ...]": tuple[float, ...], "list[float]": tuple[float, ...],
+}
+
+
+def _annotation_type(annotation):
+    """A schema type for a signature annotation (string or type); None: pass the TOML value through."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    optional = False
+    parts = [p.strip() for p in text.split("|")]
+    if "None" in parts:
+        optional = True
+        parts.remove("None")
+    if len(parts) != 1 or parts[0] not in _ANNOTATIONS:
+        return None
+    tp = _ANNOTATIONS[parts[0]]
+    return (tp | None) if optional else tp
+
+
+def call_parameters(func, exclude: Iterable[str] = ()) -> list:
+    """The keyword parameters of ``func`` (a class: its ``__init__``) a call table may set."""
+    import inspect
+
+    target = func.__init__ if isinstance(func, type) else func
+    out = []
+    for p in inspect.signature(target).parameters.values():
+        if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in exclude:
+            continue
+        out.append(p)
+    return out
+
+
+def _parse_call(meta, value, key: str, out: "_Collector"):
+    tag = meta.get("tag") or "name"
+    registry = meta["callables"]()
+    exclude = tuple(meta.get("exclude") or ())
+    if not isinstance(value, dict):
+        out.add(key, f"expected a table, found {_found(value)}")
+        return MISSING
+    if tag not in value:
+        out.missing.append(_join(key, tag))
+        return MISSING
+    name = value[tag]
+    if not isinstance(name, str) or name not in registry:
+        hint = closest(name, registry) if isinstance(name, str) else None
+        did = f' (did you mean "{hint}"?)' if hint else ""
+        shown = f'"{name}"' if isinstance(name, str) else _found(name)
+        out.add(_join(key, tag), f"unknown name {shown}{did}; expected one of " + ", ".join(f'"{n}"' for n in sorted(registry)))
+        return MISSING
+    params = {p.name: p for p in call_parameters(registry[name], exclude)}
+    before = len(out.problems) + len(out.missing)
+    args = []
+    for k, v in value.items():
+        if k == tag:
+            continue
+        if k not in params:
+            hint = closest(k, params)
+            did = f" (did you mean '{hint}'?)" if hint else ""
+            out.add(_join(key, k), f"unknown key{did}; {name} takes: " + ", ".join(params))
+            continue
+        tp = _annotation_type(params[k].annotation)
+        converted = v if tp is None else _convert(tp, {"finite": True}, v, _join(key, k), out)
+        if converted is not MISSING:
+            args.append((k, converted))
+    for p in params.values():
+        if p.default is p.empty and p.name not in value:
+            out.missing.append(_join(key, p.name))
+    if len(out.problems) + len(out.missing) > before:
+        return MISSING
+    return Call(name, tuple(args))
 
 
 # -- type introspection ----------------------------------------------------------------------------
@@ -180,7 +272,7 @@ def type_name(tp) -> str:
         if len(args) == 2 and args[1] is Ellipsis:
             return f"array of {type_name(args[0])}s"
         return "array [" + ", ".join(type_name(a) for a in args) + "]"
-    if variants_of(tp):
+    if variants_of(tp) or tp is Call:
         return "table"
     if is_dataclass(tp):
         return "table"
@@ -204,6 +296,8 @@ def _join(path: str, key: str) -> str:
 def _convert(tp, meta, value, key: str, out: _Collector):
     """Convert and check one TOML value against its declared type; record problems; return value or MISSING."""
     inner, _optional = _strip_none(tp)
+    if inner is Call:
+        return _parse_call(meta, value, key, out)
     vs = variants_of(inner)
     if vs:
         return _parse_variant(vs, meta["tag"], value, key, out)
@@ -358,6 +452,8 @@ def parse_settings(cls, table: dict, *, file: str = "<string>", path: str = "", 
 def to_plain(obj) -> Any:
     """Settings -> nested dicts/lists of plain values (variants carry their tag key; keys that are
     not set, i.e. None, are left out, as in TOML), which :func:`parse_settings` reads back."""
+    if isinstance(obj, Call):
+        return {"name": obj.name, **{k: to_plain(v) for k, v in obj.arguments}}
     if is_dataclass(obj) and not isinstance(obj, type):
         out = {}
         for f in fields(obj):
@@ -423,6 +519,7 @@ def _table_sections(cls, path: str, heading: str, out: list[str], level: int) ->
         out.append(summary + "\n")
     rows = [f for f in fields(cls) if f.init and not (is_dataclass(_strip_none(hints[f.name])[0])
                                                      or variants_of(hints[f.name]))]
+    rows = [f for f in rows if _strip_none(hints[f.name])[0] is not Call]
     if rows:
         out.append("| key | type | default | meaning |")
         out.append("|---|---|---|---|")
@@ -436,7 +533,9 @@ def _table_sections(cls, path: str, heading: str, out: list[str], level: int) ->
         sub = _join(path, f.name)
         vs = variants_of(tp)
         required = f.default is MISSING and f.default_factory is MISSING
-        if vs:
+        if _strip_none(tp)[0] is Call:
+            _call_sections(f, sub, out, level + 1)
+        elif vs:
             tag = f.metadata["tag"]
             out.append(f"{'#' * (level + 1)} `[{sub}]`\n")
             text = f.metadata.get("doc", "")
@@ -446,6 +545,28 @@ def _table_sections(cls, path: str, heading: str, out: list[str], level: int) ->
                 _table_sections(v, sub, f'`[{sub}]` with `{tag} = "{v.TAG}"`', out, level + 2)
         elif is_dataclass(_strip_none(tp)[0]):
             _table_sections(_strip_none(tp)[0], sub, f"`[{sub}]`" + ("" if required else " (optional)"), out, level + 1)
+
+
+def _call_sections(f, path: str, out: list[str], level: int) -> None:
+    import inspect
+
+    meta = f.metadata
+    tag = meta.get("tag") or "name"
+    registry = meta["callables"]()
+    out.append(f"{'#' * level} `[{path}]`\n")
+    out.append(f"{meta.get('doc', '')} The key `{tag}` chooses one of: " + ", ".join(f'`"{n}"`' for n in sorted(registry))
+               + "; the other keys are its keyword arguments, checked against its signature:\n")
+    out.append(f"| `{tag}` | arguments (default) |")
+    out.append("|---|---|")
+    for name in sorted(registry):
+        args = []
+        for p in call_parameters(registry[name], meta.get("exclude") or ()):
+            ann = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
+            ann = "" if p.annotation is inspect.Parameter.empty else f": {ann}"
+            default = "" if p.default is p.empty else f" = {p.default!r}"
+            args.append(f"`{p.name}{ann}{default}`")
+        out.append(f'| `"{name}"` | ' + (", ".join(args) if args else "(none)").replace("|", "\\|") + " |")
+    out.append("")
 
 
 def reference_markdown(cls, heading: str, intro: str = "", level: int = 2) -> str:

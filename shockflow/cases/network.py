@@ -1,0 +1,109 @@
+"""The ``network`` case kind: a model, its data and its training, run by ``shockflow train``.
+
+    [model]      name = "linear2" and the model's keyword arguments (shockflow.models registry)
+    [data]       name = "teacher_student" and the generator's keyword arguments (shockflow.data)
+    [training]   optimizer, learning rate, steps, ... (shockflow.training.TrainSettings)
+
+``[model]`` and ``[data]`` are call tables (:class:`~shockflow.cases.schema.Call`): their keys are
+checked against the signature of the chosen model class or data generator, so a new model or
+generator is usable from a case file as soon as it is registered.  The case's ``seed`` seeds the
+model (unless ``[model]`` sets its own), the data (likewise) and the batch sampling.  The runner
+(:mod:`shockflow.network_run`) writes the training log (HDF5, docs/training-log.md), detects the
+observed transitions in the loss (:func:`shockflow.transitions.find_transitions`) and draws the
+loss with them marked.  Predictions from the quotient PDE join in the second half of issue 6.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+
+from shockflow.cases.kinds import CaseKind, register_kind
+from shockflow.cases.schema import Call, at_least, greater_than, interval, setting
+from shockflow.training.settings import OPTIMIZERS, SCHEDULES, WEIGHT_DECAY_MODES, TrainSettings
+
+__all__ = ["NetworkCase", "Training"]
+
+_D = {f.name: f.default for f in fields(TrainSettings)}
+
+
+def _models() -> dict:
+    from shockflow.models import registry
+
+    return {name: registry.model_class(name) for name in registry.available()}
+
+
+def _generators() -> dict:
+    from shockflow.data.registry import GENERATORS
+
+    return dict(GENERATORS)
+
+
+@dataclass(frozen=True)
+class Training:
+    """Optimizer and schedule (shockflow.training.TrainSettings; `steps` counts optimizer updates)."""
+
+    optimizer: str = setting(_D["optimizer"], doc="`gd` (full batch), `sgd`, `momentum`, `nesterov`, `adam`.",
+                             choices=OPTIMIZERS)
+    lr: float = setting(_D["lr"], doc="Learning rate η.", bounds=greater_than(0))
+    steps: int = setting(_D["steps"], doc="Optimizer updates.", bounds=at_least(1))
+    batch_size: int | None = setting(_D["batch_size"], doc="Minibatch size (not set: full batch; `sgd` needs one).",
+                                     bounds=at_least(1))
+    momentum: float = setting(_D["momentum"], doc="Momentum μ (`momentum`, `nesterov`).", bounds=interval(0, 1, "left"))
+    beta1: float = setting(_D["beta1"], doc="Adam β1.", bounds=interval(0, 1, "left"))
+    beta2: float = setting(_D["beta2"], doc="Adam β2.", bounds=interval(0, 1, "left"))
+    eps: float = setting(_D["eps"], doc="Adam ε.", bounds=greater_than(0))
+    weight_decay: float = setting(_D["weight_decay"], doc="Weight decay λ.", bounds=at_least(0))
+    weight_decay_mode: str = setting(_D["weight_decay_mode"], doc="`decoupled` (AdamW-style) or `l2` (penalty).",
+                                     choices=WEIGHT_DECAY_MODES)
+    schedule: str = setting(_D["schedule"], doc="Learning-rate schedule: `constant`, `step`, `cosine`.",
+                            choices=SCHEDULES)
+    step_every: int = setting(_D["step_every"], doc="`step` schedule: decay period in steps.", bounds=at_least(1))
+    gamma: float = setting(_D["gamma"], doc="`step` schedule: decay factor.", bounds=interval(0, 1, "right"))
+    lr_min: float = setting(_D["lr_min"], doc="`cosine` schedule: final learning rate.", bounds=at_least(0))
+    log_every: int = setting(_D["log_every"], doc="Loss series cadence (step 0 and the last always logged).",
+                             bounds=at_least(1))
+    n_snapshots: int = setting(_D["n_snapshots"], doc="Parameter snapshots (log-spaced, incl. first and last).",
+                               bounds=at_least(2))
+    noise_every: int = setting(_D["noise_every"], doc="Gradient-noise statistics cadence (0: off).", bounds=at_least(0))
+    noise_batch: int | None = setting(_D["noise_batch"], doc="Samples for per-sample gradients (not set: the batch).",
+                                      bounds=at_least(2))
+
+    def train_settings(self, seed: int) -> TrainSettings:
+        return TrainSettings(**{f.name: getattr(self, f.name) for f in fields(self)}, seed=seed)
+
+    def check(self):
+        try:
+            self.train_settings(0)
+        except ValueError as exc:
+            text = str(exc).removeprefix("TrainSettings: ")
+            names = [f.name for f in fields(self)]
+            match = re.search(r"\b(" + "|".join(names) + r")\b", text)
+            yield (match.group(1) if match else ""), text
+
+
+@dataclass(frozen=True)
+class NetworkCase:
+    """A network case: `shockflow train CASE` trains it and reports the transitions in its loss."""
+
+    model: Call = setting(doc="The network (shockflow.models).", callables=_models)
+    data: Call = setting(doc="The training data (shockflow.data generators).", callables=_generators)
+    training: Training = setting(doc="Optimizer and schedule.", factory=Training)
+
+
+def _run(case, options):
+    from shockflow.network_run import run_network_case
+
+    return run_network_case(case, options)
+
+
+def _verify(case):
+    from shockflow.network_run import build_model_and_data
+
+    build_model_and_data(case, seed=case.seed or 0)
+
+
+NETWORK_KIND = register_kind(CaseKind(
+    name="network", settings=NetworkCase, run=_run, command="train", verify=_verify,
+    description="a network trained from its case file: training log (HDF5), loss figure, observed transitions",
+))

@@ -1,0 +1,75 @@
+"""Network cases: call tables checked against signatures, `shockflow train`, the built-in staircase."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from shockflow.cases import CaseError, load_case
+from shockflow.cli import main
+from shockflow.logs import read_training_log
+
+REPO = Path(__file__).resolve().parents[2]
+STAIRCASE = (REPO / "cases" / "diagonal-staircase.toml").read_text()
+
+
+def test_staircase_switch_on_steps_match_the_logistic_modes(tmp_path, capsys):
+    assert main(["train", "diagonal-staircase", "--out", str(tmp_path), "--json", "--no-figures"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"case", "log_file", "observed"}
+    record = read_training_log(out["log_file"])
+    assert record.series["step"][-1] == 2000 and record.seed == 0
+    # discrete GD on a balanced mode u = v = eps: z = u v grows by (1 + lr w)^2 per step while small, so
+    # z = w/2 is reached after ln((w - eps^2)/eps^2) / (2 ln(1 + lr w)) steps (THEORY §2 logistic switch-on)
+    lr, eps2 = 0.05, 1e-6
+    expected = [math.log((w - eps2) / eps2) / (2 * math.log1p(lr * w)) for w in (4.0, 1.0, 0.25)]
+    observed = [o["step"] for o in out["observed"]]
+    assert len(observed) == 3
+    for seen, exact in zip(observed, expected):
+        assert seen == pytest.approx(exact, rel=0.10)  # measured: -3.6 %, +5.5 %, -3.6 %
+
+
+def test_train_refuses_pde_cases_and_solve_refuses_network_cases(tmp_path, capsys):
+    assert main(["train", "burgers-sine", "--out", str(tmp_path)]) == 2
+    assert "run it with `shockflow solve`" in capsys.readouterr().err
+    assert main(["solve", "diagonal-staircase", "--out", str(tmp_path)]) == 2
+    assert "run it with `shockflow train`" in capsys.readouterr().err
+
+
+def bad(tmp_path, text, *overrides) -> CaseError:
+    path = tmp_path / "net.toml"
+    path.write_text(text)
+    with pytest.raises(CaseError) as info:
+        load_case(path, overrides)
+    return info.value
+
+
+def test_unknown_model_name_lists_the_registered_models(tmp_path):
+    err = bad(tmp_path, STAIRCASE.replace('name = "diagonal"', 'name = "diagonl"'))
+    assert err.keys == ("model.name",)
+    assert 'did you mean "diagonal"?' in str(err) and '"mlp"' in str(err)
+
+
+def test_model_arguments_are_checked_against_the_constructor(tmp_path):
+    err = bad(tmp_path, STAIRCASE.replace("input_dim = 3", "input_dims = 3").replace('form = "uv"', 'form = 2'))
+    assert "model.input_dims" in err.keys and "did you mean 'input_dim'?" in str(err)
+    assert "model.form" in err.keys and "expected a string" in str(err)
+    assert err.missing == ("model.input_dim",)
+
+
+def test_training_settings_errors_name_the_key(tmp_path):
+    err = bad(tmp_path, STAIRCASE, "training.optimizer=sgd")
+    assert err.keys == ("training.optimizer",) and "needs a batch_size" in str(err)
+    err = bad(tmp_path, STAIRCASE, "training.lr=-1")
+    assert err.keys == ("training.lr",)
+
+
+def test_model_that_does_not_fit_the_data_is_bad_input(tmp_path, capsys):
+    path = tmp_path / "net.toml"
+    path.write_text(STAIRCASE.replace("input_dim = 3", "input_dim = 5"))
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "model" in err and "net.toml" in err
