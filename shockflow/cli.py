@@ -271,10 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     from shockflow.results import ResultFileError
 
     parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: 0 for --help/--version, 2 for bad arguments
-        return int(exc.code or 0)
+    args = parser.parse_args(argv)  # bad arguments: argparse prints usage and exits with status 2
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT

@@ -95,10 +95,12 @@ def test_cases_command_lists_builtin_cases(capsys):
         assert set(c) == {"name", "kind", "description"} and c["kind"] in ("pde", "network") and c["description"]
 
 
-def test_solve_refuses_a_case_of_another_kind_and_bad_arguments(tmp_path, capsys):
-    assert main(["solve"]) == 2
-    assert main(["solve", "burgers-sine", "--seed", "-1"]) == 2
-    capsys.readouterr()
+def test_bad_arguments_exit_with_status_2(capsys):
+    for argv in (["solve"], ["solve", "burgers-sine", "--seed", "-1"], ["show"]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 2
+    assert "--seed: expected a whole number >= 0, found '-1'" in capsys.readouterr().err
 
 
 def test_blow_up_is_a_run_failure_with_exit_code_1(tmp_path, capsys):
