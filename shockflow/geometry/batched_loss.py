@@ -1,0 +1,137 @@
+"""The loss of one model at many parameter sets in one vectorised pass.
+
+``batched_loss(model, params, X, y)`` takes parameter arrays with a leading batch axis
+(``params[name].shape == (B, *model.params[name].shape)``) and returns the ``B`` mean losses
+``(1/n) Σ_μ ℓ(f_b(x_μ), y_μ)``.  The forward passes of the model families that quotient
+geometries work with are written out with a batch axis (``b``) in einsum form, so a whole chart
+grid costs a handful of array operations rather than one Python call per grid point:
+
+``mlp``, ``mean_field``       f = c Σ_i a_i φ(w_i·x + b_i)        (c = 1 or 1/m)
+``linear2``, ``deep_linear``, ``deep_mlp``   layer by layer
+``linear``                     f = W x
+``quadratic``                  Σ_i a_i (w_i·x)²  or  (‖Wx‖² − ‖W‖²_F)/(d√p)
+``diagonal``                   Σ_k x_k u_k²/4  or  Σ_k x_k u_k v_k
+``phase_retrieval``            (w·x)²
+``attention_qk``               query–key head with values = tokens (THEORY §2)
+
+Any other model falls back to one forward call per parameter set (correct, slower); a plug-in
+geometry for a new model family can pass its own ``outputs`` function.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import numpy as np
+from scipy.special import softmax
+
+from shockflow.models.base import Model
+
+__all__ = ["batched_loss", "batched_outputs"]
+
+
+def _mlp(model, P, X):
+    Z = np.einsum("nd,bmd->bnm", X, P["W"], optimize=True)
+    if getattr(model, "bias", False):
+        Z = Z + P["b"][:, None, :]
+    H = model.activation.fn(Z)
+    A = P["a"].reshape(P["a"].shape[0], model.output_dim, model.width)
+    return model._readout_scale() * np.einsum("bnm,bom->bno", H, A, optimize=True)
+
+
+def _deep(model, P, X):
+    h = np.broadcast_to(X, (P["W1"].shape[0], *X.shape))
+    for l in range(1, model.depth):
+        z = np.einsum("bni,bji->bnj", h, P[f"W{l}"], optimize=True)
+        if model.bias:
+            z = z + P[f"b{l}"][:, None, :]
+        h = model.activation.fn(z)
+    return np.einsum("bni,bji->bnj", h, P[f"W{model.depth}"], optimize=True)
+
+
+def _linear(model, P, X):
+    return np.einsum("nm,bom->bno", X, P["W"], optimize=True)
+
+
+def _quadratic(model, P, X):
+    U = np.einsum("nd,bpd->bnp", X, P["W"], optimize=True)
+    if model.form == "sum":
+        return np.einsum("bnp,bp->bn", U * U, P["a"], optimize=True)[..., None]
+    sq = np.sum(U * U, axis=2) - np.sum(P["W"] ** 2, axis=(1, 2))[:, None]
+    return (model._trace_scale() * sq)[..., None]
+
+
+def _diagonal(model, P, X):
+    u = P["u"]
+    beta = u * u / 4.0 if model.form == "u2" else u * P["v"]
+    return np.einsum("nk,bk->bn", X, beta)[..., None]
+
+
+def _phase_retrieval(model, P, X):
+    z = np.einsum("nd,bd->bn", X, P["w"])
+    return (z * z)[..., None]
+
+
+def _attention_qk(model, P, X):
+    Q = np.einsum("ntD,bhDk->bnhtk", X, P["W_Q"], optimize=True)
+    K = np.einsum("ntD,bhDk->bnhtk", X, P["W_K"], optimize=True)
+    S = np.einsum("bnhtk,bnhsk->bnhts", Q, K, optimize=True) / np.sqrt(model.d_k)
+    Pr = softmax(S, axis=-1)
+    xc = np.einsum("ntD,D->nt", X, model.readout)  # c · x_s
+    f = np.einsum("bnhts,ns->bn", Pr, xc, optimize=True) / X.shape[1]
+    return f[..., None]
+
+
+_OUTPUTS: dict[str, Callable] = {
+    "mlp": _mlp,
+    "mean_field": _mlp,
+    "linear2": _deep,
+    "deep_linear": _deep,
+    "deep_mlp": _deep,
+    "linear": _linear,
+    "quadratic": _quadratic,
+    "diagonal": _diagonal,
+    "phase_retrieval": _phase_retrieval,
+    "attention_qk": _attention_qk,
+}
+
+
+def _batch_size(model: Model, params: Mapping[str, np.ndarray]) -> int:
+    sizes = set()
+    for key, ref in model.params.items():
+        if key not in params:
+            raise ValueError(f"params: missing array {key!r}; the {model.name!r} model has {', '.join(model.params)}")
+        arr = params[key]
+        if arr.shape[1:] != ref.shape:
+            raise ValueError(f"params[{key!r}]: expected shape (B, {', '.join(map(str, ref.shape))}), found {arr.shape}")
+        sizes.add(arr.shape[0])
+    if len(sizes) != 1:
+        raise ValueError(f"params: every array needs the same batch size, found {sorted(sizes)}")
+    return sizes.pop()
+
+
+def batched_outputs(model: Model, params: Mapping[str, np.ndarray], X, outputs: Callable | None = None) -> np.ndarray:
+    """Model outputs ``(B, n, output_dim)`` for ``B`` parameter sets (see the module docstring)."""
+    X = model._check_inputs(X)
+    batch = _batch_size(model, params)
+    P = {k: np.asarray(params[k], dtype=np.float64) for k in model.params}
+    fn = outputs or _OUTPUTS.get(model.name)
+    if fn is not None:
+        return fn(model, P, X)
+    clone = model.copy()
+    out = []
+    for b in range(batch):
+        for k in clone.params:
+            clone.params[k][...] = P[k][b]
+        F, _ = clone._forward(X)
+        out.append(F)
+    return np.stack(out)
+
+
+def batched_loss(model: Model, params: Mapping[str, np.ndarray], X, y, outputs: Callable | None = None) -> np.ndarray:
+    """Mean loss ``(B,)`` of ``model`` at ``B`` parameter sets on the data ``(X, y)``."""
+    F = batched_outputs(model, params, X, outputs)
+    B, n, o = F.shape
+    Y = model.loss_function.targets(y, n, model.output_dim)
+    values = model.loss_function.value(F.reshape(B * n, o), np.tile(Y, (B, 1)))
+    return values.reshape(B, n).mean(axis=1)

@@ -1,0 +1,126 @@
+"""shockflow.geometry.rescaling: q = a w, conserved a² - |w|², mobility a²I + qqᵀ/a² (THEORY §1)."""
+
+import numpy as np
+import pytest
+
+from shockflow import geometry, models
+from shockflow.geometry import GeometryError
+from shockflow.geometry.rescaling import rescaling_mobility
+
+
+def _data(d, n=60, seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.maximum(X @ rng.normal(size=d), 0.0) - 0.3 * X[:, 0]
+    return X, y
+
+
+def _gd_velocity(geo, model, X, y, eta=1e-6):
+    """Quotient velocity from two real gradient steps ∓η on the parameters (central difference)."""
+    _, grads = model.loss_and_grad(X, y)
+    fwd = {k: v - eta * grads[k] for k, v in model.params.items()}
+    bwd = {k: v + eta * grads[k] for k, v in model.params.items()}
+    return (geo.coordinates(fwd) - geo.coordinates(bwd)) / (2 * eta)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_predicted_velocity_matches_gradient_steps_of_a_relu_mlp(bias):
+    net = models.build("mlp", input_dim=2, width=3, activation="relu", bias=bias, init_scale=1.0, seed=4)
+    if bias:
+        net.params["b"][...] = [0.2, -0.1, 0.3]
+    X, y = _data(2)
+    for unit in range(3):
+        geo = geometry.build("rescaling", model=net, unit=unit, extent=5.0)
+        q = geo.coordinates(net.params)
+        predicted = geo.velocity(q, X, y)
+        measured = _gd_velocity(geo, net, X, y)
+        np.testing.assert_allclose(predicted, measured, rtol=1e-5, atol=1e-8 * np.abs(measured).max())
+        # the Euclidean velocity -∇_q L̄ is wrong by the metric: the test can tell them apart
+        assert np.linalg.norm(geo.chart_gradient(q, X, y) + measured) > 1e-3 * np.linalg.norm(measured)
+
+
+def test_conserved_quantity_is_conserved_by_gradient_flow_to_second_order():
+    net = models.build("linear2", input_dim=1, hidden=2, init_scale=0.8, seed=2)
+    X, y = _data(1)
+    geo = geometry.build("rescaling", model=net, unit=1, extent=3.0)
+    c0 = geo.conserved(net.params)["c"]
+    q0 = geo.coordinates(net.params)
+    changes = []
+    for eta in (1e-2, 5e-3):
+        _, g = net.loss_and_grad(X, y)
+        step = {k: v - eta * g[k] for k, v in net.params.items()}
+        changes.append(abs(geo.conserved(step)["c"] - c0))
+    assert changes[0] / changes[1] == pytest.approx(4.0, rel=0.05)  # O(η²): exact for the flow
+    assert abs(geo.coordinates(step) - q0) > 100 * changes[1]  # while q moves at O(η)
+
+
+def test_section_realises_the_coordinates_and_the_batched_loss_is_the_model_loss():
+    net = models.build("mlp", input_dim=2, width=3, activation="relu", init_scale=1.0, seed=5)
+    X, y = _data(2)
+    geo = geometry.build("rescaling", model=net, unit=2, extent=2.0)
+    rng = np.random.default_rng(0)
+    points = rng.uniform(-2, 2, size=(7, 2))
+    params = geo.section(points)
+    losses = geo.chart_loss(points, X, y)
+    c = geo.conserved(net.params)["c"]
+    for b in range(7):
+        one = {k: v[b] for k, v in params.items()}
+        np.testing.assert_allclose(geo.coordinates(one), points[b], rtol=1e-12, atol=1e-14)
+        assert geo.conserved(one)["c"] == pytest.approx(c, abs=1e-12)
+        clone = net.copy()
+        for k in clone.params:
+            clone.params[k][...] = one[k]
+        assert losses[b] == pytest.approx(clone.loss(X, y), rel=1e-12)
+
+
+def test_mobility_formula_and_its_degeneration():
+    q = np.array([[0.3], [-1.2], [0.0]])
+    for c in (0.5, 0.0, -0.4):
+        A = rescaling_mobility(q, c)[:, 0, 0]
+        np.testing.assert_allclose(A[:2], np.sqrt(c * c + 4 * q[:2, 0] ** 2), rtol=1e-12)  # a² + w² in 1-D
+    assert rescaling_mobility(np.zeros((1, 2)), 0.0)[0] == pytest.approx(np.zeros((2, 2)))
+    net = models.build("linear2", input_dim=1, hidden=1, init_scale=0.5, seed=0)
+    net.params["W1"][...] = 0.3
+    net.params["W2"][...] = 0.3  # balanced: c = 0, the mobility 2|q| vanishes at q = 0
+    geo = geometry.build("rescaling", model=net, unit=0, extent=1.0)
+    assert geo.c == 0.0 and "q = 0" in geo.chart.degenerate
+    assert geo.volume_density(np.array([[0.0]]))[0] == np.inf
+    np.testing.assert_allclose(geo.mobility(np.array([[0.25]]))[0, 0, 0], 0.5)
+
+
+def test_chart_problem_solves_on_the_degenerate_chart():
+    """Balanced 1-D linear unit fitting s: L̄ = ½(s - q)² E[x²]; the HJ solve stays finite and bounded."""
+    net = models.build("linear2", input_dim=1, hidden=1, init_scale=0.5, seed=0)
+    net.params["W1"][...] = 0.1
+    net.params["W2"][...] = 0.1
+    X = np.linspace(-1, 1, 21)[:, None]
+    y = 0.8 * X[:, 0]
+    geo = geometry.build("rescaling", model=net, unit=0, extent=1.5)
+    problem = geo.chart_problem(120, X, y)
+    q = problem.grid.centers()
+    np.testing.assert_allclose(problem.u0, 0.5 * np.mean(X[:, 0] ** 2) * (0.8 - q) ** 2, rtol=1e-12)
+    sol = problem.solve([0.5], nu=0.0, derivative="first_order")
+    # inviscid: u is the Moreau envelope inf_y [L̄(y) + d_g(q, y)²/(2γ)] <= L̄ and keeps L̄'s minimiser
+    assert np.all(np.isfinite(sol.u[-1]))
+    assert np.all(sol.u[-1] <= problem.u0 + 1e-12)
+    assert abs(q[np.argmin(sol.u[-1])] - 0.8) <= problem.grid.dx[0]
+
+
+def test_bad_input_names_the_array_or_point():
+    net = models.build("mlp", input_dim=2, width=3, activation="tanh", seed=0)
+    with pytest.raises(GeometryError, match="positively homogeneous activation"):
+        geometry.build("rescaling", model=net)
+    net = models.build("mlp", input_dim=2, width=3, activation="relu", seed=0)
+    with pytest.raises(GeometryError, match=r"unit: expected a unit index in 0..2, found 7"):
+        geometry.build("rescaling", model=net, unit=7)
+    geo = geometry.build("rescaling", model=net, unit=0, extent=1.0)
+    bad = dict(net.params)
+    bad["W"] = np.zeros((3, 3))
+    with pytest.raises(GeometryError, match=r"params\['W'\]: expected shape \(3, 2\)"):
+        geo.coordinates(bad)
+    with pytest.raises(GeometryError, match=r"point \(1,\) = \(0.5, 3\) lies outside the chart"):
+        geo.section(np.array([[0.0, 0.0], [0.5, 3.0]]))
+    with pytest.raises(GeometryError, match=r"expected chart points of shape \(\.\.\., 2\)"):
+        geo.chart_loss(np.zeros((4, 3)), np.zeros((2, 2)), np.zeros(2))
+    with pytest.raises(GeometryError, match="works with models 'mlp', 'linear2', found 'quadratic'"):
+        geometry.build("rescaling", model=models.build("quadratic", input_dim=2, width=2))
