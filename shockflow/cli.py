@@ -83,6 +83,11 @@ def _run_case(args: argparse.Namespace, command: str) -> int:
     if kind.command != command:
         _error(f"case {case.name!r} is a {case.kind} case: run it with `shockflow {kind.command}`, not `{command}`")
         return EXIT_BAD_INPUT
+    try:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _error(f"--out: cannot create the output directory {args.out!r} ({exc.strerror})")
+        return EXIT_BAD_INPUT
     options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
                          figures=not args.no_figures)
     outcome = kind.run(case, options)
@@ -284,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
         _error("interrupted; no result file was written for the unfinished run")
         return EXIT_INTERRUPTED
     except (FloatingPointError, RuntimeError, ArithmeticError) as exc:
+        _error(f"the run failed: {exc}")
+        return EXIT_FAILURE
+    except OSError as exc:  # the output directory or a file could not be written
         _error(f"the run failed: {exc}")
         return EXIT_FAILURE
 
