@@ -147,7 +147,9 @@ def _show(args: argparse.Namespace) -> int:
 
     result = read_result(args.result)
     figures = []
-    if not args.no_figures and result.case_kind == "pde":
+    from shockflow.figures import can_draw
+
+    if not args.no_figures and result.case_kind == "pde" and can_draw():
         from shockflow.figures import solution_figure
 
         out = Path(args.out) if args.out is not None else Path(args.result).parent

@@ -109,7 +109,9 @@ def run_network_case(case, options) -> NetworkOutcome:
     steps, loss = record.series["step"], record.series["loss"]
     transitions = tuple(find_transitions(steps, loss))
     figures = ()
-    if options.figures:
+    from shockflow.figures import can_draw
+
+    if options.figures and can_draw():
         from shockflow.figures import loss_figure
 
         figures = (loss_figure(steps, loss, out / f"{case.name}-loss.png",

@@ -356,7 +356,9 @@ def run_pde_case(case, options) -> PDEOutcome:
     result = build_result(problem, solution, report, seed=seed, wall_time=time.perf_counter() - start)
     path = write_result(result, out / f"{case.name}.h5")
     figures = ()
-    if getattr(options, "figures", True):
+    from shockflow.figures import can_draw
+
+    if options.figures and can_draw():
         from shockflow.figures import solution_figure
 
         figures = (solution_figure(result, out / f"{case.name}.png"),)

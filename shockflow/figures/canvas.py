@@ -6,7 +6,18 @@ from pathlib import Path
 
 from shockflow.atomic import atomic_path
 
-__all__ = ["new_figure", "save_png"]
+__all__ = ["new_figure", "save_png", "can_draw"]
+
+
+def can_draw() -> bool:
+    """True when matplotlib is installed (figures are optional: a run without it still writes its files)."""
+    import importlib.util
+    import warnings
+
+    if importlib.util.find_spec("matplotlib") is None:
+        warnings.warn("matplotlib is not installed: no figure is drawn (pip install matplotlib)", stacklevel=2)
+        return False
+    return True
 
 
 def new_figure(width: float, height: float):
