@@ -1,0 +1,199 @@
+"""What a sweep runs: a case over axes (:func:`case_sweep`) or a pure function over a grid
+(:func:`function_sweep`).
+
+A :class:`Sweep` is plain data — its tasks (:mod:`shockflow.sweeps.tasks`) and ``execute``, a
+picklable callable ``execute(task, workdir) -> TaskOutput`` that a worker calls — so the
+engine (:mod:`shockflow.sweeps.engine`) runs either kind the same way, serially or on Dask.
+
+Case tasks run through the case kind's registered runner (``run(case, options)``, see
+:mod:`shockflow.cases`) with ``RunOptions(out=<scratch>, seed=task.seed, quiet=True,
+progress=False, figures=False)``; the runner's HDF5 result file (the ``result_file`` of its
+``as_dict()``) becomes the task's result file.  Key figures are ``outcome.key_figures()`` when
+the outcome defines it, else the top-level numbers of ``as_dict()``
+(:func:`~shockflow.sweeps.records.scalar_figures`).
+
+Function tasks call ``function(params) -> dict`` with the fixed and swept values and, unless
+given, ``params[seed_key] = task.seed``; scalar entries of the dict are the key figures and
+array entries are stored under ``/values`` in the task file.  The function must be importable
+on the workers (or pickled by value with ``cloudpickle.register_pickle_by_value``).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from shockflow import __version__
+from shockflow.sweeps.axes import Axis, SweepAxes, build_axes, split_sweep_table
+from shockflow.sweeps.records import TaskOutput, scalar_figures
+from shockflow.sweeps.tasks import SEED_KEY, Task, make_tasks
+
+__all__ = ["Sweep", "case_sweep", "function_sweep", "run_case_task", "call_function_task"]
+
+
+@dataclass(frozen=True, eq=False)
+class Sweep:
+    """``kind`` is ``"case"`` or ``"function"``; ``source`` the case text (without ``[sweep]``)
+    or ``"function module:qualname"``; ``seed`` the sweep seed."""
+
+    name: str
+    kind: str
+    source: str
+    axes: SweepAxes
+    seed: int
+    tasks: tuple[Task, ...]
+    execute: Callable[[Task, Path], TaskOutput]
+    case_path: str = ""
+
+    @property
+    def param_keys(self) -> tuple[str, ...]:
+        return self.axes.keys
+
+    def manifest(self) -> dict:
+        """JSON-able description written to ``<out>/sweep.json``."""
+        return {"name": self.name, "kind": self.kind, "case_path": self.case_path, "source": self.source,
+                "seed": self.seed, "version": __version__,
+                "axes": [{"key": a.key, "values": list(a.values), "spec": a.spec} for a in self.axes.axes],
+                "zip": [list(g) for g in self.axes.zips], "fixed": dict(self.axes.fixed),
+                "tasks": [{"index": t.index, "key": t.key, "hash": t.hash, "seed": t.seed, "params": t.params_dict}
+                          for t in self.tasks]}
+
+
+# -- case sweeps -----------------------------------------------------------------------------------
+def _case_file(source) -> Path:
+    from shockflow.cases import CaseError, Problem
+    from shockflow.cases.builtin import builtin_case_path, builtin_names
+
+    path = Path(source)
+    if path.is_file():
+        return path
+    found = builtin_case_path(str(source))
+    if found is None:
+        names = ", ".join(builtin_names()) or "(none found)"
+        raise CaseError(str(source), [Problem("", f"no such case file, and no built-in case of that name; "
+                                                  f"built-in cases: {names}")])
+    return found
+
+
+def run_case_task(task: Task, workdir: Path, *, case_path: str) -> TaskOutput:
+    """Validate the task's case and run it with its kind's runner, writing into ``workdir``."""
+    import h5py
+
+    from shockflow.cases import RunOptions, get_kind, parse_case
+
+    case = parse_case(task.source, file=case_path, path=Path(case_path), overrides=task.overrides)
+    kind = get_kind(case.kind)
+    outcome = kind.run(case, RunOptions(out=str(workdir), seed=task.seed, quiet=True, progress=False, figures=False))
+    summary = outcome.as_dict()
+    figures = outcome.key_figures() if hasattr(outcome, "key_figures") else scalar_figures(summary)
+    result_file = summary.get("result_file")
+    path = Path(result_file) if isinstance(result_file, str) else None
+    if path is not None and not (path.is_file() and h5py.is_hdf5(path)
+                                 and Path(workdir).resolve() in path.resolve().parents):
+        path = None
+    return TaskOutput(figures=dict(figures), result_file=path, summary=summary)
+
+
+def case_sweep(case, sets=(), zips=(), *, seed: int | None = None) -> Sweep:
+    """A sweep of the case ``case`` (a path or a built-in name).
+
+    ``sets``: ``KEY=VALUES`` items (:mod:`shockflow.sweeps.axes`); ``zips``: ``KEY1,KEY2`` items;
+    a ``[sweep]`` table in the file adds axes (``sets`` win on the same key).  ``seed`` (default:
+    the table's, else the case's ``seed``, else 0) is the sweep seed.  Every task's case is
+    validated here, so a bad value fails before anything runs (:class:`~shockflow.cases.CaseError`
+    naming the task's parameters).
+    """
+    import tomllib
+
+    from shockflow.cases import CaseError, Problem, parse_case
+
+    path = _case_file(case)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CaseError(str(path), [Problem("", f"expected UTF-8 text (TOML), found undecodable bytes at offset {exc.start}")]) from None
+    body, table = split_sweep_table(text, file=str(path))
+    axes = build_axes(sets, zips, table)
+    header_seed = tomllib.loads(body).get("seed")
+    if seed is None:
+        seed = table.seed if table is not None and table.seed is not None else header_seed
+    sweep_seed = 0 if seed is None or not isinstance(seed, int) or isinstance(seed, bool) else int(seed)
+    tasks = make_tasks(body, axes, sweep_seed, __version__, seed_key=SEED_KEY)
+    problems, first = [], None
+    for t in tasks:
+        try:
+            c = parse_case(body, file=str(path), path=path, overrides=t.overrides)
+            first = first or c
+        except CaseError as exc:
+            where = ", ".join(f"{k}={v!r}" for k, v in t.params) or "all tasks"
+            for p in exc.problems:
+                problems.append(Problem(p.key, f"{p.message} (task {t.index}: {where})"))
+            if exc.missing:
+                problems.append(Problem("", f"missing required keys {', '.join(exc.missing)} (task {t.index}: {where})"))
+        if len(problems) >= 20:
+            break
+    if problems:
+        raise CaseError(str(path), problems)
+    execute = functools.partial(run_case_task, case_path=str(path.resolve()))
+    return Sweep(name=first.name, kind="case", source=body, axes=axes, seed=sweep_seed, tasks=tasks,
+                 execute=execute, case_path=str(path.resolve()))
+
+
+# -- function sweeps -------------------------------------------------------------------------------
+def call_function_task(task: Task, workdir: Path, *, function: Callable[[dict], Mapping[str, Any]],
+                       seed_key: str | None) -> TaskOutput:
+    """Call ``function`` with the task's arguments (and seed); split scalars from arrays."""
+    args = task.arguments
+    if seed_key and seed_key not in args:
+        args[seed_key] = task.seed
+    value = function(args)
+    if not isinstance(value, Mapping):
+        raise TypeError(f"function sweep: {_name(function)} must return a dict of results, "
+                        f"returned {type(value).__name__}")
+    figures, arrays = {}, {}
+    for k, v in value.items():
+        if isinstance(v, np.generic):
+            v = v.item()
+        if isinstance(v, (bool, int, float, str)) or v is None:
+            figures[str(k)] = float("nan") if v is None else v
+        else:
+            arrays[str(k)] = np.asarray(v)
+    return TaskOutput(figures=figures, arrays=arrays, summary={})
+
+
+def _name(function) -> str:
+    return f"{getattr(function, '__module__', '?')}:{getattr(function, '__qualname__', repr(function))}"
+
+
+def function_sweep(function: Callable[[dict], Mapping[str, Any]], axes, *, fixed: Mapping[str, Any] | None = None,
+                   seed: int = 0, seed_key: str | None = SEED_KEY, name: str | None = None,
+                   zips=()) -> Sweep:
+    """A sweep of the pure function ``function(params) -> dict`` over ``axes``.
+
+    ``axes``: a :class:`SweepAxes`, or ``{key: values}`` (an outer product; ``zips`` lists key
+    groups to zip); ``fixed``: values passed to every call.  The task hash covers the function's
+    import name, the fixed and swept values and the seed (not the function's code: change
+    ``name`` or the output directory when the function changes).
+    """
+    if not callable(function):
+        raise TypeError(f"function_sweep: function must be callable, found {type(function).__name__}")
+    if isinstance(axes, SweepAxes):
+        grid = axes
+        if fixed:
+            grid = SweepAxes(axes=grid.axes, zips=grid.zips, fixed=tuple(grid.fixed) + tuple(fixed.items()))
+    elif isinstance(axes, Mapping):
+        grid = SweepAxes(axes=tuple(Axis(str(k), tuple(np.asarray(v).tolist()) if isinstance(v, np.ndarray)
+                                         else tuple(v)) for k, v in axes.items()),
+                         zips=tuple(tuple(z) for z in zips), fixed=tuple((fixed or {}).items()))
+    else:
+        raise TypeError(f"function_sweep: axes must be a SweepAxes or a dict of key -> values, "
+                        f"found {type(axes).__name__}")
+    source = f"function {_name(function)}"
+    tasks = make_tasks(source, grid, seed, __version__, seed_key=seed_key)
+    execute = functools.partial(call_function_task, function=function, seed_key=seed_key)
+    return Sweep(name=name or getattr(function, "__name__", "function"), kind="function", source=source,
+                 axes=grid, seed=int(seed), tasks=tasks, execute=execute)

@@ -1,0 +1,72 @@
+"""`shockflow sweep` (serial scheduler): JSON summary, resume, failures with exit code 1, bad input with 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+import numpy as np
+
+from shockflow.sweeps.command import add_parser
+from shockflow.sweeps.index import read_index
+
+
+def _run(argv, capsys):
+    parser = argparse.ArgumentParser(prog="shockflow")
+    add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    code = args.run(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_sweep_command_runs_resumes_and_reports(tmp_path, capsys):
+    out = tmp_path / "amp"
+    argv = ["sweep", "burgers-sine", "--set", "initial.amplitude=0.5,1.0", "--set", "domain.cells=200",
+            "--set", "output.snapshots=41", "--scheduler", "serial", "--out", str(out), "--json"]
+    code, stdout, _ = _run(argv, capsys)
+    summary = json.loads(stdout)
+    assert code == 0 and summary["tasks"] == 2 and summary["done"] == 2 and summary["failed"] == 0
+    idx = read_index(summary["index"])
+    exact = 1.0 / (2.0 * math.pi * idx["initial.amplitude"])
+    assert np.max(np.abs(idx["formation_time"] / exact - 1.0)) < 0.01
+    code, stdout, _ = _run(argv, capsys)
+    assert code == 0 and json.loads(stdout)["reused"] == 2
+    code, stdout, _ = _run(argv + ["--dry-run"], capsys)
+    assert code == 0 and all(row["finished"] for row in json.loads(stdout)["tasks"])
+    # growing an axis reuses the finished points and runs only the new one
+    argv[3] = "initial.amplitude=0.5,0.75,1.0"
+    code, stdout, _ = _run(argv, capsys)
+    summary = json.loads(stdout)
+    assert code == 0 and summary["reused"] == 2 and summary["done"] == 1
+
+
+def test_failing_case_task_gives_exit_1_and_lists_it(tmp_path, capsys):
+    x = (np.arange(100) + 0.5) / 100
+    np.save(tmp_path / "good.npy", np.sin(2 * np.pi * x))
+    case = tmp_path / "arrays.toml"
+    case.write_text('kind = "pde"\n[equation]\nkind = "burgers"\n[domain]\nkind = "interval"\nlower = 0.0\n'
+                    'upper = 1.0\ncells = 100\nboundary = "periodic"\n[initial]\nfunction = "array"\n'
+                    'path = "good.npy"\n[output]\nt_end = 0.3\nsnapshots = 31\n\n'
+                    '[sweep]\n[sweep.axes]\n"initial.path" = ["good.npy", "missing.npy"]\n')
+    code, stdout, err = _run(["sweep", str(case), "--scheduler", "serial", "--out", str(tmp_path / "o")], capsys)
+    assert code == 1
+    assert "1 done, 0 reused, 1 failed" in stdout
+    assert "FAILED task 1 (initial.path='missing.npy')" in stdout and "missing.npy" in stdout
+    idx = read_index(tmp_path / "o" / "index.h5")
+    assert list(idx["status"]) == ["done", "failed"]
+    assert abs(idx["formation_time"][0] - 1 / (2 * math.pi)) < 0.01 and math.isnan(idx["formation_time"][1])
+
+
+def test_bad_input_gives_exit_2_and_runs_nothing(tmp_path, capsys):
+    out = tmp_path / "never"
+    code, _, err = _run(["sweep", "burgers-sine", "--set", "initial.amplitude=logspace:0:1:3", "--out", str(out),
+                         "--scheduler", "serial"], capsys)
+    assert code == 2 and "initial.amplitude" in err and "a > 0 and b > 0" in err
+    code, _, err = _run(["sweep", "burgers-sine", "--set", "domain.cells=100,-5", "--out", str(out),
+                         "--scheduler", "serial"], capsys)
+    assert code == 2 and "domain.cells" in err and "task 1: domain.cells=-5" in err
+    code, _, err = _run(["sweep", "no-such-case", "--out", str(out)], capsys)
+    assert code == 2 and "built-in cases:" in err
+    assert not out.exists()
