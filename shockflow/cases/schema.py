@@ -34,7 +34,6 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import math
 import types
@@ -577,15 +576,3 @@ def reference_markdown(cls, heading: str, intro: str = "", level: int = 2) -> st
         out.insert(1, intro.strip() + "\n")
     return "\n".join(out).rstrip() + "\n"
 
-
-def field_doc(cls, name: str) -> str:
-    """The documentation string of one field (used by error messages of cross-field checks)."""
-    for f in fields(cls):
-        if f.name == name:
-            return f.metadata.get("doc", "")
-    raise KeyError(name)
-
-
-def replace(obj, **changes):
-    """``dataclasses.replace`` re-exported for settings trees."""
-    return dataclasses.replace(obj, **changes)
