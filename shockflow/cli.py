@@ -2,7 +2,7 @@
 
 Commands: ``solve CASE`` (PDE cases), ``train CASE`` (network cases), ``validate CASE``,
 ``cases`` (the built-in cases), ``show RESULT`` (summary table and figures of a result file),
-``demo`` and ``version``.  A CASE is a path to a TOML file or the name of a built-in case.
+``sweep CASE`` (a case over parameter axes, :mod:`shockflow.sweeps.command`), ``demo`` and ``version``.  A CASE is a path to a TOML file or the name of a built-in case.
 ``--set KEY=VALUE`` (repeatable) overrides a key of the case before validation
 (``--set domain.cells=200``).
 
@@ -250,6 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cases = commands.add_parser("cases", parents=[common], help="list the built-in cases")
     cases.set_defaults(run=_cases)
+
+    from shockflow.sweeps.command import add_parser as add_sweep_parser
+
+    add_sweep_parser(commands)  # `shockflow sweep` (shockflow.sweeps.command)
 
     show = commands.add_parser("show", parents=[_common(None)], help="summary table and figures of a result file")
     show.add_argument("result", metavar="RESULT", help="a result file (.h5) written by solve")
