@@ -155,7 +155,7 @@ def crossing(x, y1, y2) -> float:
     """The x where two sampled curves cross (linear interpolation of y1 − y2 at its single sign
     change); raises if they do not cross exactly once on the grid."""
     x, d = np.asarray(x, float), np.asarray(y1, float) - np.asarray(y2, float)
-    s = np.flatnonzero(np.sign(d[:-1]) * np.sign(d[1:]) < 0)
+    s = np.flatnonzero(((d[:-1] < 0) & (d[1:] >= 0)) | ((d[:-1] > 0) & (d[1:] <= 0)))
     if s.size != 1:
         raise ValueError(f"crossing: the curves change order {s.size} times on the grid "
                          f"(expected exactly one crossing); refine the grid or add samples")
@@ -163,28 +163,30 @@ def crossing(x, y1, y2) -> float:
     return float(x[k] - d[k] * (x[k + 1] - x[k]) / (d[k + 1] - d[k]))
 
 
-def _poly_fit(x, y, err, degree):
-    w = 1.0 / np.maximum(np.asarray(err, float), 1e-3)
-    return np.polynomial.Polynomial.fit(x, y, degree, w=w)
-
-
-def binder_crossings(curves: dict, degree: int | None = 3) -> np.ndarray:
+def binder_crossings(curves: dict, window: tuple[float, float] = (0.2, 0.62)) -> np.ndarray:
     """Crossing ε of U₄ for each pair of successive sizes in ``binder_curves`` output.
 
-    With ``degree`` each curve is first replaced by its weighted least-squares polynomial fit
-    (weights 1/bootstrap error) and the crossing of the fits is located on a fine grid: the raw
-    curves cross many times in the disordered region, where U₄ is small and noisy. ``None``
-    crosses the raw curves.
+    Far below ε_c, U₄ is small and noisy and the curves of different N cross at random; the
+    crossing that estimates ε_c is in the steep part. For each pair, the points where both curves
+    lie inside ``window`` (U₄ between 0.2 and 0.62 by default, between the disordered 0 and the
+    ordered 2/3) are fitted by weighted straight lines (weights 1/bootstrap error) and the lines
+    are intersected; fewer than two such points, or parallel lines, raise.
     """
     U, E, x = curves["U4"], curves["U4_err"], np.asarray(curves["eps"], float)
+    lo, hi = window
     out = []
     for i in range(U.shape[0] - 1):
-        if degree is None:
-            out.append(crossing(x, U[i], U[i + 1]))
-            continue
-        fine = np.linspace(x[0], x[-1], 2001)
-        out.append(crossing(fine, _poly_fit(x, U[i], E[i], degree)(fine),
-                            _poly_fit(x, U[i + 1], E[i + 1], degree)(fine)))
+        sel = (U[i] > lo) & (U[i] < hi) & (U[i + 1] > lo) & (U[i + 1] < hi)
+        if sel.sum() < 2:
+            raise ValueError(f"binder_crossings: sizes {curves['sizes'][i]} and {curves['sizes'][i + 1]} have "
+                             f"{int(sel.sum())} points with U4 in {window}; refine the ε grid near ε_c")
+        w1 = 1.0 / np.maximum(E[i][sel], 1e-4)
+        w2 = 1.0 / np.maximum(E[i + 1][sel], 1e-4)
+        a1, b1 = np.polyfit(x[sel], U[i][sel], 1, w=w1)
+        a2, b2 = np.polyfit(x[sel], U[i + 1][sel], 1, w=w2)
+        if np.isclose(a1, a2, rtol=1e-3):
+            raise ValueError("binder_crossings: the fitted lines are parallel; no crossing")
+        out.append((b2 - b1) / (a1 - a2))
     return np.array(out)
 
 
