@@ -77,6 +77,15 @@ class NetworkOutcome:
                              for t in self.transitions],
                 "seconds": self.seconds, "figures": [str(p) for p in self.figures]}
 
+    def key_figures(self) -> dict:
+        """Scalars for sweeps: final loss, steps, seconds, the number of observed transitions and the
+        midpoint step of each (``transition_1``, ``transition_2``, ...)."""
+        out = {"final_loss": self.final_loss, "steps": self.steps, "seconds": self.seconds,
+               "transition_count": len(self.transitions)}
+        for k, t in enumerate(self.transitions, start=1):
+            out[f"transition_{k}"] = float(t.midpoint)
+        return out
+
     def table(self) -> str:
         lines = [f"case {self.case}: {self.steps} steps in {self.seconds:.2f} s, final loss {self.final_loss:.4g} "
                  f"-> {self.log_file}"]

@@ -281,6 +281,20 @@ class PDEOutcome:
                 "formation_time": number(r.formation_time), "steps": self.steps, "seconds": self.seconds,
                 "figures": [str(p) for p in self.figures]}
 
+    def key_figures(self) -> dict:
+        """Scalars for sweeps: formation times, the shock count and the first shock's time, place
+        (per coordinate) and strength (NaN when there is none), steps and seconds."""
+        r = self.report
+        first = r.shocks[0] if r.shocks else None
+        out = {"formation_time": r.formation_time, "formation_time_from_data": r.formation_time_from_data,
+               "shock_count": len(r.shocks), "steps": self.steps, "seconds": self.seconds,
+               "shock_time": first.time if first else math.nan,
+               "shock_strength": first.strength if first else math.nan}
+        dims = len(first.location) if first else 1
+        for k in range(dims):
+            out[f"shock_location_{k}" if dims > 1 else "shock_location"] = first.location[k] if first else math.nan
+        return out
+
     def table(self) -> str:
         r = self.report
         lines = [f"case {self.case}: {self.steps} steps in {self.seconds:.2f} s -> {self.result_file}"]

@@ -83,3 +83,17 @@ def test_box_hj_first_shock_time_from_hessian_steepening():
     exact = hopf_lax(lambda P, Q: 0.32 * np.exp(-((P - 0.1) ** 2 + (Q + 0.2) ** 2) / (2 * 0.4 ** 2)),
                      (X[inner], Y[inner]), 0.45, search=((-4.0, 4.0), (-4.0, 4.0)))
     assert np.max(np.abs(solution.values[-1][inner] - exact)) < 2e-3
+
+
+def test_key_figures_of_a_solve_for_sweeps(tmp_path):
+    import math
+
+    from shockflow.cases import RunOptions
+    from shockflow.pde_run import run_pde_case
+
+    outcome = run_pde_case(parse_case(SINE, file="sine.toml"), RunOptions(out=str(tmp_path), figures=False))
+    figures = outcome.key_figures()
+    assert figures["shock_count"] == 1
+    assert figures["shock_time"] == pytest.approx(1 / (2 * math.pi), rel=0.02)
+    assert figures["shock_location"] == pytest.approx(0.5 + 0.25 / (2 * math.pi), abs=2 / 128)
+    assert all(isinstance(v, (int, float)) for v in figures.values())
