@@ -192,16 +192,33 @@ def isotropy_constant(A) -> tuple[float, float]:
 
 
 def isotropic_solution(t, Y, c, M0) -> np.ndarray:
-    """M(t) = e^{Yt} M0 [I + 8c Φ(t) M0]^{-1} e^{Yt} (mse), for each time in ``t``: shape (len(t), p, p)."""
+    """M(t) = e^{Yt} M0 [I + 8c Φ(t) M0]^{-1} e^{Yt} (mse), for each time in ``t``: shape (len(t), p, p).
+
+    Evaluated in the eigenbasis of Y. For invertible M0 through the equivalent, overflow-free inverse
+    N(t) = M(t)^{-1} = e^{-Yt} M0^{-1} e^{-Yt} + 8c ∫_0^t e^{-2Y(t-τ)} dτ (the Riccati equation is linear in
+    N), inverted with diagonal scaling; otherwise by the formula as written.
+    """
     Y, M0 = np.asarray(Y, float), np.asarray(M0, float)
     gam, U = np.linalg.eigh(Y)
+    M0t = U.T @ M0 @ U
+    invertible = np.linalg.cond(M0t) < 1e12
+    N0 = np.linalg.inv(M0t) if invertible else None
     out = []
     for s in np.atleast_1d(np.asarray(t, float)):
-        E = (U * np.exp(gam * s)) @ U.T
-        with np.errstate(divide="ignore", invalid="ignore"):
-            phi = np.where(np.abs(gam) * s > 1e-12, np.expm1(2 * gam * s) / (2 * gam), s)
-        Phi = (U * phi) @ U.T
-        out.append(E @ M0 @ np.linalg.solve(np.eye(len(gam)) + 8 * c * Phi @ M0, E))
+        x = 2 * gam * s
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            if invertible:
+                D = np.exp(-gam * s)
+                psi = np.where(np.abs(x) > 1e-12, -np.expm1(-x) / (2 * gam), s)
+                N = D[:, None] * N0 * D[None, :] + 8 * c * np.diag(psi)
+                sc = 1.0 / np.sqrt(np.diag(N))
+                Mt = sc[:, None] * np.linalg.inv(sc[:, None] * N * sc[None, :]) * sc[None, :]
+            else:
+                E = np.exp(gam * s)
+                phi = np.where(np.abs(x) > 1e-12, np.expm1(x) / (2 * gam), s)
+                Mt = E[:, None] * (M0t @ np.linalg.solve(np.eye(len(gam)) + 8 * c * phi[:, None] * M0t,
+                                                          np.diag(E)))
+        out.append(U @ (0.5 * (Mt + Mt.T)) @ U.T)
     return np.asarray(out)
 
 

@@ -125,7 +125,8 @@ def simulate_order_parameters(form: QuadraticForm, y: np.ndarray, state: OrderSt
         if t == steps:
             break
         idx = next(it)
-        state = order_parameter_step(form.subset(idx), y[idx], state, lr, weight_decay)
+        with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are caught just below
+            state = order_parameter_step(form.subset(idx), y[idx], state, lr, weight_decay)
         if not (np.all(np.isfinite(state.M)) and np.all(np.isfinite(state.mu))):
             raise FloatingPointError(f"order-parameter dynamics diverged at step {t + 1}: M or μ is non-finite "
                                      f"(lr = {lr}); lower the learning rate")

@@ -312,7 +312,7 @@ class RemainderFit:
 
 
 def expansion_remainder(model, X: np.ndarray, form: QuadraticForm | None = None,
-                        scales=(0.4, 0.2, 0.1, 0.05, 0.025), seed: int = 0) -> RemainderFit:
+                        scales=(0.1, 0.05, 0.025, 0.0125, 0.00625), seed: int = 0) -> RemainderFit:
     """Fit the order of the remainder of (1) along a random direction θ̂ (‖θ̂‖ = 1): θ = s θ̂."""
     form = structure_matrices(model, X) if form is None else form
     rng = np.random.default_rng(seed)
