@@ -66,6 +66,7 @@ class TaskReport:
     hash: str
     figures: dict = field(default_factory=dict)
     seconds: float = float("nan")
+    cpu_seconds: float = float("nan")
     error: str = ""
     worker: str = ""
     path: str = ""
@@ -96,14 +97,16 @@ def perform(task: Task, execute, tasks_dir: str) -> TaskReport:
         return _report(task, "reused", figures=record.figures, seconds=record.seconds, worker=worker, path=str(target))
     workdir = tasks_dir / _scratch_name(task.key)
     workdir.mkdir(parents=True)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     try:
         output = execute(task, workdir)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        _keep_extras(task, output, workdir, tasks_dir)
         write_task_file(task, output, target, seconds=seconds, version=__version__)
         with contextlib.suppress(FileNotFoundError):
             (tasks_dir / task.failure_filename).unlink()
-        return _report(task, "done", figures=dict(output.figures), seconds=seconds, worker=worker, path=str(target))
+        return _report(task, "done", figures=dict(output.figures), seconds=seconds, cpu_seconds=cpu, worker=worker,
+                       path=str(target))
     except Exception as exc:  # the task failed; the sweep goes on
         seconds = time.perf_counter() - start
         path = write_failure(task, tasks_dir / task.failure_filename, error=exc,
@@ -112,6 +115,19 @@ def perform(task: Task, execute, tasks_dir: str) -> TaskReport:
                        path=str(path))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _keep_extras(task: Task, output, workdir: Path, tasks_dir: Path) -> None:
+    """Move the runner's other files (figures, side files) to ``tasks/<key>.files/``."""
+    adopted = Path(output.result_file).resolve() if output.result_file is not None else None
+    extras = [p for p in workdir.iterdir() if not p.name.startswith(".") and p.resolve() != adopted]
+    if not extras:
+        return
+    dest = tasks_dir / f"{task.key}.files"
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir()
+    for p in extras:
+        os.replace(p, dest / p.name)
 
 
 @dataclass(frozen=True)

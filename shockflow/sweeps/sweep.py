@@ -13,8 +13,9 @@ the outcome defines it, else the top-level numbers of ``as_dict()``
 (:func:`~shockflow.sweeps.records.scalar_figures`).
 
 Function tasks call ``function(params) -> dict`` with the fixed and swept values and, unless
-given, ``params[seed_key] = task.seed``; scalar entries of the dict are the key figures and
-array entries are stored under ``/values`` in the task file.  The function must be importable
+given, ``params[seed_key] = task.seed``; scalar entries of the dict are the key figures, numeric
+array entries are stored under ``/values`` in the task file, nested dicts are flattened into
+dotted keys (``fit.exponent``) and anything else is kept as JSON in the ``/sweep`` summary.  The function must be importable
 on the workers (or pickled by value with ``cloudpickle.register_pickle_by_value``).
 """
 
@@ -81,8 +82,6 @@ def _case_file(source) -> Path:
 
 def run_case_task(task: Task, workdir: Path, *, case_path: str) -> TaskOutput:
     """Validate the task's case and run it with its kind's runner, writing into ``workdir``."""
-    import h5py
-
     from shockflow.cases import RunOptions, get_kind, parse_case
 
     case = parse_case(task.source, file=case_path, path=Path(case_path), overrides=task.overrides)
@@ -90,12 +89,22 @@ def run_case_task(task: Task, workdir: Path, *, case_path: str) -> TaskOutput:
     outcome = kind.run(case, RunOptions(out=str(workdir), seed=task.seed, quiet=True, progress=False, figures=False))
     summary = outcome.as_dict()
     figures = outcome.key_figures() if hasattr(outcome, "key_figures") else scalar_figures(summary)
-    result_file = summary.get("result_file")
-    path = Path(result_file) if isinstance(result_file, str) else None
-    if path is not None and not (path.is_file() and h5py.is_hdf5(path)
-                                 and Path(workdir).resolve() in path.resolve().parents):
-        path = None
-    return TaskOutput(figures=dict(figures), result_file=path, summary=summary)
+    return TaskOutput(figures=dict(figures), result_file=_runner_file(summary, Path(workdir)), summary=summary)
+
+
+def _runner_file(summary: dict, workdir: Path) -> Path | None:
+    """The HDF5 file the runner wrote: its ``result_file`` (PDE) or ``log_file`` (network), else the
+    only ``*.h5`` in ``workdir``; None when there is none."""
+    import h5py
+
+    candidates = [Path(v) for k in ("result_file", "log_file") if isinstance(v := summary.get(k), str)]
+    if not candidates:
+        found = sorted(p for p in workdir.glob("*.h5") if not p.name.startswith("."))
+        candidates = found if len(found) == 1 else []
+    for path in candidates:
+        if path.is_file() and h5py.is_hdf5(path) and workdir.resolve() in path.resolve().parents:
+            return path
+    return None
 
 
 def case_sweep(case, sets=(), zips=(), *, seed: int | None = None) -> Sweep:
@@ -154,15 +163,31 @@ def call_function_task(task: Task, workdir: Path, *, function: Callable[[dict], 
     if not isinstance(value, Mapping):
         raise TypeError(f"function sweep: {_name(function)} must return a dict of results, "
                         f"returned {type(value).__name__}")
-    figures, arrays = {}, {}
+    figures, arrays, other = {}, {}, {}
+    _split("", value, figures, arrays, other)
+    return TaskOutput(figures=figures, arrays=arrays, summary=other)
+
+
+def _split(prefix: str, value: Mapping, figures: dict, arrays: dict, other: dict) -> None:
+    """Scalars -> ``figures``, numeric arrays -> ``arrays``, anything else -> ``other`` (JSON);
+    nested dicts are flattened into dotted keys."""
     for k, v in value.items():
+        key = f"{prefix}{k}"
         if isinstance(v, np.generic):
             v = v.item()
-        if isinstance(v, (bool, int, float, str)) or v is None:
-            figures[str(k)] = float("nan") if v is None else v
+        if isinstance(v, Mapping):
+            _split(key + ".", v, figures, arrays, other)
+        elif isinstance(v, (bool, int, float, str)) or v is None:
+            figures[key] = float("nan") if v is None else v
         else:
-            arrays[str(k)] = np.asarray(v)
-    return TaskOutput(figures=figures, arrays=arrays, summary={})
+            try:
+                a = np.asarray(v)
+            except (ValueError, TypeError):
+                a = None
+            if a is not None and a.dtype.kind in "biuf":
+                arrays[key] = a
+            else:
+                other[key] = v
 
 
 def _name(function) -> str:

@@ -1,0 +1,50 @@
+"""Task files of function sweeps (figures, arrays, nested results) and what counts as finished (serial engine)."""
+
+from __future__ import annotations
+
+import json
+
+import h5py
+import numpy as np
+
+from shockflow.sweeps import function_sweep, read_index, run_sweep
+from shockflow.sweeps.records import read_task_record
+
+
+def power_fit(params: dict) -> dict:
+    x = np.arange(1.0, 9.0)
+    y = params["c"] * x ** params["alpha"]
+    slope, intercept = np.polyfit(np.log(x), np.log(y), 1)
+    return {"fit": {"exponent": float(slope), "prefactor": float(np.exp(intercept))}, "y": y,
+            "labels": ["a", "b"], "seed_seen": params["seed"]}
+
+
+def test_function_task_file_holds_figures_arrays_and_the_rest(tmp_path):
+    sweep = function_sweep(power_fit, {"alpha": [-0.5, -1.0, -2.0]}, fixed={"c": 3.0}, seed=1)
+    summary = run_sweep(sweep, tmp_path, scheduler="serial", progress=False)
+    assert summary.ok
+    idx = read_index(summary.index_path)
+    np.testing.assert_allclose(idx["fit.exponent"], idx["alpha"], rtol=1e-12)
+    np.testing.assert_allclose(idx["fit.prefactor"], 3.0, rtol=1e-12)
+    assert list(idx["seed_seen"]) == list(idx["seed"]) == [t.seed for t in sweep.tasks]
+    for t in sweep.tasks:
+        with h5py.File(tmp_path / "tasks" / t.filename) as f:
+            np.testing.assert_allclose(f["values/y"][()], 3.0 * np.arange(1.0, 9.0) ** t.params_dict["alpha"])
+            assert json.loads(f["sweep"].attrs["summary"]) == {"labels": ["a", "b"]}
+
+
+def test_damaged_or_stale_task_files_are_rerun_and_replaced(tmp_path):
+    sweep = function_sweep(power_fit, {"alpha": [-0.5, -1.0, -2.0]}, fixed={"c": 3.0})
+    run_sweep(sweep, tmp_path, scheduler="serial", progress=False)
+    tasks = tmp_path / "tasks"
+    (tasks / sweep.tasks[0].filename).write_bytes(b"")              # a truncated file
+    with h5py.File(tasks / sweep.tasks[1].filename, "r+") as f:     # a file of another task definition
+        f["sweep"].attrs["task_hash"] = "0" * 64
+    again = run_sweep(sweep, tmp_path, scheduler="serial", progress=False)
+    assert [r.status for r in again.reports] == ["done", "done", "reused"]
+    assert all(read_task_record(tasks / t.filename).hash == t.hash for t in sweep.tasks)
+    # a changed fixed value changes every hash but keeps the file names: all rerun, nothing accumulates
+    changed = function_sweep(power_fit, {"alpha": [-0.5, -1.0, -2.0]}, fixed={"c": 5.0})
+    third = run_sweep(changed, tmp_path, scheduler="serial", progress=False)
+    assert third.count("done") == 3 and len(list(tasks.glob("t-*.h5"))) == 3
+    np.testing.assert_allclose(read_index(third.index_path)["fit.prefactor"], 5.0, rtol=1e-12)
