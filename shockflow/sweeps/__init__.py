@@ -10,17 +10,19 @@ Modules: :mod:`~shockflow.sweeps.axes` (axis syntax, zip/product, the ``[sweep]`
 :mod:`~shockflow.sweeps.tasks` (task hash, key and seed), :mod:`~shockflow.sweeps.sweep` (case
 and function sweeps), :mod:`~shockflow.sweeps.records` (task result files and failure records),
 :mod:`~shockflow.sweeps.engine` (serial / LocalCluster / existing scheduler, resume, failures,
-progress), :mod:`~shockflow.sweeps.index` (the merged HDF5 table),
+progress), :mod:`~shockflow.sweeps.index` (the merged HDF5 table), :mod:`~shockflow.sweeps.grid`
+(a per-point function over a grid, arrays back),
 :mod:`~shockflow.sweeps.command` (``shockflow sweep``).  Dask is imported only when a sweep
 runs on it.
 """
 
 from shockflow.sweeps.axes import Axis, SweepAxes, SweepSpecError, build_axes, parse_values
 from shockflow.sweeps.engine import SweepSummary, TaskReport, local_cluster, run_sweep
+from shockflow.sweeps.grid import grid_map
 from shockflow.sweeps.index import read_index
 from shockflow.sweeps.sweep import Sweep, case_sweep, function_sweep
 from shockflow.sweeps.tasks import Task, task_hash, task_seed
 
 __all__ = ["Axis", "Sweep", "SweepAxes", "SweepSpecError", "SweepSummary", "Task", "TaskReport", "build_axes",
-           "case_sweep", "function_sweep", "local_cluster", "parse_values", "read_index", "run_sweep", "task_hash",
+           "case_sweep", "function_sweep", "grid_map", "local_cluster", "parse_values", "read_index", "run_sweep", "task_hash",
            "task_seed"]

@@ -88,10 +88,14 @@ def _scratch_name(key: str) -> str:
 
 def perform(task: Task, execute, tasks_dir: str) -> TaskReport:
     """Run one task on this process and write its result file or failure record (never raises
-    for an ``Exception`` of the task)."""
+    for an ``Exception`` of the task; raises FileNotFoundError when ``tasks_dir`` is not visible
+    here, which the client records as the task's failure)."""
     tasks_dir = Path(tasks_dir)
     target = tasks_dir / task.filename
     worker = f"{socket.gethostname()}:{os.getpid()}"
+    if not tasks_dir.is_dir():
+        raise FileNotFoundError(f"sweep: the tasks directory {str(tasks_dir)!r} does not exist on worker {worker}; "
+                                f"the sweep's output directory must be on a file system the workers share")
     record = read_task_record(target)
     if record is not None and record.hash == task.hash:
         return _report(task, "reused", figures=record.figures, seconds=record.seconds, worker=worker, path=str(target))
@@ -270,12 +274,14 @@ def run_sweep(sweep: Sweep, out, *, scheduler: str | None = None, workers: int |
     bar = ProgressBar(max(len(pending), 1), label=f"sweep {sweep.name}", enabled=progress and bool(pending))
     n_workers = 1
 
+    counts = {"finished": 0, "failed": 0}
+
     def collect(report: TaskReport) -> None:
         reports[report.index] = report
-        failed = sum(r.status == "failed" for r in reports.values())
-        bar.update(sum(r.index in by_index for r in reports.values()), info=f"{failed} failed" if failed else "")
+        counts["finished"] += 1
+        counts["failed"] += report.status == "failed"
+        bar.update(counts["finished"], info=f"{counts['failed']} failed" if counts["failed"] else "")
 
-    by_index = {t.index: t for t in pending}
     try:
         if not pending:
             pass
