@@ -280,14 +280,14 @@ def plot_spectral_evolution(trace: SpectralTrace, path) -> Path:
     x = np.maximum(trace.step, 0) + 1
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for i in range(len(x)):
-        ax.plot(np.full(trace.eigenvalues.shape[1], x[i]), trace.eigenvalues[i], ".", ms=1.5,
-                color="0.6", rasterized=True)
+        ev = trace.eigenvalues[i][trace.eigenvalues[i] > 0]      # zero modes (rank < N) not drawn
+        ax.plot(np.full(ev.size, x[i]), ev, ".", ms=1.5, color="0.6", rasterized=True)
     ax.plot(x, trace.lambda_plus, "-", color="C0", label="fitted bulk edge λ₊")
     ax.plot(x, trace.threshold, "--", color="C0", label="TW outlier threshold")
     for j in range(trace.outliers.shape[1]):
         ax.plot(x, trace.outliers[:, j], "o", color="C3", ms=4, label="outliers" if j == 0 else None)
     ax.set_xscale("log")
-    ax.set_yscale("symlog", linthresh=1e-3)
+    ax.set_yscale("log")
     ax.set_xlabel("step + 1")
     ax.set_ylabel("eigenvalues of W Wᵀ")
     ax.legend(fontsize=8)
