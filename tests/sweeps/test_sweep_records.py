@@ -48,3 +48,30 @@ def test_damaged_or_stale_task_files_are_rerun_and_replaced(tmp_path):
     third = run_sweep(changed, tmp_path, scheduler="serial", progress=False)
     assert third.count("done") == 3 and len(list(tasks.glob("t-*.h5"))) == 3
     np.testing.assert_allclose(read_index(third.index_path)["fit.prefactor"], 5.0, rtol=1e-12)
+
+
+def interrupted_at_3(params: dict) -> dict:
+    from pathlib import Path
+
+    if params["x"] == 3 and Path(params["flag"]).exists():
+        raise KeyboardInterrupt  # Ctrl-C while task 3 runs
+    return {"x2": params["x"] ** 2}
+
+
+def test_interrupt_keeps_finished_tasks_writes_the_index_and_resumes(tmp_path):
+    import pytest
+
+    flag = tmp_path / "interrupt"
+    flag.touch()
+    sweep = function_sweep(interrupted_at_3, {"x": list(range(6))}, fixed={"flag": str(flag)})
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(sweep, out, scheduler="serial", progress=False)
+    idx = read_index(out / "index.h5")
+    assert list(idx["status"]) == ["done"] * 3 + ["missing"] * 3
+    # nothing half-written: exactly the finished tasks' files, no scratch directory or temporary file
+    assert sorted(p.name for p in (out / "tasks").iterdir()) == sorted(t.filename for t in sweep.tasks[:3])
+    flag.unlink()
+    resumed = run_sweep(sweep, out, scheduler="serial", progress=False)
+    assert [r.status for r in resumed.reports] == ["reused"] * 3 + ["done"] * 3
+    assert list(read_index(out / "index.h5")["x2"]) == [x * x for x in range(6)]
