@@ -1,0 +1,61 @@
+"""py-pde's viscous Burgers (an expression PDE on a periodic Cartesian grid) as a benchmark tool.
+
+``u_t = -d_dx(u**2/2) + nu laplace(u)`` — py-pde's central finite differences of the conservative
+flux at the cell centres, explicit Euler at a fixed step
+
+    dt = 0.9 min( dx² / (2ν),  2ν / max|u|² )
+
+(the diffusive bound and the cell-Reynolds bound of central differences with forward Euler; with
+``dx > 2ν / max|u|`` the scheme oscillates, which the accuracy study shows).  py-pde compiles the
+right-hand side with Numba on every solve; its profiler's split (compilation / stepping) is kept
+in :attr:`PyPDEBurgers.last_profile`.  Only the viscous problem: central differences need ν > 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+class PyPDEBurgers:
+    name = "pypde"
+    label = "py-pde (Numba)"
+
+    def __init__(self):
+        self.last_profile = {}
+
+    def unavailable(self):
+        try:
+            import pde  # noqa: F401
+        except ImportError:
+            return "py-pde is not installed (pip install py-pde): skipped"
+        return None
+
+    def supports(self, problem) -> bool:
+        return problem.kind == "viscous_burgers" and problem.ndim == 1
+
+    def prepare(self, problem, grid, q0, t0, t_end):
+        import logging
+
+        import pde
+
+        logging.getLogger("pde").setLevel(logging.WARNING)  # one INFO line per compiled function otherwise
+
+        n, dx, nu = grid.cells[0], grid.dx[0], problem.nu
+        umax = problem.max_speed()
+        dt = 0.9 * min(dx * dx / (2.0 * nu), 2.0 * nu / umax ** 2)
+        steps = max(1, math.ceil((t_end - t0) / dt - 1e-9))
+        dt = (t_end - t0) / steps
+        pgrid = pde.CartesianGrid([[grid.lower[0], grid.upper[0]]], [n], periodic=True)
+        eq = pde.PDE({"u": f"-d_dx(u**2) / 2 + {nu!r} * laplace(u)"})
+        data = np.array(q0, dtype=np.float64)
+
+        def run():
+            state = pde.ScalarField(pgrid, data.copy())
+            result, info = eq.solve(state, t_range=(t0, t_end), dt=dt, solver="euler", adaptive=False,
+                                    tracker=None, backend="numba", ret_info=True)
+            self.last_profile = dict(info.get("controller", {}).get("profiler", {}))
+            return np.array(result.data), steps
+
+        return run
