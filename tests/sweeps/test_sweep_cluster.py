@@ -10,7 +10,6 @@ and against the theory's phase.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
