@@ -41,9 +41,14 @@ from shockflow.training.batching import BatchSampler
 
 __all__ = ["mode_analysis", "five_mode_switch_on", "power_law_modes_experiment", "fourier_feature_exponents",
            "failure_modes", "shock_link_reference", "order_parameters_vs_network", "five_mode_data",
-           "HALVING_STRENGTHS"]
+           "HALVING_STRENGTHS", "halving_strengths"]
 
 HALVING_STRENGTHS = (1.0, 0.5, 0.25, 0.125, 0.0625)
+
+
+def halving_strengths(n: int) -> tuple[float, ...]:
+    """(1, 1/2, 1/4, …) with n entries."""
+    return tuple(2.0 ** -k for k in range(int(n)))
 
 
 # ----------------------------------------------------------------------------------- shared pieces

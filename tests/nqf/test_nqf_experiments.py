@@ -69,3 +69,29 @@ def test_shock_link_reference_escape_reading():
     # the leading term ln(1/ε)/ζ is off by O(1/ln(1/ε)) for the same modes
     lead = np.asarray(r["t_leading"]) / np.asarray(r["t_switch_on"]) - 1
     assert np.max(np.abs(lead)) > 0.05
+
+
+def test_momentum_and_adam_reduced():
+    """Reduced (diagonal net, three modes, ε = 1e-4). Heavy ball with η(1 − μ) follows the NQF times of the
+    effective step to 10 %, with an error falling with the mode's rate (the O(μ η ζ/(1 − μ)²) lag of the
+    momentum buffer); Adam moves every weight at about the same speed, so weaker modes switch on *earlier*:
+    successive switch-on ratios fall below 1 where gradient flow predicts ≈ 2."""
+    mom = five_mode_switch_on(eps=1e-4, lr=0.01 * 0.1, strengths=HALVING_STRENGTHS[:3], optimizer="momentum",
+                              momentum=0.9)
+    err = np.abs(mom["relative_error"])
+    assert np.max(err) < 0.10 and err[0] > err[-1]
+    adam = five_mode_switch_on(eps=1e-4, lr=1e-3, strengths=HALVING_STRENGTHS[:3], optimizer="adam", steps=3000)
+    assert np.all(np.asarray(adam["successive_ratio_predicted"]) > 1.5)
+    assert np.all(np.asarray(adam["successive_ratio_measured"]) < 1.0)
+
+
+@pytest.mark.slow
+def test_failure_modes_full():
+    """The five-mode teacher on the tanh Fourier MLP: baseline GD within 2 %, momentum within 10 % (error
+    falling with ζ), Adam inverts the order, a large initialisation starts most modes above half strength."""
+    r = failure_modes()["runs"]
+    assert r["baseline_gd"]["max_abs_relative_error"] < 0.02
+    err = np.abs(r["momentum"]["relative_error"])
+    assert np.max(err) < 0.10 and err[0] > err[-1]
+    assert np.all(np.asarray(r["adam"]["successive_ratio_measured"]) < 1.0)
+    assert len(r["large_init"]["t_measured"]) < 5

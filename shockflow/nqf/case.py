@@ -1,0 +1,253 @@
+"""The ``nqf`` case kind: one built-in neural-quadratic-form experiment per case file (THEORY §2).
+
+    kind = "nqf"
+    [experiment]
+    kind = "five_mode"        # five_mode | power_law | fourier | failure_modes | shock_link
+    eps = 1e-6
+    lr = 0.01
+
+The runner calls the matching function of :mod:`shockflow.nqf.experiments`, writes
+``<out>/<name>.json`` (the result dict without the curves; atomic) and, unless figures are off,
+``<out>/<name>.png``. Registered at import of this module (:func:`shockflow.cases.register_kind`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from shockflow.cases.kinds import CaseKind, register_kind
+from shockflow.cases.schema import at_least, greater_than, interval, setting
+
+__all__ = ["NQFCase", "FiveMode", "PowerLaw", "FourierExponents", "FailureModes", "ShockLink", "NQFOutcome",
+           "run_nqf_case", "NQF_KIND"]
+
+_EPS = interval(0.0, 1.0, closed="neither")
+
+
+@dataclass(frozen=True)
+class FiveMode:
+    """Orthogonal modes with halving strengths, small init, full-batch GD: switch-on times vs the closed form."""
+
+    TAG: ClassVar[str] = "five_mode"
+    modes: int = setting(5, doc="Number of modes (strengths 1, 1/2, 1/4, …; at most 7 for the diagonal network).",
+                         bounds=interval(1, 7))
+    network: str = setting("diagonal", doc="`diagonal` (exact quadratic form) or `fourier` (tanh Fourier MLP).",
+                           choices=("diagonal", "fourier"))
+    eps: float = setting(1e-6, doc="Initial mode strength z_k(0) = ε.", bounds=_EPS)
+    lr: float = setting(0.01, doc="Learning rate η (time t = η × step).", bounds=greater_than(0))
+    amplitude: float = setting(1.0, doc="Multiplies the strengths (use 0.01 for the Fourier MLP to stay quadratic).",
+                               bounds=greater_than(0))
+    rho: float = setting(0.5, doc="Switch-on = reaching the fraction ρ of z_k(∞).", bounds=_EPS)
+    optimizer: str = setting("gd", doc="Optimizer of the network run.", choices=("gd", "momentum", "nesterov", "adam"))
+    momentum: float = setting(0.9, doc="Momentum coefficient (momentum, nesterov).", bounds=interval(0, 1, "left"))
+
+    def check(self):
+        if self.network == "fourier" and 2 * self.modes >= 16:
+            yield "modes", f"the Fourier grid has 16 points: expected at most 7 modes, found {self.modes}"
+
+
+@dataclass(frozen=True)
+class PowerLaw:
+    """Many modes with ζ_k ∝ k^{-α2}, V_k ∝ k^{-α1}: fitted loss exponent vs (α1 − 1)/α2 and the finite-ε slope."""
+
+    TAG: ClassVar[str] = "power_law"
+    modes: int = setting(1000, doc="Number of modes.", bounds=at_least(4))
+    alpha1: float = setting(2.0, doc="V_k ∝ k^{-α1} (α1 > 1).", bounds=greater_than(1))
+    alpha2: float = setting(0.8, doc="ζ_k ∝ k^{-α2}.", bounds=greater_than(0))
+    eps: float = setting(1e-6, doc="Initial strength scale ε.", bounds=_EPS)
+    beta: float = setting(0.0, doc="z_k(0) = ε k^{-β}.", bounds=at_least(0))
+    window: tuple[int, ...] = setting((10, 100), doc="Fitting window: switch-on times of modes k_lo and k_hi.",
+                                      bounds=at_least(1))
+    network_check: bool = setting(True, doc="Also train a diagonal network realising the modes.")
+    lr: float = setting(0.05, doc="Learning rate of the network check.", bounds=greater_than(0))
+
+    def check(self):
+        if len(self.window) != 2 or not self.window[0] < self.window[1] <= self.modes:
+            yield "window", f"expected [k_lo, k_hi] with k_lo < k_hi <= modes = {self.modes}, found {list(self.window)}"
+
+
+@dataclass(frozen=True)
+class FourierExponents:
+    """Fourier-feature MLP on b_k = A k^{-β}: fitted exponents vs (2β − 1)/(θ + β)."""
+
+    TAG: ClassVar[str] = "fourier"
+    thetas: tuple[float, ...] = setting((0.0, 0.5, 1.0), doc="Feature decays θ (s_k = k^{-θ}).", bounds=at_least(0))
+    beta: float = setting(1.0, doc="Target decay β (> 1/2).", bounds=greater_than(0.5))
+    modes: int = setting(32, doc="Number of Fourier modes P.", bounds=at_least(4))
+    eps: float = setting(1e-6, doc="Initial strength ε.", bounds=_EPS)
+    amplitude: float = setting(0.01, doc="Target amplitude A.", bounds=greater_than(0))
+    lr_rate: float = setting(0.1, doc="Step η = lr_rate/ζ_1.", bounds=greater_than(0))
+    window: tuple[int, ...] = setting((2, 10), doc="Fitting window: switch-on times of modes k_lo and k_hi.",
+                                      bounds=at_least(1))
+
+    def check(self):
+        if len(self.window) != 2 or not self.window[0] < self.window[1] <= self.modes:
+            yield "window", f"expected [k_lo, k_hi] with k_lo < k_hi <= modes = {self.modes}, found {list(self.window)}"
+
+
+@dataclass(frozen=True)
+class FailureModes:
+    """The five-mode teacher on the tanh Fourier MLP with large init, Adam and momentum."""
+
+    TAG: ClassVar[str] = "failure_modes"
+    eps: float = setting(1e-6, doc="Small initial strength of the baseline.", bounds=_EPS)
+    init_large: float = setting(0.3, doc="Std of the large normal initialisation.", bounds=greater_than(0))
+    amplitude: float = setting(0.01, doc="Target amplitude.", bounds=greater_than(0))
+    lr: float = setting(1.0, doc="GD learning rate of the baseline.", bounds=greater_than(0))
+    adam_lr: float = setting(1e-3, doc="Adam learning rate.", bounds=greater_than(0))
+    momentum: float = setting(0.9, doc="Heavy-ball coefficient (run with η(1 − μ)).", bounds=interval(0, 1, "left"))
+
+
+@dataclass(frozen=True)
+class ShockLink:
+    """Closed-form switch-on times of the five-mode case and the THEORY §1 escape reading γ* ln(d_exit/d_0)."""
+
+    TAG: ClassVar[str] = "shock_link"
+    eps: float = setting(1e-6, doc="Initial mode strength ε.", bounds=_EPS)
+    rho: float = setting(0.5, doc="Switch-on fraction ρ.", bounds=_EPS)
+
+
+@dataclass(frozen=True)
+class NQFCase:
+    """A neural-quadratic-form experiment: `shockflow run CASE` runs it against a NumPy training run."""
+
+    experiment: FiveMode | PowerLaw | FourierExponents | FailureModes | ShockLink = setting(
+        doc="The experiment and its settings.", tag="kind")
+
+
+@dataclass(frozen=True, eq=False)
+class NQFOutcome:
+    """What the command line reports for an ``nqf`` case."""
+
+    case: str
+    experiment: str
+    result: dict
+    result_file: Path
+    seconds: float
+    figures: tuple[Path, ...] = field(default=())
+
+    def as_dict(self) -> dict:
+        return {"case": self.case, "experiment": self.experiment, "result_file": str(self.result_file),
+                "seconds": self.seconds, "figures": [str(p) for p in self.figures], "result": self.result}
+
+    def table(self) -> str:
+        r, lines = self.result, [f"case {self.case} ({self.experiment}) in {self.seconds:.1f} s -> {self.result_file}"]
+        if self.experiment in ("five_mode", "shock_link"):
+            measured = r.get("t_measured", r.get("t_escape"))
+            lines.append(f"{'mode':>4}  {'rate':>9}  {'t* exact':>10}  {'ln(1/eps)/zeta':>14}  {'measured':>10}  {'rel.err':>8}")
+            for k, rate in enumerate(r["rates"]):
+                exact = r.get("t_predicted", r.get("t_switch_on"))[k]
+                rel = (measured[k] - exact) / exact
+                lines.append(f"{k + 1:4d}  {rate:9.4g}  {exact:10.5g}  {r['t_leading'][k]:14.5g}  "
+                             f"{measured[k]:10.5g}  {rel:8.2%}")
+        elif self.experiment == "power_law":
+            f = r["fit"]
+            lines.append(f"fitted exponent {f['exponent']:.4f} (stderr {f['stderr']:.4f}, sub-window spread "
+                         f"{f['spread']:.4f}); (α1−1)/α2 = {r['exponent_asymptotic']:.4f}; finite-ε slope "
+                         f"{r['exponent_finite_eps']:.4f}; step model {r['exponent_step_model']:.4f}")
+        elif self.experiment == "fourier":
+            for run in r["runs"]:
+                lines.append(f"θ = {run['theta']:.2f}: fitted {run['fit']['exponent']:.4f} ± {run['fit']['spread']:.4f}, "
+                             f"NQF closed form {run['fit_nqf']['exponent']:.4f}, (2β−1)/(θ+β) = "
+                             f"{run['exponent_predicted']:.4f}, finite-ε {run['exponent_finite_eps']:.4f}")
+        else:
+            for name, run in r["runs"].items():
+                lines.append(f"{name:>12}: max |rel. error| {run['max_abs_relative_error']:.3g}; successive ratios "
+                             f"{np.round(run['successive_ratio_measured'], 3).tolist()} (predicted "
+                             f"{np.round(run['successive_ratio_predicted'], 3).tolist()})")
+        lines += [f"figure: {p}" for p in self.figures]
+        return "\n".join(lines)
+
+
+def _plain(value):
+    """The result without curves/details, with NaN as None (JSON)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if k not in ("curves", "details")}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, (float, np.floating)):
+        return None if not math.isfinite(float(value)) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def _run_experiment(e):
+    from shockflow.nqf import experiments as ex
+
+    if e.TAG == "five_mode":
+        return ex.five_mode_switch_on(eps=e.eps, lr=e.lr, strengths=ex.halving_strengths(e.modes), rho=e.rho,
+                                      network=e.network, optimizer=e.optimizer, momentum=e.momentum,
+                                      amplitude=e.amplitude)
+    if e.TAG == "power_law":
+        return ex.power_law_modes_experiment(n_modes=e.modes, alpha1=e.alpha1, alpha2=e.alpha2, eps=e.eps,
+                                             beta=e.beta, window_modes=tuple(e.window),
+                                             network_check=e.network_check, lr=e.lr)
+    if e.TAG == "fourier":
+        return ex.fourier_feature_exponents(thetas=tuple(e.thetas), beta=e.beta, modes=e.modes, eps=e.eps,
+                                            amplitude=e.amplitude, lr_rate=e.lr_rate, window_modes=tuple(e.window))
+    if e.TAG == "failure_modes":
+        return ex.failure_modes(eps_small=e.eps, init_large=e.init_large, amplitude=e.amplitude, lr=e.lr,
+                                adam_lr=e.adam_lr, momentum=e.momentum)
+    return ex.shock_link_reference(eps=e.eps, rho=e.rho)
+
+
+def _figures(e, result, out: Path, name: str) -> tuple[Path, ...]:
+    from shockflow.nqf.figures import mode_strengths_figure, power_law_figure
+
+    if e.TAG == "five_mode":
+        return (mode_strengths_figure(result, out / f"{name}.png"),)
+    if e.TAG == "power_law":
+        c = result["curves"]
+        extra = {"network": (c["network_t"], c["network_loss"])} if "network_t" in c else None
+        return (power_law_figure(c["t"], c["loss"], result["fit"],
+                                 {"(α1−1)/α2": result["exponent_asymptotic"],
+                                  "finite-ε": result["exponent_finite_eps"]},
+                                 out / f"{name}.png", title=f"{result['n_modes']} modes", extra=extra),)
+    if e.TAG == "fourier":
+        paths = []
+        for run in result["runs"]:
+            c = run["curves"]
+            paths.append(power_law_figure(c["t"], c["loss"], run["fit"],
+                                          {"(2β−1)/(θ+β)": run["exponent_predicted"],
+                                           "finite-ε": run["exponent_finite_eps"]},
+                                          out / f"{name}-theta{run['theta']:g}.png", title=f"θ = {run['theta']:g}",
+                                          extra={"NQF closed form": (c["t"], c["loss_nqf"])}))
+        return tuple(paths)
+    if e.TAG == "failure_modes":
+        return tuple(mode_strengths_figure(res, out / f"{name}-{key}.png") for key, res in result["details"].items())
+    return ()
+
+
+def run_nqf_case(case, options) -> NQFOutcome:
+    """Run the case's experiment; write ``<out>/<name>.json`` (atomic) and figures; return an :class:`NQFOutcome`."""
+    from shockflow.atomic import atomic_path
+
+    start = time.perf_counter()
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    e = case.settings.experiment
+    result = _run_experiment(e)
+    figures = _figures(e, result, out, case.name) if options.figures else ()
+    plain = _plain(result)
+    path = out / f"{case.name}.json"
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps({"case_name": case.name, "case_kind": case.kind, "case_text": case.text,
+                                   "seed": options.seed if options.seed is not None else case.seed,
+                                   "experiment": e.TAG, "result": plain}, indent=1))
+    return NQFOutcome(case.name, e.TAG, plain, path, time.perf_counter() - start, figures)
+
+
+NQF_KIND = register_kind(CaseKind(
+    name="nqf", settings=NQFCase, run=run_nqf_case, command="run",
+    description="neural quadratic forms: switch-on times, power laws and their failure, against NumPy training",
+))
