@@ -1,0 +1,170 @@
+"""The mean-field geometry: permutations of hidden units; the empirical measure on neuron space.
+
+**Symmetry.**  The mean-field network ``f(x) = (1/m) Σ_i a_i φ(w_i·x)`` is invariant under permuting
+its ``m`` units, so the quotient of ``Θ = (R^{1+d})^m`` is the set of empirical measures
+``μ = (1/m) Σ_i δ_{θ_i}`` on *neuron space* ``θ = (a, w) ∈ R^{1+d}``.  Its coordinates here are the
+neuron positions sorted lexicographically — a canonical point of the orbit, shape ``(m, 1+d)``
+(the one place where ``coordinates`` is not a ``(dim,)`` vector) — and :meth:`density`, the
+histogram of ``μ`` on a chart grid.
+
+**Flow (McKean–Vlasov).**  With ``ℓ'`` the derivative of the per-sample loss with respect to the
+output, the potential of one neuron in the field of the others is
+``ψ(θ; μ) = E_x[ℓ'(f_μ(x), y) a φ(w·x)]`` and gradient flow moves every neuron at
+``θ̇_i = -∇_{θ_i} L = -(1/m) ∇_θ ψ(θ_i; μ)``: the *velocity field* ``v(θ) = -(1/m) ∇ψ(θ; μ)``
+(:meth:`velocity_field`; ``∂_a ψ = E[ℓ' φ(w·x)]``, ``∇_w ψ = E[ℓ' a φ'(w·x) x]``) with the Euclidean
+metric of neuron space scaled by ``1/m`` (the mobility; the usual mean-field time is ``τ = t/m``).
+The density obeys the continuity equation ``ρ_t + ∇·(ρ v) = T Δρ``, the diffusion ``T`` coming from
+SGD noise (THEORY §1: ``T = η σ_g²/(2B)``); :meth:`continuity_problem` returns its data on a grid
+(density, face velocities, diffusion) for a finite-volume solver.
+
+**Conserved.**  The mass of ``μ`` (1) and the number of units; for a homogeneous activation
+(ReLU, identity) also ``a_i² - |w_i|²`` of every neuron (the rescaling symmetry of each unit).
+
+**Section.**  Neuron positions ``(..., m, 1+d)`` -> parameters ``a = θ[..., 0]``, ``W = θ[..., 1:]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from shockflow.geometry.base import Chart, Geometry, GeometryError
+from shockflow.geometry.batched_loss import batched_loss
+from shockflow.geometry.registry import register
+from shockflow.models.base import Model
+from solvers.grid import Grid
+
+__all__ = ["MeanFieldGeometry", "ContinuityProblem"]
+
+
+@dataclass(frozen=True)
+class ContinuityProblem:
+    """``ρ_t + ∇·(ρ v) = T Δρ`` on neuron space at one instant: ``rho`` (cell averages, mass 1),
+    ``face_velocity[k]`` (``v_k`` on the faces normal to axis ``k``: ``cells[k] + 1`` along it) and ``T``."""
+
+    grid: Grid
+    rho: np.ndarray
+    face_velocity: tuple
+    temperature: float
+
+
+@register
+@dataclass(frozen=True, eq=False)
+class MeanFieldGeometry(Geometry):
+    """Empirical measure of the units ``(a_i, w_i)`` of a mean-field network on neuron space."""
+
+    name = "mean_field"
+    symmetry = "permutations of hidden units; quotient: the empirical measure of neurons (a, w) on neuron space"
+    models = ("mean_field",)
+
+    model: Model
+    extent: float | None = None
+
+    def __post_init__(self):
+        self.check_model()
+        if self.model.output_dim != 1:
+            raise GeometryError(f"model: the mean-field geometry needs a scalar output, found output_dim = {self.model.output_dim}")
+        theta = self.neurons(self.model.params)
+        extent = 1.5 * float(np.abs(theta).max()) + 1e-12 if self.extent is None else float(self.extent)
+        if not (np.isfinite(extent) and extent > 0):
+            raise GeometryError(f"extent: expected a half-width > 0 of the neuron-space box, found {self.extent!r}")
+        object.__setattr__(self, "extent", extent)
+
+    # -- neuron space ----------------------------------------------------------------------
+    def neurons(self, params) -> np.ndarray:
+        """Neuron positions ``θ_i = (a_i, w_i)``, shape ``(m, 1+d)`` in unit order."""
+        return np.concatenate([np.asarray(params["a"], dtype=np.float64)[:, None], np.asarray(params["W"], dtype=np.float64)], axis=1)
+
+    @property
+    def chart(self) -> Chart:
+        d = self.model.input_dim
+        names = ("a",) + tuple(f"w{k}" for k in range(d))
+        return Chart(names, (-self.extent,) * (1 + d), (self.extent,) * (1 + d), degenerate="nowhere (Euclidean neuron space)")
+
+    def coordinates(self, params):
+        theta = self.neurons(self.check_params(params))
+        order = np.lexsort(theta.T[::-1])
+        return theta[order]
+
+    def conserved(self, params):
+        theta = self.coordinates(params)
+        out = {"mass": np.array(1.0), "units": np.array(float(theta.shape[0]))}
+        if self.model.activation.name in ("relu", "identity"):
+            out["balance"] = theta[:, 0] ** 2 - np.sum(theta[:, 1:] ** 2, axis=1)
+        return out
+
+    def mobility(self, points):
+        p = np.asarray(points, dtype=np.float64)
+        return np.broadcast_to(np.eye(p.shape[-1]) / self.model.width, (*p.shape[:-1], p.shape[-1], p.shape[-1])).copy()
+
+    def section(self, points):
+        """Neuron configurations ``(..., m, 1+d)`` -> parameters ``{"a": (..., m), "W": (..., m, d)}``."""
+        p = np.asarray(points, dtype=np.float64)
+        m = self.model.width
+        if p.ndim < 2 or p.shape[-2:] != (m, 1 + self.model.input_dim):
+            raise GeometryError(f"points: expected neuron configurations (..., {m}, {1 + self.model.input_dim}), found shape {p.shape}")
+        self.chart.check(p)
+        return {"a": p[..., 0].copy(), "W": p[..., 1:].copy()}
+
+    def chart_loss(self, points, X, y):
+        """The loss of whole neuron configurations ``(..., m, 1+d)`` (batched)."""
+        p = np.asarray(points, dtype=np.float64)
+        params = self.section(p)
+        lead = p.shape[:-2]
+        flat = {k: v.reshape(-1, *v.shape[len(lead):]) for k, v in params.items()}
+        return batched_loss(self.model, flat, X, y).reshape(lead)
+
+    # -- the mean-field flow -----------------------------------------------------------------
+    def _residual(self, params, X, y) -> np.ndarray:
+        X = self.model._check_inputs(X)
+        clone = self.model.copy()
+        for k in clone.params:
+            clone.params[k][...] = params[k]
+        F, _ = clone._forward(X)
+        Y = clone.loss_function.targets(y, X.shape[0], 1)
+        return clone.loss_function.grad(F, Y)[:, 0] / X.shape[0]  # E_x over the sample mean
+
+    def potential(self, points, X, y, params=None) -> np.ndarray:
+        """``ψ(θ; μ) = E_x[ℓ' a φ(w·x)]`` at neuron-space points ``(..., 1+d)`` for the measure of ``params``."""
+        params = self.model.params if params is None else self.check_params(params)
+        r = self._residual(params, X, y)
+        p = np.asarray(points, dtype=np.float64)
+        z = np.einsum("...d,nd->...n", p[..., 1:], np.asarray(X, dtype=np.float64))
+        return p[..., 0] * (self.model.activation.fn(z) @ r)
+
+    def velocity_field(self, points, X, y, params=None) -> np.ndarray:
+        """``v(θ) = -(1/m) ∇_θ ψ(θ; μ)`` at ``points (..., 1+d)``: the velocity of a neuron sitting there."""
+        params = self.model.params if params is None else self.check_params(params)
+        r = self._residual(params, X, y)
+        X = np.asarray(X, dtype=np.float64)
+        p = np.asarray(points, dtype=np.float64)
+        z = np.einsum("...d,nd->...n", p[..., 1:], X)
+        da = self.model.activation.fn(z) @ r
+        dw = p[..., 0, None] * ((self.model.activation.grad(z) * r) @ X)
+        return -np.concatenate([da[..., None], dw], axis=-1) / self.model.width
+
+    def velocity(self, points, X, y):
+        return self.velocity_field(points, X, y)
+
+    def density(self, params, cells) -> tuple[Grid, np.ndarray]:
+        """Histogram of the empirical measure on ``chart.grid(cells)``: cell averages with total mass 1."""
+        theta = self.neurons(self.check_params(params))
+        self.chart.check(theta, name="neurons")
+        grid = self.chart.grid(cells)
+        edges = [grid.faces(k) for k in range(grid.ndim)]
+        hist, _ = np.histogramdd(theta, bins=edges)
+        return grid, hist / (theta.shape[0] * grid.cell_volume)
+
+    def continuity_problem(self, cells, X, y, temperature: float = 0.0, params=None) -> ContinuityProblem:
+        """The continuity equation's data at the measure of ``params`` (default: the reference)."""
+        params = self.model.params if params is None else params
+        if not (np.isfinite(temperature) and temperature >= 0):
+            raise GeometryError(f"temperature: expected a number >= 0, found {temperature!r}")
+        grid, rho = self.density(params, cells)
+        faces = []
+        for k in range(grid.ndim):
+            axes = [grid.faces(j) if j == k else grid.centers(j) for j in range(grid.ndim)]
+            pts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
+            faces.append(self.velocity_field(pts, X, y, params)[..., k])
+        return ContinuityProblem(grid, rho, tuple(faces), float(temperature))
