@@ -157,7 +157,7 @@ def population_gd(W0, u, v, eps: float, steps: int) -> np.ndarray:
     W, u, v = _check_pair(W0, u, v)
     W = W.copy()
     eps = _finite("eps", eps)
-    for _ in range(_pos_int("steps", steps, 0) if steps else 0):
+    for _ in range(_pos_int("steps", steps, 0)):
         G = W - np.outer(u, v)
         W -= eps * G
         if not np.all(np.isfinite(W)):

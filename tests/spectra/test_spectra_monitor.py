@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from shockflow.spectra.monitor import (analyse_spectra, load_weight_stack, read_spectral_trace,
-                                       spectral_monitor, write_spectral_trace)
+                                       spectral_monitor)
 from shockflow.spectra.teacher_student import critical_time, population_theory, train_linear_student
 
 KEYS = {"format", "N", "M", "level", "step", "sigma2", "ratio", "lambda_plus", "threshold",

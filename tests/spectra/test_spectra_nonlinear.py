@@ -7,7 +7,6 @@ import pytest
 from scipy.integrate import dblquad, quad
 
 from shockflow.spectra.bbp import rectangular_overlap
-from shockflow.spectra.bulk_fit import fit_bulk
 from shockflow.spectra.nonlinear import (critical_step_nonlinear, gradient_one_step, mu_coefficients,
                                          mu_rank_one_teacher, optimal_step, projection_coefficients,
                                          relu_mu_exact)

@@ -97,3 +97,18 @@ def test_bad_input():
         outlier_after_noise(0.5, from_eigenvalues([0.0, 1.0]), 0.1)
     with pytest.raises(ValueError, match="X0"):
         add_goe_noise(np.ones((2, 3)), 0.1, np.random.default_rng(0))
+
+
+@pytest.mark.slow
+def test_prediction_against_monte_carlo_N800():
+    # N = 800: CDF (KS) error O(log N / N), histogram L1 dominated by counting noise of 20·800
+    # eigenvalues in 40 bins; the TW-corrected mean top eigenvalue within 4 standard errors
+    rng = np.random.default_rng(8)
+    W = rng.standard_normal((800, 1600)) / math.sqrt(1600)
+    r = compare_with_monte_carlo(np.linalg.eigvalsh(W @ W.T), 0.3, 20, seed=9)
+    print({k: v for k, v in r.items() if k not in ("x", "density")})
+    assert r["ks_distance"] < 0.004
+    assert r["density_l1"] < 0.03
+    se = r["mc_top_std"] / math.sqrt(20)
+    assert abs(r["mc_top_mean"] - r["top_predicted_mean"]) < 4 * se + 0.2 * r["edge_tw_scale"]
+    assert abs(r["mc_top_mean"] / r["edge_right"] - 1) < 0.01

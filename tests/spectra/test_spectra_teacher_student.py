@@ -8,7 +8,7 @@ import pytest
 from shockflow.spectra.bulk_fit import fit_bulk
 from shockflow.spectra.outliers import detect_outliers
 from shockflow.spectra.teacher_student import (critical_step, critical_steps, critical_time,
-                                               finite_sample_gd, initial_weights, make_teacher,
+                                               initial_weights, make_teacher,
                                                population_gd, population_theory, simulate_point,
                                                train_linear_student)
 
