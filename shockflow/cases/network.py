@@ -4,7 +4,13 @@
     [data]       name = "teacher_student" and the generator's keyword arguments (shockflow.data)
     [training]   optimizer, learning rate, steps, ... (shockflow.training.TrainSettings)
 
-``[model]`` and ``[data]`` are call tables (:class:`~shockflow.cases.schema.Call`): their keys are
+With a ``[geometry]`` table the case can also be run by ``shockflow run`` (:mod:`shockflow.pipeline`):
+
+    [geometry]   name = "gram" and the geometry's keyword arguments (shockflow.geometry registry)
+    [extraction] which charts (one 1-D PDE per chart), grid cells, chart margin (shockflow.extraction)
+    [prediction] PDE output times, matching tolerance (shockflow.prediction, shockflow.comparison)
+
+``[model]``, ``[data]`` and ``[geometry]`` are call tables (:class:`~shockflow.cases.schema.Call`): their keys are
 checked against the signature of the chosen model class or data generator, so a new model or
 generator is usable from a case file as soon as it is registered.  The case's ``seed`` seeds the
 model (unless ``[model]`` sets its own), the data (likewise) and the batch sampling.  The runner
@@ -22,7 +28,7 @@ from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.schema import Call, at_least, greater_than, interval, setting
 from shockflow.training.settings import OPTIMIZERS, SCHEDULES, WEIGHT_DECAY_MODES, TrainSettings
 
-__all__ = ["NetworkCase", "Training"]
+__all__ = ["NetworkCase", "Training", "Extraction", "Prediction"]
 
 _D = {f.name: f.default for f in fields(TrainSettings)}
 
@@ -31,6 +37,12 @@ def _models() -> dict:
     from shockflow.models import registry
 
     return {name: registry.model_class(name) for name in registry.available()}
+
+
+def _geometries() -> dict:
+    from shockflow import geometry
+
+    return {name: geometry.geometry_class(name) for name in geometry.available()}
 
 
 def _generators() -> dict:
@@ -83,12 +95,44 @@ class Training:
 
 
 @dataclass(frozen=True)
+class Extraction:
+    """Network -> PDE problems on quotient charts (shockflow.extraction): one 1-D chart per entry of `charts`."""
+
+    charts: tuple[int, ...] = setting((), doc="Values of the geometry keyword `chart_key` (e.g. mode indices); "
+                                              "one 1-D chart each (empty: the geometry's own chart).")
+    chart_key: str = setting("modes", doc="The geometry keyword that selects a chart (`modes` for gram, `unit` "
+                                          "for rescaling).")
+    cells: int = setting(801, doc="Grid cells per chart.", bounds=at_least(16))
+    margin: float = setting(0.25, doc="Relative margin of the chart box around the initial point, the landscape "
+                                      "minimum and the trajectory.", bounds=at_least(0))
+    noise_samples: int = setting(512, doc="Samples for the per-sample chart gradients (projected temperature).",
+                                 bounds=at_least(2))
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """PDE solve and the shock -> transition mapping (shockflow.prediction, shockflow.comparison)."""
+
+    times: int = setting(41, doc="PDE output times per chart, uniform in [0, horizon x γ*] (γ* from the "
+                                 "initial data).", bounds=at_least(8))
+    horizon: float = setting(2.0, doc="Solve to this multiple of the initial-data γ*.", bounds=greater_than(1))
+    cfl: float = setting(0.5, doc="Courant number of the chart HJ solver.", bounds=interval(0, 1, "right"))
+    max_ratio: float = setting(3.0, doc="A predicted and an observed step are matched only within this factor.",
+                               bounds=greater_than(1))
+
+
+@dataclass(frozen=True)
 class NetworkCase:
-    """A network case: `shockflow train CASE` trains it and reports the transitions in its loss."""
+    """A network case: `shockflow train CASE` trains it and reports the transitions in its loss;
+    with a `[geometry]` table `shockflow run CASE` also predicts them from the quotient PDE."""
 
     model: Call = setting(doc="The network (shockflow.models).", callables=_models)
     data: Call = setting(doc="The training data (shockflow.data generators).", callables=_generators)
     training: Training = setting(doc="Optimizer and schedule.", factory=Training)
+    geometry: Call | None = setting(None, doc="The quotient geometry (shockflow.geometry; needed by `shockflow run`).",
+                                    callables=_geometries, exclude=("model",))
+    extraction: Extraction = setting(doc="Which charts and how finely (shockflow run).", factory=Extraction)
+    prediction: Prediction = setting(doc="PDE solve and matching (shockflow run).", factory=Prediction)
 
 
 def _run(case, options):

@@ -1,0 +1,232 @@
+"""Extraction: a network, its data and its initial parameters -> 1-D PDE problems on quotient charts.
+
+For each chart of a quotient geometry (THEORY.md §1; one chart per mode or unit, chosen by a
+geometry keyword such as ``modes`` for ``gram`` or ``unit`` for ``rescaling``) this module builds
+the Hamilton–Jacobi problem
+
+    ∂_γ u + ½ a(x) (∂_x u)² = ν Δ_g u,        u(x, 0) = L̄(x)
+
+and everything a reader needs to see what was solved:
+
+* **initial data** ``u0 = L̄`` at the cell centres, evaluated at the geometry's sections in one
+  batched pass (:meth:`Geometry.chart_loss`); all other parameters are held at their *initial*
+  values (the geometry is bound to the model at its initial parameters);
+* **mobility** ``a = g^xx`` at the cell centres and the **conserved quantities** of the initial
+  parameters (:meth:`Geometry.conserved`);
+* the **initial coordinate** ``x0`` and the **quotient trajectory** (the coordinates of the
+  logged parameter snapshots; for figures and for the chart box only);
+* the **landscape minimum** ``x_min`` of ``L̄`` along the chart on the side of ``x0`` (found by
+  widening the chart until the minimum is interior) and the **escape profile**: ``a ∂_x L̄``
+  sampled log-uniformly between ``x0`` and ``x_min`` (for the escape integral of a degenerate ridge);
+* the **viscosity** ``ν = T/2`` from the gradient-noise temperature *projected onto the chart*
+  (THEORY §1, "Temperature"): per-sample chart gradients ``g_i = ∂_x ℓ_i`` at ``x0`` (central
+  differences of batched per-sample losses) give ``σ_x² = Var_i g_i``; one step moves ``x`` by
+  ``-η a ḡ_B`` with variance ``η² a² σ_x² f/B`` (``f = (n−B)/(n−1)``, the finite-population factor:
+  zero for full-batch GD), i.e. a diffusion ``T a`` with ``T = η a σ_x² f / (2B)``;
+* the **chart box**: the hull of ``x0``, ``x_min`` and the trajectory, widened by ``margin``.
+
+**Mirrored charts.**  A chart whose lower bound is 0 with an even mirror there (``gram`` in
+``r = sqrt z``: ``L̄`` depends on ``r²``) is unfolded to ``[-R, R]`` with ``u0(x) = L̄(|x|)``, so the
+ridge at ``r = 0`` — where the first shock forms — is an interior point rather than a wall.
+
+Nothing here reads the loss series of the training log (the trajectory is parameter snapshots).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["ChartData", "Extraction", "extract", "chart_temperature", "ExtractionError"]
+
+#: how many times the chart may be widened (x4 each) to find the landscape minimum
+_WIDEN = 16
+
+
+class ExtractionError(ValueError):
+    """A chart could not be extracted (no minimum along the chart, a geometry refusing the model)."""
+
+
+@dataclass(frozen=True, eq=False)
+class ChartData:
+    """One extracted 1-D chart (see the module docstring for every field's meaning)."""
+
+    label: str
+    geometry: str
+    selector: Any
+    coordinate: str
+    x: np.ndarray              # cell centres (unfolded to [-R, R] when mirrored)
+    u0: np.ndarray             # L̄ at x
+    mobility: np.ndarray       # g^xx at x
+    lower: float
+    upper: float
+    mirrored: bool
+    x0: float                  # initial coordinate
+    x_min: float               # landscape minimum on the side of x0
+    loss_at_min: float
+    escape_x: np.ndarray       # log-uniform points from x0 to x_min
+    escape_rate: np.ndarray    # |a ∂_x L̄| at escape_x
+    trajectory_steps: np.ndarray
+    trajectory: np.ndarray
+    conserved: dict = field(default_factory=dict)
+    sigma2: float = 0.0        # per-sample variance of the chart gradient at x0
+    temperature: float = 0.0   # η a σ_x² f/(2B)
+    nu: float = 0.0            # T/2
+
+    @property
+    def dx(self) -> float:
+        return float(self.x[1] - self.x[0])
+
+
+@dataclass(frozen=True, eq=False)
+class Extraction:
+    charts: tuple[ChartData, ...]
+    geometry: str
+    geometry_kwargs: dict
+    log_temperature: float = float("nan")   # isotropic T of the log at step 0 (reference only)
+
+
+def _per_sample_losses(model, params, X, y) -> np.ndarray:
+    """Per-sample losses ``(B, n)`` at ``B`` parameter sets."""
+    from shockflow.geometry import batched_outputs
+
+    F = batched_outputs(model, params, X)
+    B, n, o = F.shape
+    Y = model.loss_function.targets(y, n, model.output_dim)
+    return model.loss_function.value(F.reshape(B * n, o), np.tile(Y, (B, 1))).reshape(B, n)
+
+
+def chart_temperature(geo, x0: float, X, y, *, lr: float, batch_size: int, n_total: int,
+                      samples: int = 512, seed: int = 0, mirrored: bool = False) -> tuple[float, float]:
+    """``(σ_x², T)``: per-sample chart-gradient variance at ``x0`` and the projected temperature
+    ``T = η a(x0) σ_x² f/(2B)`` (module docstring).  ``f = (n−B)/(n−1)``: 0 for full batch."""
+    n = X.shape[0]
+    m = min(int(samples), n)
+    idx = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False)) if m < n else np.arange(n)
+    lo, hi = geo.chart.lower[0], geo.chart.upper[0]
+    h = 1e-5 * (hi - lo)
+    centre = float(np.clip(abs(x0) if mirrored else x0, lo + h, hi - h))
+    pts = np.array([[centre + h], [centre - h]])
+    ell = _per_sample_losses(geo.model, geo.section(pts), X[idx], y[idx])
+    g = (ell[0] - ell[1]) / (2 * h)
+    sigma2 = float(np.var(g, ddof=1)) if m > 1 else 0.0
+    a = float(geo.mobility(np.array([[centre]]))[0, 0, 0])
+    f = (n_total - batch_size) / (n_total - 1) if n_total > 1 else 0.0
+    return sigma2, lr * a * sigma2 * f / (2.0 * batch_size)
+
+
+def _geometry(name: str, model, kwargs: dict):
+    from shockflow import geometry
+
+    return geometry.build(name, model=model, **kwargs)
+
+
+def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples: int = 4001):
+    """Widen the chart (``extent`` x4) until the minimum of L̄ on the side of ``x0`` is interior.
+
+    Returns ``(geometry, x_min, L̄(x_min))``."""
+    kw = dict(kwargs)
+    geo = _geometry(name, model, kw)
+    for _ in range(_WIDEN):
+        lo, hi = geo.chart.lower[0], geo.chart.upper[0]
+        if mirrored or x0 >= 0.5 * (lo + hi):
+            start = max(x0, lo) if not mirrored else max(abs(x0), lo)
+            pts = np.linspace(start, hi, samples)
+        else:
+            pts = np.linspace(lo, min(x0, hi), samples)
+        L = geo.chart_loss(pts[:, None], X, y)
+        k = int(np.argmin(L))
+        far = (k >= samples - 3) if (mirrored or x0 >= 0.5 * (lo + hi)) else (k <= 2)
+        if not far:
+            # refine by a parabola through the three samples around the minimum
+            k = min(max(k, 1), samples - 2)
+            y0, y1, y2 = L[k - 1], L[k], L[k + 1]
+            denom = y0 - 2 * y1 + y2
+            step = pts[1] - pts[0]
+            shift = 0.5 * (y0 - y2) / denom * step if denom > 0 else 0.0
+            xm = float(pts[k] + shift)
+            return geo, xm, float(geo.chart_loss(np.array([[xm]]), X, y)[0])
+        if "extent" not in kw and not hasattr(geo, "extent"):
+            break
+        kw["extent"] = 4.0 * float(getattr(geo, "extent", kw.get("extent", 1.0)))
+        geo = _geometry(name, model, kw)
+    raise ExtractionError(
+        f"geometry {name!r} chart {geo.chart.names[0]!r}: L̄ keeps decreasing away from x0 = {x0:.4g} up to "
+        f"the chart edge {geo.chart.upper[0]:.4g} (widened {_WIDEN} times); no minimum to escape to")
+
+
+
+def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = None,
+            charts: Sequence = (None,), chart_key: str = "modes", snapshots: Mapping | None = None,
+            lr: float, batch_size: int, cells: int = 801, margin: float = 0.25,
+            noise_samples: int = 512, seed: int = 0, log_temperature: float = float("nan")) -> Extraction:
+    """Extract one :class:`ChartData` per entry of ``charts``.
+
+    ``model``: the network *at its initial parameters* (it is copied; the geometry is bound to the
+    copy).  ``charts``: values of the geometry keyword ``chart_key`` (``None``: the geometry's own
+    chart); each must give a 1-D chart.  ``snapshots``: the log's ``{"step": (k,), name: (k, ...)}``
+    (the trajectory; optional).  ``lr``, ``batch_size`` (B) and ``X.shape[0]`` (n) enter the
+    projected temperature.  Raises :class:`shockflow.geometry.GeometryError` for a bad geometry
+    keyword and :class:`ExtractionError` when a chart has no minimum.
+    """
+    from shockflow.geometry import GeometryError
+
+    base = model.copy()
+    init = {k: np.array(v) for k, v in base.params.items()}
+    kwargs = dict(geometry_kwargs or {})
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n = X.shape[0]
+    B = int(batch_size)
+    out = []
+    for sel in charts:
+        kw = dict(kwargs)
+        if sel is not None:
+            kw[chart_key] = sel
+        geo = _geometry(geometry, base, kw)
+        if geo.dim != 1:
+            raise GeometryError(f"{chart_key}: each chart must be 1-D for the prediction, found a {geo.dim}-D "
+                                f"chart ({', '.join(geo.chart.names)}) for {chart_key} = {sel!r}")
+        x0 = float(geo.coordinates(init)[0])
+        mirrored = geo.chart.lower[0] == 0.0 and not geo.chart.periodic[0]
+        geo, x_min, L_min = _find_minimum(geometry, base, kw, x0, mirrored, X, y)
+        steps = np.zeros(0, dtype=np.int64)
+        traj = np.zeros(0)
+        if snapshots is not None and "step" in snapshots:
+            steps = np.asarray(snapshots["step"], dtype=np.int64)
+            traj = np.array([geo.coordinates({k: snapshots[k][i] for k in init})[0] for i in range(steps.size)])
+        pts = np.concatenate([[x0, x_min], traj])
+        if mirrored:
+            R = float(np.max(np.abs(pts))) * (1.0 + margin)
+            R = min(R, geo.chart.upper[0])
+            lower, upper = -R, R
+        else:
+            span = float(pts.max() - pts.min()) or abs(x_min) or 1.0
+            lower = max(float(pts.min()) - margin * span, geo.chart.lower[0])
+            upper = min(float(pts.max()) + margin * span, geo.chart.upper[0])
+        h = (upper - lower) / cells
+        x = lower + h * (np.arange(cells) + 0.5)
+        xe = np.abs(x) if mirrored else x
+        u0 = geo.chart_loss(xe[:, None], X, y)
+        mob = geo.mobility(xe[:, None])[:, 0, 0]
+        # escape profile: log-uniform from x0 to x_min (the gradient by the geometry, not the grid)
+        a0, a1 = (abs(x0), abs(x_min)) if mirrored else (x0, x_min)
+        if a0 > 0 and a1 > 0 and np.sign(a0) == np.sign(a1):
+            ex = np.sign(a1) * np.geomspace(abs(a0), abs(a1), 400)
+        else:
+            ex = np.linspace(a0, a1, 400)
+        ex = ex[:-1]  # the gradient vanishes at the minimum itself
+        grad = geo.chart_gradient(ex[:, None], X, y)[:, 0]
+        rate = np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
+        sigma2, T = chart_temperature(geo, x0, X, y, lr=lr, batch_size=B, n_total=n, samples=noise_samples,
+                                      seed=seed, mirrored=mirrored)
+        label = geo.chart.names[0]
+        out.append(ChartData(
+            label=label, geometry=geometry, selector=sel, coordinate=geo.chart.names[0], x=x, u0=u0,
+            mobility=mob, lower=lower, upper=upper, mirrored=mirrored, x0=x0, x_min=x_min,
+            loss_at_min=L_min, escape_x=ex, escape_rate=rate, trajectory_steps=steps, trajectory=traj,
+            conserved={k: np.asarray(v).tolist() for k, v in geo.conserved(init).items()},
+            sigma2=sigma2, temperature=T, nu=0.5 * T))
+    return Extraction(tuple(out), geometry, kwargs, float(log_temperature))

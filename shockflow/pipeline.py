@@ -1,0 +1,391 @@
+"""``shockflow run``: a network case from training to predicted-versus-observed transitions (issue 6).
+
+    train (shockflow.training)                   -> training log <out>/<name>-log.h5
+    extract (shockflow.extraction)               -> one 1-D HJ problem per chart, from the INITIAL parameters
+    solve inviscid and viscous (solvers.chart_hj) -> shocks per chart (shockflow.shock_report.report_line)
+    predict (shockflow.prediction)               -> predicted steps       <- made here, before ...
+    observe (shockflow.transitions)              -> observed steps        <- ... the loss is looked at
+    compare (shockflow.comparison)               -> matches, relative errors, median
+    write <out>/<name>.h5 (atomically) and figures
+
+:func:`predict_case` is the prediction half: it receives the model at its initial parameters, the
+data, the optimiser settings and the parameter snapshots — never the loss series (THE RULE of
+issue 6; ``tests/prediction/test_prediction_rule.py`` replaces the loss and checks the prediction
+is unchanged).  The result file's main solution is the first chart's inviscid solution (so
+``shockflow show`` draws it); every chart's problem and solutions are under ``/extraction``
+(docs/result-file.md's layout plus that group).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from shockflow.cases.errors import CaseError, Problem
+
+__all__ = ["DEFAULT_CASE", "ChartSolution", "PredictionStage", "predict_case", "run_prediction_case", "RunOutcome"]
+
+#: the built-in case `shockflow run` runs without an argument
+DEFAULT_CASE = "two-layer-staircase"
+
+#: shocks within this fraction of the chart width from a wall are wall effects, not ridges
+_WALL = 0.05
+
+
+def _error(case, key: str, message: str) -> CaseError:
+    return CaseError(str(case.path) if case.path is not None else "<string>", [Problem(key, message)])
+
+
+@dataclass(frozen=True, eq=False)
+class ChartSolution:
+    times: np.ndarray
+    u: np.ndarray
+    report: object          # ShockReport of the inviscid solve
+    viscous_u: np.ndarray | None
+    viscous_report: object | None
+    steps: int
+    seconds: float
+
+
+@dataclass(frozen=True, eq=False)
+class PredictionStage:
+    extraction: object
+    solutions: tuple[ChartSolution, ...]
+    shocks: tuple            # ChartShock per chart
+    predicted: tuple         # PredictedTransition, sorted by step
+
+
+def initial_gamma(chart) -> float:
+    """``γ* = −1/min(a u0'')`` from the initial data by second differences (interior cells; inf if convex)."""
+    h = chart.dx
+    u = chart.u0
+    d2 = (u[2:] - 2 * u[1:-1] + u[:-2]) / (h * h) * chart.mobility[1:-1]
+    n = d2.size
+    cut = max(int(_WALL * n), 1)
+    m = float(np.min(d2[cut:-cut]))
+    return -1.0 / m if m < 0 else math.inf
+
+
+def _solve(chart, times, nu: float, cfl: float):
+    from solvers.chart_hj import solve_chart_hj
+    from solvers.grid import Grid
+
+    grid = Grid((chart.lower,), (chart.upper,), (chart.x.size,), 3)
+    xs, a = chart.x, chart.mobility
+
+    def mobility(x):
+        return np.interp(x, xs, a)
+
+    return solve_chart_hj(grid, chart.u0, times, mobility=mobility, nu=nu, boundary="outflow", cfl=cfl)
+
+
+def _report(chart, times, u, nu: float):
+    from shockflow.shock_report import report_line
+
+    cut = max(int(_WALL * chart.x.size), 2)
+    keep = slice(cut, chart.x.size - cut)
+    p = np.gradient(u, chart.dx, axis=1) * chart.mobility[None, :]   # characteristic speed a u_x
+    a_ref = float(np.median(chart.mobility))
+    return report_line(times, p[:, keep], chart.x[keep], a=1.0, nu=nu * a_ref)
+
+
+def formation_time(times, u, chart) -> tuple[float, float]:
+    """``(γ*, x*)`` measured on the solution: the steepest compression ``s(t) = −min_x ∂_x(a ∂_x u)``
+    obeys ``1/s(t) = γ* − t`` before the shock (THEORY §1: along the focusing characteristic
+    ``p_x = p0'/(1 + t p0')``).  A line through the snapshots with ``s(t) ≤ 4 s(0)`` (resolved, before
+    numerical diffusion bends it) is extrapolated to zero.  Unlike the global ``‖p_x‖∞`` of
+    :func:`solvers.shocks.track_shocks` this ignores expansive (convex) parts of ``L̄``, whose slopes
+    exceed the ridge's for a double well.  ``inf`` if nothing compresses."""
+    cut = max(int(_WALL * chart.x.size), 2)
+    p = np.gradient(u, chart.dx, axis=1) * chart.mobility[None, :]
+    cx = np.gradient(p, chart.dx, axis=1)[:, cut:-cut]
+    s = -cx.min(axis=1)
+    if not s[0] > 0:
+        return math.inf, math.nan
+    use = (s > 0) & (s <= 4.0 * s[0])
+    use &= np.cumprod(use).astype(bool)   # the leading run only
+    t, inv = np.asarray(times)[use], 1.0 / s[use]
+    if t.size >= 3:
+        slope, icpt = np.polyfit(t, inv, 1)
+        gamma = -icpt / slope if slope < 0 else math.inf
+    else:
+        gamma = float(times[0] + 1.0 / s[0])
+    x_star = float(chart.x[cut + int(np.argmin(cx[0]))])
+    return float(gamma), x_star
+
+
+def _chart_shock(chart, report, times, u):
+    from shockflow.prediction import ChartShock
+
+    rows = [r for r in report.shocks if math.isfinite(r.time)]
+    if rows:
+        first = min(rows, key=lambda r: r.time)
+        loc, strength = float(first.location[0]), float(first.strength)
+        gamma, _ = formation_time(times, u, chart)
+    else:
+        gamma, strength = math.inf, 0.0
+        loc = 0.0 if chart.mirrored else float(chart.x0)
+    a_ridge = float(np.interp(loc, chart.x, chart.mobility))
+    return ChartShock(label=chart.label, x0=chart.x0, x_min=chart.x_min, nu=chart.nu, mobility_at_ridge=a_ridge,
+                      gamma_star=gamma, location=loc, strength=strength, escape_x=chart.escape_x,
+                      escape_rate=chart.escape_rate, mirrored=chart.mirrored)
+
+
+def predict_case(case, model, data, train_settings, snapshots=None, *, log_temperature=float("nan"),
+                 progress: bool = False) -> PredictionStage:
+    """The prediction half of ``shockflow run`` (module docstring).  ``model``: at its initial parameters."""
+    from shockflow.extraction import ExtractionError, extract
+    from shockflow.geometry import GeometryError
+    from shockflow.prediction import Optimiser, PredictionError, predict_transitions
+    from shockflow.progress import ProgressBar
+    from shockflow.training.schedules import learning_rate
+
+    s = case.settings
+    if s.geometry is None:
+        raise _error(case, "geometry", "missing table: `shockflow run` extracts the PDE on a quotient geometry; "
+                                       "add [geometry] name = ... (see `shockflow geometries`), or use `shockflow train`")
+    ex = s.extraction
+    B = train_settings.effective_batch_size(data.n)
+    try:
+        extraction = extract(model, s.geometry.name, data.X, data.y, geometry_kwargs=s.geometry.kwargs(),
+                             charts=ex.charts or (None,), chart_key=ex.chart_key, snapshots=snapshots,
+                             lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
+                             noise_samples=ex.noise_samples, seed=train_settings.seed, log_temperature=log_temperature)
+    except (GeometryError, TypeError) as exc:
+        raise _error(case, "geometry", str(exc)) from None
+    except ExtractionError as exc:
+        raise _error(case, "extraction", str(exc)) from None
+    pr = s.prediction
+    bar = ProgressBar(len(extraction.charts), label=f"solve {case.name}", enabled=progress)
+    solutions, shocks = [], []
+    try:
+        for k, chart in enumerate(extraction.charts):
+            g0 = initial_gamma(chart)
+            if not math.isfinite(g0):
+                g0 = float(np.trapezoid(1.0 / np.maximum(chart.escape_rate, 1e-300), np.abs(chart.escape_x)))
+            times = np.linspace(0.0, pr.horizon * g0, pr.times)
+            start = time.perf_counter()
+            sol = _solve(chart, times, 0.0, pr.cfl)
+            report = _report(chart, times, sol.u, 0.0)
+            vu = vrep = None
+            steps = sol.steps
+            if chart.nu > 0:
+                vsol = _solve(chart, times, chart.nu, pr.cfl)
+                vu, vrep, steps = vsol.u, _report(chart, times, vsol.u, chart.nu), steps + vsol.steps
+            solutions.append(ChartSolution(times, np.asarray(sol.u), report, vu, vrep, steps, time.perf_counter() - start))
+            shocks.append(_chart_shock(chart, report, times, sol.u))
+            bar.update(k + 1, chart.label)
+    finally:
+        bar.close()
+    rates = np.array([learning_rate(train_settings, i) for i in range(train_settings.steps)])
+    optimiser = Optimiser(rates, train_settings.optimizer, train_settings.momentum)
+    try:
+        predicted = predict_transitions(shocks, optimiser)
+    except PredictionError as exc:
+        raise _error(case, "training", str(exc)) from None
+    return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted))
+
+
+# -- the run ---------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class RunOutcome:
+    case: str
+    result_file: Path
+    log_file: Path
+    stage: PredictionStage
+    observed: tuple
+    comparison: object
+    seconds: float
+    figures: tuple[Path, ...] = field(default=())
+
+    def shock_rows(self) -> list[dict]:
+        rows = []
+        for chart, sol in zip(self.stage.extraction.charts, self.stage.solutions):
+            for r in sol.report.shocks:
+                rows.append({"time": r.time, "location": r.location[0], "strength": r.strength, "chart": chart.label})
+        return rows
+
+    def as_dict(self) -> dict:
+        c = self.comparison
+        return {"case": self.case, "result_file": str(self.result_file), "log_file": str(self.log_file),
+                "shocks": self.shock_rows(),
+                "predicted": [p.as_dict() for p in self.stage.predicted],
+                "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop} for t in self.observed],
+                "matches": [m.as_dict() for m in c.matches],
+                "median_relative_error": c.median_relative_error, "seconds": self.seconds,
+                "figures": [str(p) for p in self.figures]}
+
+    def key_figures(self) -> dict:
+        med = self.comparison.median_relative_error
+        out = {"median_relative_error": math.nan if med is None else med, "matches": len(self.comparison.matches),
+               "predicted_count": len(self.stage.predicted), "observed_count": len(self.observed),
+               "seconds": self.seconds}
+        for k, p in enumerate(self.stage.predicted, start=1):
+            out[f"predicted_{k}"] = p.step
+        for k, t in enumerate(self.observed, start=1):
+            out[f"observed_{k}"] = float(t.midpoint)
+        return out
+
+    def table(self) -> str:
+        lines = [f"case {self.case}: {self.seconds:.1f} s -> {self.result_file} (training log {self.log_file})"]
+        lines.append(f"{'chart':>6}  {'gamma*':>10}  {'crit. lr':>9}  {'d0':>9}  {'d_exit':>8}  {'nu':>8}  "
+                     f"{'predicted':>10}  {'t/eta':>10}")
+        for p in self.stage.predicted:
+            lines.append(f"{p.chart:>6}  {p.gamma_star:10.4g}  {p.critical_lr:9.3g}  {p.d0:9.3g}  {p.d_exit:8.3g}  "
+                         f"{p.nu:8.2g}  {p.step:10.1f}  {p.flow_step:10.1f}")
+        lines.append(f"observed transitions (midpoint steps): " +
+                     (", ".join(f"{t.midpoint:.1f}" for t in self.observed) or "none"))
+        lines.append(self.comparison.table())
+        lines += [f"figure: {p}" for p in self.figures]
+        return "\n".join(lines)
+
+
+def _result(case, stage: PredictionStage, comparison, observed, *, seed, wall_time, log_path):
+    from shockflow.cases.schema import to_plain
+    from shockflow.logs.provenance import package_versions
+    from shockflow.results import Result
+
+    charts, sols = stage.extraction.charts, stage.solutions
+    first_chart, first = charts[0], sols[0]
+    rows = [(k, r) for k, sol in enumerate(sols) for r in sol.report.shocks]
+    shocks = {"time": np.array([r.time for _, r in rows]), "location": np.array([r.location for _, r in rows]).reshape(-1, 1),
+              "strength": np.array([r.strength for _, r in rows]), "first_seen": np.array([r.first_seen for _, r in rows]),
+              "final_location": np.array([r.final_location for _, r in rows]).reshape(-1, 1),
+              "final_strength": np.array([r.final_strength for _, r in rows]), "speed": np.array([r.speed for _, r in rows])}
+    rep = first.report
+    tracks = {"track": np.array([k for k, (t, _) in enumerate(rep.tracks) for _ in t], dtype=np.int64),
+              "time": np.concatenate([t for t, _ in rep.tracks]) if rep.tracks else np.zeros(0),
+              "position": np.concatenate([x for _, x in rep.tracks]) if rep.tracks else np.zeros(0)}
+    cut = max(int(_WALL * first_chart.x.size), 2)
+    problem = {"equation": "hamilton_jacobi", "quantity": "u", "method": "finite_difference", "domain": "interval",
+               "nu": 0.0, "a": 1.0, "D": 1.0, "hamiltonian": "chart_quadratic", "initial": "quotient_loss",
+               "solver": {"solver": "solvers.chart_hj", "cfl": case.settings.prediction.cfl, "boundary": "outflow"},
+               "boundary": "outflow", "lower": [first_chart.lower], "upper": [first_chart.upper],
+               "geometry": stage.extraction.geometry, "geometry_kwargs": {k: np.asarray(v).tolist() for k, v in stage.extraction.geometry_kwargs.items()},
+               "charts": [c.label for c in charts], "training_log": str(log_path),
+               "shock_search": f"interior cells {cut}..{first_chart.x.size - cut}"}
+    info = {"method": rep.method, "formation_time": rep.formation_time,
+            "formation_time_from_data": rep.formation_time_from_data, "first_detection": rep.first_detection,
+            "fit_points": rep.fit_points}
+    pcols = ("step", "flow_step", "time", "gamma_star", "critical_lr", "location", "strength", "d0", "d_exit", "d_eff",
+             "nu", "escape_time")
+    predicted = {c: np.array([getattr(p, c) for p in stage.predicted], dtype=np.float64) for c in pcols}
+    predicted["chart"] = np.array([p.chart for p in stage.predicted], dtype="S")
+    predicted["method"] = np.array([p.method for p in stage.predicted], dtype="S")
+    observed_cols = {c: np.array([getattr(t, c) for t in observed], dtype=np.float64)
+                     for c in ("midpoint", "onset", "end", "steepest", "drop")}
+    observed_cols = {"step": observed_cols.pop("midpoint"), **observed_cols}
+    matches = {"predicted_step": np.array([m.predicted_step for m in comparison.matches]),
+               "observed_step": np.array([m.observed_step for m in comparison.matches]),
+               "relative_error": np.array([m.relative_error for m in comparison.matches])}
+    return Result(
+        case_name=case.name, case_kind=case.kind, case_text=case.text, settings=to_plain(case.settings),
+        times=first.times, values=first.u, problem=problem, coordinates={"x": first_chart.x}, initial=first_chart.u0,
+        steps=sum(s.steps for s in sols), seconds=sum(s.seconds for s in sols), shocks=shocks, shock_info=info,
+        steepness=(rep.times, rep.steepness), tracks=tracks,
+        transitions={"predicted": predicted, "observed": observed_cols, "matches": matches},
+        case_path=str(case.path) if case.path is not None else "", overrides=case.overrides, seed=seed,
+        versions=package_versions(), wall_time=wall_time)
+
+
+def _write_extraction(path: Path, stage: PredictionStage, comparison) -> None:
+    """Every chart's PDE problem and solutions under ``/extraction/<chart>``."""
+    import json
+
+    import h5py
+
+    ex = stage.extraction
+    with h5py.File(path, "a") as f:
+        g = f.create_group("extraction")
+        g.attrs["geometry"] = ex.geometry
+        g.attrs["geometry_kwargs"] = json.dumps({k: np.asarray(v).tolist() for k, v in ex.geometry_kwargs.items()})
+        g.attrs["log_temperature"] = ex.log_temperature
+        g.attrs["charts"] = json.dumps([c.label for c in ex.charts])
+        med = comparison.median_relative_error
+        g.attrs["median_relative_error"] = math.nan if med is None else med
+        for c, sol, sh in zip(ex.charts, stage.solutions, stage.shocks):
+            h = g.create_group(c.label)
+            for key in ("x", "u0", "mobility", "escape_x", "escape_rate", "trajectory_steps", "trajectory"):
+                h.create_dataset(key, data=np.asarray(getattr(c, key)))
+            for key in ("lower", "upper", "mirrored", "x0", "x_min", "loss_at_min", "sigma2", "temperature", "nu",
+                        "coordinate"):
+                h.attrs[key] = getattr(c, key)
+            h.attrs["selector"] = json.dumps(np.asarray(c.selector).tolist() if c.selector is not None else None)
+            h.attrs["conserved"] = json.dumps(c.conserved)
+            h.attrs["gamma_star"] = sh.gamma_star
+            h.attrs["gamma_star_initial_data"] = initial_gamma(c)
+            h.attrs["shock_location"] = sh.location
+            s = h.create_group("solution")
+            s.create_dataset("times", data=sol.times)
+            s.create_dataset("values", data=sol.u, compression="gzip", compression_opts=4, shuffle=True,
+                             chunks=(1, sol.u.shape[1]))
+            if sol.viscous_u is not None:
+                s.create_dataset("viscous_values", data=sol.viscous_u, compression="gzip", compression_opts=4,
+                                 shuffle=True, chunks=(1, sol.u.shape[1]))
+            rows = sol.report.shocks
+            s.create_dataset("shock_time", data=np.array([r.time for r in rows], dtype=np.float64))
+            s.create_dataset("shock_location", data=np.array([r.location[0] for r in rows], dtype=np.float64))
+            s.create_dataset("shock_strength", data=np.array([r.strength for r in rows], dtype=np.float64))
+
+
+def run_prediction_case(case, options) -> RunOutcome:
+    """Train, extract, solve, predict, observe, compare, write (module docstring)."""
+    from shockflow.atomic import atomic_path
+    from shockflow.comparison import match_transitions
+    from shockflow.network_run import build_model_and_data
+    from shockflow.results import write_result
+    from shockflow.training import train
+    from shockflow.transitions import find_transitions
+
+    if case.settings.geometry is None:
+        raise _error(case, "geometry", "missing table: `shockflow run` extracts the PDE on a quotient geometry; "
+                                       "add [geometry] name = ... (see `shockflow geometries`), or use `shockflow train`")
+    start = time.perf_counter()
+    seed = options.seed if options.seed is not None else (case.seed or 0)
+    model, spec, data, _ = build_model_and_data(case, seed)
+    initial = model.copy()
+    settings = case.settings.training.train_settings(seed)
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log_path = out / f"{case.name}-log.h5"
+    show = options.progress and not options.quiet
+    try:
+        record = train(model, data, settings, log_path=log_path, quiet=not show)
+    except (TypeError, ValueError) as exc:
+        raise _error(case, "training", str(exc)) from None
+    T = float(record.noise["temperature"][0]) if record.noise else float("nan")
+    # -- the prediction: initial parameters, data, optimiser settings, snapshots; no loss series
+    stage = predict_case(case, initial, data, settings, dict(record.snapshots), log_temperature=T, progress=show)
+    # -- only now the loss curve
+    steps, loss = record.series["step"], record.series["loss"]
+    observed = tuple(find_transitions(steps, loss))
+    comparison = match_transitions([p.step for p in stage.predicted], [t.midpoint for t in observed],
+                                   max_ratio=case.settings.prediction.max_ratio)
+    result = _result(case, stage, comparison, observed, seed=seed, wall_time=time.perf_counter() - start,
+                     log_path=log_path)
+    path = out / f"{case.name}.h5"
+    with atomic_path(path) as tmp:
+        write_result(result, tmp)
+        _write_extraction(tmp, stage, comparison)
+    figures = ()
+    from shockflow.figures import can_draw
+
+    if options.figures and can_draw():
+        from shockflow.figures import loss_figure, solution_figure
+
+        figs = [loss_figure(steps, loss, out / f"{case.name}-loss.png", predicted=[p.step for p in stage.predicted],
+                            observed=[t.midpoint for t in observed],
+                            title=f"{case.name}: predicted (dashed) vs observed (solid) transitions")]
+        figs.append(solution_figure(result, out / f"{case.name}.png"))
+        try:
+            from shockflow.figures.landscape import landscape_figure
+
+            figs.append(landscape_figure(stage.extraction, out / f"{case.name}-landscape.png"))
+        except ImportError:
+            pass
+        figures = tuple(figs)
+    return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures)
