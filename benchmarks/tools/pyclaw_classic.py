@@ -11,7 +11,24 @@ gfortran), and otherwise its Python kernels (``burgers_1D_py``; 1-D only); :attr
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
+
 import numpy as np
+
+
+@contextlib.contextmanager
+def _quiet_import():
+    """Import clawpack.pyclaw from a scratch directory: its logging set-up creates ``pyclaw.log`` in the cwd."""
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="pyclaw-log-") as tmp:
+        os.chdir(tmp)
+        try:
+            from clawpack import pyclaw  # noqa: F401
+        finally:
+            os.chdir(cwd)
+        yield
 
 
 def _fortran_available(ndim: int) -> bool:
@@ -38,7 +55,8 @@ class PyClawClassic:
 
     def unavailable(self):
         try:
-            from clawpack import pyclaw  # noqa: F401
+            with _quiet_import():
+                pass
         except ImportError:
             return "clawpack is not installed (pip install clawpack, which needs gfortran to build): skipped"
         return None

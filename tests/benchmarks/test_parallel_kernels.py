@@ -1,0 +1,68 @@
+"""solvers.parallel_kernels: bitwise the serial fast path for any number of chunks, and its NumPy reference."""
+
+import numpy as np
+import pytest
+
+from solvers import conservation_kernels as ck
+from solvers import parallel_kernels as pk
+from solvers.boundary import BoundaryConditions, fill_ghosts_compiled
+from solvers.grid import Grid
+
+
+def _field(grid, seed=0):
+    q = grid.pad(np.random.default_rng(seed).uniform(-1.0, 1.0, grid.shape))  # both signs: every flux branch
+    kinds, values = BoundaryConditions.parse("periodic", grid.ndim).arrays()
+    fill_ghosts_compiled(q, grid.ghost, kinds, values)
+    return q
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 3, 7])
+def test_1d_bitwise_equal_to_serial(chunks):
+    grid = Grid.line(5 * pk.BLOCK + 17)  # several blocks and a ragged last one
+    q = _field(grid)
+    dt = 0.4 * grid.dx[0]
+    serial, par = grid.zeros(), grid.zeros()
+    r_serial = ck.burgers_godunov_euler_1d(q, serial, dt, grid.ghost, grid.dx[0], 1.0)
+    r_par = pk.burgers_godunov_euler_1d_parallel(q, par, dt, grid.ghost, grid.dx[0], 1.0, pk.scratch_1d(chunks))
+    assert r_par == r_serial
+    assert np.array_equal(par, serial)
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 5])
+def test_2d_bitwise_equal_to_serial(chunks):
+    grid = Grid((0, 0), (1, 2), (23, 41))
+    q = _field(grid, 1)
+    dt = 0.2 * grid.dx[0]
+    serial, par = grid.zeros(), grid.zeros()
+    r_serial = ck.burgers_godunov_euler_2d(q, serial, dt, grid.ghost, *grid.dx, 1.0, 0.5, np.zeros(grid.padded_shape[1]))
+    r_par = pk.burgers_godunov_euler_2d_parallel(q, par, dt, grid.ghost, *grid.dx, 1.0, 0.5, pk.scratch_2d(chunks, 41))
+    assert r_par == r_serial
+    assert np.array_equal(par, serial)
+
+
+@pytest.mark.parametrize("shape", [(301,), (17, 29)])
+def test_reference_matches_kernels(shape):
+    grid = Grid.line(shape[0]) if len(shape) == 1 else Grid((0, 0), (1, 1), shape)
+    q = _field(grid, 2)
+    dt = 0.3 * grid.dx[0]
+    out = grid.zeros()
+    if grid.ndim == 1:
+        rate = pk.burgers_godunov_euler_1d_parallel(q, out, dt, grid.ghost, grid.dx[0], 1.0, pk.scratch_1d(2))
+    else:
+        rate = pk.burgers_godunov_euler_2d_parallel(q, out, dt, grid.ghost, *grid.dx, 1.0, 1.0, pk.scratch_2d(2, shape[1]))
+    ref, ref_rate = pk.burgers_godunov_euler_reference(q, dt, grid.ghost, grid.dx, 1.0)
+    np.testing.assert_allclose(out[grid.interior], ref, rtol=0, atol=1e-14)
+    assert rate == pytest.approx(ref_rate, rel=1e-14)
+
+
+def test_non_finite_value_gives_a_non_finite_rate():
+    grid = Grid.line(3000)
+    q = _field(grid)
+    q[grid.ghost + 2500] = np.inf
+    rate = pk.burgers_godunov_euler_1d_parallel(q, grid.zeros(), 1e-5, grid.ghost, grid.dx[0], 1.0, pk.scratch_1d(2))
+    assert not np.isfinite(rate)  # the driver stops on it (solve_conservation checks isfinite)
+
+
+def test_scratch_rejects_zero_chunks():
+    with pytest.raises(ValueError, match="chunks"):
+        pk.scratch_1d(0)
