@@ -7,7 +7,7 @@ file per task, hash stamping, index).  Reported:
   serial      wall time of ``run_sweep(..., scheduler="serial")`` in this process (after one
               warm-up task, so Numba's cache is loaded)
   cluster     wall time of ``run_sweep(..., client=...)`` on a LocalCluster of ``--workers``
-              processes, after a warm-up sweep of one task per worker; the cluster's start-up
+              processes, after a warm-up sweep of two tasks per worker; the cluster's start-up
               and the warm-up are reported separately
   speedup     serial / cluster
   task_s      the sum over tasks of the wall time inside the task (case run + file writing)
@@ -18,9 +18,10 @@ file per task, hash stamping, index).  Reported:
   noop        per-task wall time of a sweep of ``--tasks`` no-op function tasks (pure engine cost:
               serialisation, scheduling, the task file, the index)
 
-Timings are single runs; on a loaded machine they are indicative only.
+With ``--repeats R`` the serial and cluster sweeps alternate R times (fresh directories) and
+the medians are printed.  On a loaded machine the timings are indicative only.
 
-    python benchmarks/bench_sweeps.py [--tasks 40] [--cells 800] [--workers 2] [--json]
+    python benchmarks/bench_sweeps.py [--tasks 40] [--cells 800] [--workers 2] [--repeats 1] [--json]
 """
 
 from __future__ import annotations
@@ -59,45 +60,52 @@ def _timed(sweep, out, **kw):
     return wall, task, cpu
 
 
+def _median(values):
+    values = sorted(values)
+    n = len(values)
+    return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=40)
     ap.add_argument("--cells", type=int, default=800)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=1, help="interleaved serial/cluster repeats; medians reported")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
     from distributed import Client
 
-    rows = {}
+    runs = {"serial": [], "cluster": []}
     with tempfile.TemporaryDirectory(prefix="bench-sweeps-") as tmp:
         tmp = Path(tmp)
         sweep = _sweep(args.tasks, args.cells)
-        _timed(_sweep(2, args.cells, 3.0, 4.0), tmp / "warm-serial", scheduler="serial")
-        wall, task, cpu = _timed(sweep, tmp / "serial", scheduler="serial")
-        rows["serial"] = {"wall_s": wall, "task_s": task, "task_cpu_s": cpu,
-                          "overhead_ms": 1e3 * (wall - task) / args.tasks}
         noop_sweep = function_sweep(noop, {"x": list(range(args.tasks))}, name="noop")
-        wall_noop, _, _ = _timed(noop_sweep, tmp / "noop-serial", scheduler="serial")
-        rows["serial"]["noop_ms"] = 1e3 * wall_noop / args.tasks
-
+        _timed(_sweep(2, args.cells, 3.0, 4.0), tmp / "warm-serial", scheduler="serial")
         start = time.perf_counter()
         with local_cluster(args.workers) as cluster, Client(cluster) as client:
             client.wait_for_workers(args.workers)
             startup = time.perf_counter() - start
             t0 = time.perf_counter()
-            _timed(_sweep(args.workers, args.cells, 3.0, 4.0), tmp / "warm-cluster", client=client)
+            _timed(_sweep(2 * args.workers, args.cells, 3.0, 4.0), tmp / "warm-cluster", client=client)
             warm = time.perf_counter() - t0
-            wall, task, cpu = _timed(sweep, tmp / "cluster", client=client)
-            wall_noop, _, _ = _timed(noop_sweep, tmp / "noop-cluster", client=client)
-        rows["cluster"] = {"wall_s": wall, "task_s": task, "task_cpu_s": cpu,
-                           "overhead_ms": 1e3 * (wall * args.workers - task) / args.tasks,
-                           "noop_ms": 1e3 * wall_noop / args.tasks, "startup_s": startup, "warmup_s": warm}
-    result = {"tasks": args.tasks, "cells": args.cells, "workers": args.workers, **rows,
+            for k in range(args.repeats):  # interleaved, so a change of the machine's load hits both
+                for name, where in (("serial", {"scheduler": "serial"}), ("cluster", {"client": client})):
+                    wall, task, cpu = _timed(sweep, tmp / f"{name}-{k}", **where)
+                    wall_noop, _, _ = _timed(noop_sweep, tmp / f"noop-{name}-{k}", **where)
+                    n_proc = 1 if name == "serial" else args.workers
+                    runs[name].append({"wall_s": wall, "task_s": task, "task_cpu_s": cpu,
+                                       "overhead_ms": 1e3 * (wall * n_proc - task) / args.tasks,
+                                       "noop_ms": 1e3 * wall_noop / args.tasks})
+    rows = {name: {key: _median([r[key] for r in rs]) for key in rs[0]} for name, rs in runs.items()}
+    rows["cluster"].update({"startup_s": startup, "warmup_s": warm})
+    result = {"tasks": args.tasks, "cells": args.cells, "workers": args.workers, "repeats": args.repeats, **rows,
               "speedup": rows["serial"]["wall_s"] / rows["cluster"]["wall_s"]}
     if args.json:
         print(json.dumps(result))
         return
-    print(f"{args.tasks} tasks of burgers-sine at {args.cells} cells; LocalCluster of {args.workers} workers")
+    print(f"{args.tasks} tasks of burgers-sine at {args.cells} cells; LocalCluster of {args.workers} workers; "
+          f"median of {args.repeats} interleaved repeat(s)")
     print(f"{'':8s} {'wall s':>8s} {'task s':>8s} {'task CPU s':>11s} {'overhead ms/task':>17s} {'no-op ms/task':>14s}")
     for name in ("serial", "cluster"):
         r = rows[name]

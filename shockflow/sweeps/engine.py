@@ -176,14 +176,22 @@ class SweepSummary:
 
 
 # -- clusters --------------------------------------------------------------------------------------
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS reports it, else the count)."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def local_cluster(workers: int | None = None, **kwargs):
-    """A ``dask.distributed.LocalCluster``: ``workers`` processes (default: the core count), one
+    """A ``dask.distributed.LocalCluster``: ``workers`` processes (default: :func:`usable_cores`), one
     thread each, :data:`WORKER_ENV` in each, no dashboard; ``kwargs`` go to LocalCluster."""
     import logging
 
     from distributed import LocalCluster
 
-    n = (os.cpu_count() or 1) if workers is None else int(workers)
+    n = usable_cores() if workers is None else int(workers)
     if n < 1:
         raise ValueError(f"workers: expected a whole number >= 1, found {workers!r}")
     options = {"n_workers": n, "threads_per_worker": 1, "processes": True, "env": dict(WORKER_ENV),
