@@ -136,6 +136,23 @@ class ChartProblem:
         settings.setdefault("boundary", self.boundary)
         return solve_chart_hj(self.grid, self.u0, times, mobility=self.mobility, density=self.density, nu=nu, **settings)
 
+    def solve_burgers(self, times, X, y, nu: float = 0.0, **settings):
+        """1-D charts: Burgers for ``p = ∂_x u`` from ``p0 = ∂_x L̄`` (THEORY §1), conservation form.
+
+        ``p0`` is the exact cell average of ``∂_x L̄``, the difference of ``L̄`` at the two faces over
+        ``dx``; returns a ``ChartBurgersSolution`` (:mod:`solvers.chart_burgers`).
+        """
+        from solvers.chart_burgers import solve_chart_burgers
+
+        if self.grid.ndim != 1:
+            raise GeometryError(f"solve_burgers: the Burgers solver takes 1-D charts, this one has {self.grid.ndim} axes")
+        faces = self.grid.faces(0)[:, None]
+        values = self.geometry.chart_loss(faces, X, y)
+        p0 = np.diff(values) / self.grid.dx[0]
+        periodic = self.boundary[0] == "periodic"
+        settings.setdefault("boundary", "periodic" if periodic else "reflecting")
+        return solve_chart_burgers(self.grid, p0, times, mobility=self.mobility, nu=nu, **settings)
+
 
 class Geometry(abc.ABC):
     """Abstract quotient geometry bound to a model (see the module docstring for the contract)."""

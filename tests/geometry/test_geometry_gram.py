@@ -132,3 +132,18 @@ def test_bad_input():
         geo.section(np.array([[0.5, 0.5]]))
     with pytest.raises(GeometryError, match=r"lies outside the chart \[0, 1\] x \[0, 1\]"):
         geo.section(np.array([[-0.5, 0.0]]))
+
+
+def test_burgers_on_the_chart_is_the_gradient_of_the_hj_solution():
+    """problem.solve_burgers (p = ∂_z u, conservation form) against ∂_z of problem.solve (HJ)."""
+    net = models.build("diagonal", input_dim=1, init="constant", init_scale=0.1, seed=0)
+    X, y = np.ones((1, 1)), np.array([1.0])
+    geo = geometry.build("gram", model=net, extent=6.0)
+    problem = geo.chart_problem(300, X, y)
+    p = problem.solve_burgers([0.3], X, y, nu=0.05).p[-1]
+    u = problem.solve([0.3], nu=0.05).u[-1]
+    z = problem.grid.centers()
+    du = np.gradient(u, problem.grid.dx[0])
+    inner = (z > 0.3) & (z < 5.5)
+    assert np.abs(p - du)[inner].max() < 5e-3 * np.abs(du[inner]).max()
+    np.testing.assert_allclose(problem.solve_burgers([0.0], X, y).p[0], z / 16 - 0.25, rtol=1e-10)  # ∂_z ½(z/4 - 1)²
