@@ -101,8 +101,10 @@ def _batches(batches, steps: int, n: int):
 
 
 def _full_loss(form, y, mu, M):
-    r = form.predict(mu, M) - y
-    return float(np.mean(r * r) * (_LOSS_FACTOR[form.loss] / 2.0 if form.loss in _LOSS_FACTOR else 1.0))
+    """The loss of the expansion on the full data (mse: mean r², half_mse: mean r²/2)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = form.predict(mu, M) - y
+        return float(np.mean(r * r) * _LOSS_FACTOR[form.loss] / 2.0)
 
 
 def simulate_order_parameters(form: QuadraticForm, y: np.ndarray, state: OrderState, lr: float, steps: int, *,
