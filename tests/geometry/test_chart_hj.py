@@ -27,7 +27,7 @@ def _gram_pair(n_z, t):
 
 def test_gram_chart_and_flat_chart_agree_to_discretisation_accuracy():
     t = 0.3
-    gr = Grid.line(800, 0.0, np.sqrt(Z))
+    gr = Grid.line(400, 0.0, np.sqrt(Z))
     ref = solve_chart_hj(gr, lambda r: 0.5 * (S - r**2) ** 2, [t], mobility=lambda r: np.ones_like(r), nu=NU).u[-1]
     interior, whole = [], []
     for n in (100, 200):
