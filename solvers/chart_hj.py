@@ -540,11 +540,10 @@ def _face_flux_coefficients(grid: Grid, mobility, density, axis: int) -> np.ndar
     bad = ~np.isfinite(k)
     if bad.any():
         h = 1e-9 * grid.dx[axis]
-        limit = 0.5 * (evaluate(_face_coordinates(grid, axis, -h)) + evaluate(_face_coordinates(grid, axis, h)))
-        # a one-sided value is used where the other side leaves the chart (nan there)
         lo = evaluate(_face_coordinates(grid, axis, -h))
         hi = evaluate(_face_coordinates(grid, axis, h))
-        limit = np.where(np.isfinite(limit), limit, np.where(np.isfinite(hi), hi, lo))
+        # the mean of the two sides; one side where the other leaves the chart (not finite there)
+        limit = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), np.where(np.isfinite(hi), hi, lo))
         k = np.where(bad, limit, k)
         still = ~np.isfinite(k)
         if still.any():
