@@ -1,6 +1,10 @@
 """The ``shockflow`` command line.  It imports the library; the library never imports it.
 
-Commands: ``solve CASE`` (PDE cases), ``train CASE`` (network cases), ``validate CASE``,
+Commands: ``run [CASE]`` (a network case end to end: train, extract the quotient PDE, predict the
+transitions from its shocks, compare with the observed ones; a PDE case is solved; no CASE: the
+built-in default), ``compare LOG --prediction RESULT`` (a training log or a CSV/JSON loss curve
+against saved predictions), ``geometries`` (the quotient geometries and their symmetries),
+``solve CASE`` (PDE cases), ``train CASE`` (network cases), ``validate CASE``,
 ``cases`` (the built-in cases), ``show RESULT`` (summary table and figures of a result file),
 ``sweep CASE`` (a case over parameter axes, :mod:`shockflow.sweeps.command`), ``demo`` and ``version``.  A CASE is a path to a TOML file or the name of a built-in case.
 ``--set KEY=VALUE`` (repeatable) overrides a key of the case before validation
@@ -10,7 +14,10 @@ Exit codes: 0 success; 2 bad input (a case file, a result file, an argument); 1 
 during the run (a solve that blows up, a training run that diverges); 130 interrupted.
 With ``--json`` the only thing on stdout is one JSON object (or list for ``cases``); the keys
 ``case``, ``result_file`` and ``shocks`` (objects with ``time``, ``location``, ``strength``) of
-``solve``, and ``name``, ``kind``, ``description`` of ``cases``, are stable.
+``solve``; ``case``, ``result_file``, ``shocks``, ``predicted`` and ``observed`` (objects with
+``step``), ``matches`` (``predicted_step``, ``observed_step``, ``relative_error``) and
+``median_relative_error`` (null when nothing matched) of ``run`` (``compare`` prints the last four);
+``name``, ``kind``, ``description`` of ``cases``; ``name``, ``symmetry`` of ``geometries``, are stable.
 """
 
 from __future__ import annotations
@@ -104,6 +111,69 @@ def _solve(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     return _run_case(args, "train")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from shockflow.cases import RunOptions, get_kind
+    from shockflow.pipeline import DEFAULT_CASE, run_prediction_case
+
+    if args.case is None:
+        args.case = DEFAULT_CASE
+    case = _load(args)
+    if case.kind != "network":
+        return _run_case(args, get_kind(case.kind).command)
+    try:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _error(f"--out: cannot create the output directory {args.out!r} ({exc.strerror})")
+        return EXIT_BAD_INPUT
+    options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
+                         figures=not args.no_figures)
+    outcome = run_prediction_case(case, options)
+    if args.json:
+        _print_json(outcome.as_dict())
+    elif not args.quiet:
+        print(outcome.table())
+    return EXIT_OK
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from shockflow.comparison import ComparisonError, compare_log
+
+    try:
+        comparison, transitions = compare_log(args.log, args.prediction, max_ratio=args.max_ratio)
+    except FileNotFoundError as exc:
+        _error(str(exc))
+        return EXIT_BAD_INPUT
+    except ComparisonError as exc:
+        _error(str(exc))
+        return EXIT_BAD_INPUT
+    except ValueError as exc:  # unreadable log (wrong columns, not a log)
+        _error(f"LOG {args.log!r}: {exc}")
+        return EXIT_BAD_INPUT
+    if args.json:
+        _print_json({"log": str(args.log), "result_file": str(args.prediction),
+                     "predicted": [{"step": p} for p in comparison.predicted],
+                     "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop}
+                                  for t in transitions],
+                     "matches": [m.as_dict() for m in comparison.matches],
+                     "median_relative_error": comparison.median_relative_error})
+    elif not args.quiet:
+        print(f"{args.log} against the predictions of {args.prediction}")
+        print(comparison.table())
+    return EXIT_OK
+
+
+def _geometries(args: argparse.Namespace) -> int:
+    from shockflow import geometry
+
+    rows = [{"name": n, "symmetry": geometry.geometry_class(n).symmetry} for n in geometry.available()]
+    if args.json:
+        _print_json(rows)
+    elif not args.quiet:
+        width = max(len(r["name"]) for r in rows)
+        print("\n".join(f"{r['name']:<{width}}  {r['symmetry']}" for r in rows))
+    return EXIT_OK
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -233,6 +303,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"shockflow {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = _common()
+
+    run = commands.add_parser("run", parents=[common],
+                              help="run a case end to end: predicted vs observed transitions (default: the built-in default case)")
+    run.add_argument("case", metavar="CASE", nargs="?", default=None,
+                     help="a case file (TOML) or the name of a built-in case (default: the built-in default case)")
+    run.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="override a key of the case, e.g. --set training.steps=500 (repeatable)")
+    run.add_argument("--no-figures", action="store_true", help="write the result file only")
+    run.set_defaults(run=_run)
+
+    compare = commands.add_parser("compare", parents=[common],
+                                  help="match the transitions of a loss log (HDF5, CSV, JSON) with saved predictions")
+    compare.add_argument("log", metavar="LOG", help="a training log (.h5) or a CSV/JSON file of step and loss")
+    compare.add_argument("--prediction", required=True, metavar="RESULT", help="a result file written by `shockflow run`")
+    compare.add_argument("--max-ratio", type=_positive_float, default=3.0,
+                         help="match a prediction and an observation only within this factor (default 3)")
+    compare.set_defaults(run=_compare)
+
+    geometries = commands.add_parser("geometries", parents=[common], help="list the quotient geometries")
+    geometries.set_defaults(run=_geometries)
 
     solve = commands.add_parser("solve", parents=[common], help="solve a PDE case and report its shocks")
     _case_arguments(solve)

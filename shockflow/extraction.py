@@ -123,7 +123,7 @@ def _geometry(name: str, model, kwargs: dict):
     return geometry.build(name, model=model, **kwargs)
 
 
-def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples: int = 4001):
+def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples: int = 129):
     """Widen the chart (``extent`` x4) until the minimum of L̄ on the side of ``x0`` is interior.
 
     Returns ``(geometry, x_min, L̄(x_min))``."""
@@ -140,7 +140,12 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
         k = int(np.argmin(L))
         far = (k >= samples - 3) if (mirrored or x0 >= 0.5 * (lo + hi)) else (k <= 2)
         if not far:
-            # refine by a parabola through the three samples around the minimum
+            # zoom twice onto the bracket around the minimum, then a parabola through three samples
+            for _ in range(2):
+                k = min(max(k, 1), samples - 2)
+                pts = np.linspace(pts[k - 1], pts[k + 1], samples)
+                L = geo.chart_loss(pts[:, None], X, y)
+                k = int(np.argmin(L))
             k = min(max(k, 1), samples - 2)
             y0, y1, y2 = L[k - 1], L[k], L[k + 1]
             denom = y0 - 2 * y1 + y2

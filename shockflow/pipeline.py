@@ -190,6 +190,19 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted))
 
 
+def shock_records(stage: PredictionStage) -> list:
+    """``(chart index, ShockRecord)`` of every chart; the first shock of a chart carries the formation
+    time measured by :func:`formation_time` (the γ* the prediction used)."""
+    from dataclasses import replace
+
+    out = []
+    for k, (sol, sh) in enumerate(zip(stage.solutions, stage.shocks)):
+        rows = sorted(sol.report.shocks, key=lambda r: r.time)
+        for i, r in enumerate(rows):
+            out.append((k, replace(r, time=sh.gamma_star) if i == 0 and math.isfinite(sh.gamma_star) else r))
+    return out
+
+
 # -- the run ---------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class RunOutcome:
@@ -203,11 +216,8 @@ class RunOutcome:
     figures: tuple[Path, ...] = field(default=())
 
     def shock_rows(self) -> list[dict]:
-        rows = []
-        for chart, sol in zip(self.stage.extraction.charts, self.stage.solutions):
-            for r in sol.report.shocks:
-                rows.append({"time": r.time, "location": r.location[0], "strength": r.strength, "chart": chart.label})
-        return rows
+        return [{"time": r.time, "location": r.location[0], "strength": r.strength, "chart": self.stage.extraction.charts[k].label}
+                for k, r in shock_records(self.stage)]
 
     def as_dict(self) -> dict:
         c = self.comparison
@@ -251,7 +261,7 @@ def _result(case, stage: PredictionStage, comparison, observed, *, seed, wall_ti
 
     charts, sols = stage.extraction.charts, stage.solutions
     first_chart, first = charts[0], sols[0]
-    rows = [(k, r) for k, sol in enumerate(sols) for r in sol.report.shocks]
+    rows = shock_records(stage)
     shocks = {"time": np.array([r.time for _, r in rows]), "location": np.array([r.location for _, r in rows]).reshape(-1, 1),
               "strength": np.array([r.strength for _, r in rows]), "first_seen": np.array([r.first_seen for _, r in rows]),
               "final_location": np.array([r.final_location for _, r in rows]).reshape(-1, 1),
@@ -268,7 +278,7 @@ def _result(case, stage: PredictionStage, comparison, observed, *, seed, wall_ti
                "geometry": stage.extraction.geometry, "geometry_kwargs": {k: np.asarray(v).tolist() for k, v in stage.extraction.geometry_kwargs.items()},
                "charts": [c.label for c in charts], "training_log": str(log_path),
                "shock_search": f"interior cells {cut}..{first_chart.x.size - cut}"}
-    info = {"method": rep.method, "formation_time": rep.formation_time,
+    info = {"method": "chart_steepening", "formation_time": stage.shocks[0].gamma_star,
             "formation_time_from_data": rep.formation_time_from_data, "first_detection": rep.first_detection,
             "fit_points": rep.fit_points}
     pcols = ("step", "flow_step", "time", "gamma_star", "critical_lr", "location", "strength", "d0", "d_exit", "d_eff",

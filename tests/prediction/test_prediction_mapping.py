@@ -1,0 +1,98 @@
+"""The shock -> transition mapping (THEORY §1 [model]) on charts with known answers."""
+
+import math
+
+import numpy as np
+import pytest
+
+from shockflow.extraction import ChartData
+from shockflow.pipeline import _solve, formation_time, initial_gamma
+from shockflow.prediction import ChartShock, Optimiser, PredictionError, predict_transitions
+
+
+def _chart(L, dL, R, x0, x_min, cells=801):
+    h = 2 * R / cells
+    x = -R + h * (np.arange(cells) + 0.5)
+    ex = np.geomspace(x0, x_min, 400)[:-1]
+    return ChartData(label="r", geometry="test", selector=None, coordinate="r", x=x, u0=L(np.abs(x)),
+                     mobility=np.ones(cells), lower=-R, upper=R, mirrored=True, x0=x0, x_min=x_min,
+                     loss_at_min=float(L(x_min)), escape_x=ex, escape_rate=np.abs(dL(ex)),
+                     trajectory_steps=np.zeros(0, int), trajectory=np.zeros(0))
+
+
+@pytest.mark.parametrize("s", [0.5, 2.0])
+def test_hj_solve_finds_the_double_well_shock_at_minus_one_over_inf_curvature(s):
+    # L(r) = 1/2 (s - r^2)^2: L''(0) = -2s is the infimum of L'' -> gamma* = 1/(2s)
+    chart = _chart(lambda r: 0.5 * (s - r * r) ** 2, lambda r: -2 * r * (s - r * r), 1.6 * math.sqrt(s), 1e-3, math.sqrt(s))
+    exact = 1.0 / (2 * s)
+    assert initial_gamma(chart) == pytest.approx(exact, rel=1e-3)
+    times = np.linspace(0.0, 2.0 * exact, 41)
+    sol = _solve(chart, times, 0.0, 0.5)
+    gamma, where = formation_time(times, sol.u, chart)
+    assert gamma == pytest.approx(exact, rel=0.02)
+    assert abs(where) < 2 * chart.dx
+
+
+def _discrete_half_learned_step(s, z0, lr):
+    r, n = math.sqrt(z0), 0
+    while r * r < s / 2:
+        r += lr * 2 * r * (s - r * r)
+        n += 1
+    # linear interpolation in z between the last two steps
+    r_prev = r
+    return n, r_prev
+
+
+@pytest.mark.parametrize("lr", [1e-3, 0.05])
+def test_worked_check_reproduces_the_logistic_switch_on_step(lr):
+    s, z0 = 2.0, 1e-8
+    shock = ChartShock(label="r", x0=math.sqrt(z0), x_min=math.sqrt(s), nu=0.0, mobility_at_ridge=1.0,
+                       gamma_star=1 / (2 * s), location=0.0, strength=1.0, escape_x=np.zeros(0),
+                       escape_rate=np.zeros(0), mirrored=True)
+    steps = 20000
+    (p,) = predict_transitions([shock], Optimiser(np.full(steps, lr)))
+    # gradient-flow time: (1/(4s)) ln(s/z0), the logistic switch-on time up to O(z0/s)
+    assert p.time == pytest.approx(math.log(s / z0) / (4 * s), rel=1e-12)
+    # discrete GD on r' = 2 r (s - r^2): the step at which z = r^2 crosses s/2 (the detector's midpoint)
+    n, _ = _discrete_half_learned_step(s, z0, lr)
+    assert p.step == pytest.approx(n, rel=0.03)
+    if lr == 0.05:   # here t/eta alone is off by more than the discrete correction's residual
+        assert abs(p.flow_step - n) / n > 0.04
+
+
+def test_viscous_correction_shortens_the_escape():
+    base = dict(label="r", x0=1e-4, x_min=1.0, mobility_at_ridge=1.0, gamma_star=0.5, location=0.0, strength=1.0,
+                escape_x=np.zeros(0), escape_rate=np.zeros(0), mirrored=True)
+    opt = Optimiser(np.full(10000, 1e-3))
+    (cold,) = predict_transitions([ChartShock(nu=0.0, **base)], opt)
+    (hot,) = predict_transitions([ChartShock(nu=1e-6, **base)], opt)
+    assert hot.d_eff == pytest.approx(math.sqrt(1e-8 + 2 * 1e-6 * 0.5))
+    assert hot.step < cold.step
+
+
+def test_degenerate_ridge_uses_the_escape_integral_and_matches_gradient_flow():
+    # L(r) = 1/2 (s - r^4)^2: L''(0) = 0, no shock (gamma* infinite); r' = 4 r^3 (s - r^4)
+    s, r0 = 1.0, 0.05
+    L = lambda r: 0.5 * (s - r ** 4) ** 2
+    dL = lambda r: -4 * r ** 3 * (s - r ** 4)
+    chart = _chart(L, dL, 1.5, r0, s ** 0.25)
+    assert initial_gamma(chart) == pytest.approx(-1 / np.min(np.diff(chart.u0, 2)[40:-40] / chart.dx ** 2), rel=1e-9)
+    shock = ChartShock(label="r", x0=r0, x_min=s ** 0.25, nu=0.0, mobility_at_ridge=1.0, gamma_star=math.inf,
+                       location=0.0, strength=0.0, escape_x=chart.escape_x, escape_rate=chart.escape_rate, mirrored=True)
+    lr = 1e-3
+    (p,) = predict_transitions([shock], Optimiser(np.full(400000, lr)))
+    assert p.method == "escape_integral" and math.isinf(p.critical_lr)
+    # explicit gradient flow (small steps) from r0 to 99.9% of the way to the minimum
+    r, t = r0, 0.0
+    target = r0 + 0.999 * (s ** 0.25 - r0)
+    while r < target:
+        r -= lr * dL(r)
+        t += lr
+    assert p.time == pytest.approx(t, rel=0.03)
+
+
+def test_adam_is_refused_with_the_key_named():
+    shock = ChartShock(label="r", x0=1e-3, x_min=1.0, nu=0.0, mobility_at_ridge=1.0, gamma_star=0.5, location=0.0,
+                       strength=1.0, escape_x=np.zeros(0), escape_rate=np.zeros(0))
+    with pytest.raises(PredictionError, match="training.optimizer.*adam"):
+        predict_transitions([shock], Optimiser(np.full(10, 0.1), "adam"))
