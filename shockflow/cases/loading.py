@@ -26,7 +26,7 @@ from shockflow.cases.schema import _toml_type, parse_settings
 
 __all__ = ["Case", "load_case", "parse_case", "apply_overrides", "HEADER_KEYS"]
 
-HEADER_KEYS = ("kind", "name", "description", "seed")
+HEADER_KEYS = ("kind", "name", "description", "seed", "sweep")
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,14 @@ def parse_case(text: str, *, file: str = "<string>", path: Path | None = None, o
     ):
         if not ok:
             problems.append(Problem(key, f"expected {expected}, found {value!r} ({_toml_type(value)})"))
+    if "sweep" in table:  # the parameter axes of `shockflow sweep`; a single run ignores them, but they must be valid
+        from shockflow.sweeps.axes import SweepSpecError, split_sweep_table
+
+        try:
+            split_sweep_table(text, file)
+        except SweepSpecError as exc:
+            message = str(exc).removeprefix(f"case file {file!r}: ").removeprefix("sweep: ")
+            problems.append(Problem("sweep", message))
     if kind is None:
         raise CaseError(file, problems)
     body = {k: v for k, v in table.items() if k not in HEADER_KEYS}
