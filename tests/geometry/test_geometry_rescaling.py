@@ -124,3 +124,19 @@ def test_bad_input_names_the_array_or_point():
         geo.chart_loss(np.zeros((4, 3)), np.zeros((2, 2)), np.zeros(2))
     with pytest.raises(GeometryError, match="works with models 'mlp', 'linear2', found 'quadratic'"):
         geometry.build("rescaling", model=models.build("quadratic", input_dim=2, width=2))
+
+
+def test_two_dimensional_chart_problem_with_the_full_rescaling_metric():
+    """q ∈ R² (input and bias) of a ReLU unit: off-diagonal mobility a²I + qqᵀ/a² through chart_hj."""
+    net = models.build("mlp", input_dim=1, width=2, activation="relu", bias=True, init_scale=1.0, seed=3)
+    X, y = _data(1, n=40, seed=2)
+    geo = geometry.build("rescaling", model=net, unit=0, extent=1.5)
+    problem = geo.chart_problem((24, 24), X, y)
+    A00, A01, A11 = problem.mobility(*problem.grid.mesh())
+    assert np.abs(A01).max() > 0.1  # the metric is genuinely non-diagonal
+    centres = np.stack(problem.grid.mesh(), axis=-1)
+    np.testing.assert_allclose(problem.u0, geo.chart_loss(centres, X, y), rtol=1e-12)
+    sol = problem.solve([0.2], nu=0.01, derivative="first_order")
+    u = sol.u[-1]
+    # comparison principle: constants are solutions, so min L̄ <= u <= max L̄; the envelope lowers the top
+    assert problem.u0.min() - 1e-12 <= u.min() and u.max() < problem.u0.max()
