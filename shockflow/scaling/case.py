@@ -1,0 +1,204 @@
+"""The ``scaling`` case kind: a grid of ERM fits, the error surface, optimal λ and exponent fits.
+
+A case file::
+
+    kind = "scaling"
+    [scaling.target]
+    gamma = 1.0            # s_i ∝ i^-γ, γ > 1/2
+    noise = 1.0            # label-noise variance Δ
+    [scaling.grid]
+    d = [100]
+    n = [400, 800, 1600]
+    p = [0]                # 0 = full width p = d
+    lam = [0.3, 0.1, 0.03] # in units of λ_0 (lam_units = "lambda_zero") or absolute
+    seeds = 4
+    [scaling.fit]
+    regime = "data"        # fit the exponent over n with the window of that regime ("none": no fit)
+
+The runner evaluates every grid point with :func:`shockflow.scaling.sweeps.run_path` (a pure
+function params → dict), writes ``scaling.json`` atomically in ``options.out`` and, with
+figures on, ``scaling_error.png`` and ``scaling_regimes.png``. Registering needs
+``shockflow.scaling.case`` in :data:`shockflow.cases.kinds.BUILTIN_KIND_MODULES`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shockflow.atomic import atomic_open
+from shockflow.cases.kinds import CaseKind, register_kind
+from shockflow.cases.schema import at_least, greater_than, interval, setting
+
+__all__ = ["ScalingCaseFile", "ScalingCase", "ScalingTarget", "ScalingGrid", "ScalingSolver", "ScalingFit", "ScalingOutcome",
+           "run_scaling_case", "RESULT_KEYS"]
+
+#: top-level keys of scaling.json / ``ScalingOutcome.as_dict()``
+RESULT_KEYS = ("case", "settings", "points", "optimal_lambda", "regime_map", "fit", "predicted_exponents",
+               "seconds", "figures", "result_file")
+
+
+@dataclass(frozen=True)
+class ScalingTarget:
+    """The teacher S* (THEORY §4)."""
+
+    gamma: float = setting(1.0, doc="Power-law exponent γ of the target spectrum s_i ∝ i^-γ.",
+                           bounds=greater_than(0.5))
+    noise: float = setting(0.0, doc="Label-noise variance Δ.", bounds=at_least(0))
+
+
+@dataclass(frozen=True)
+class ScalingGrid:
+    """The grid d × n × p × seeds; each point solves the λ list as one warm-started path."""
+
+    d: tuple[int, ...] = setting(doc="Input dimensions.", bounds=at_least(1))
+    n: tuple[int, ...] = setting(doc="Sample sizes.", bounds=at_least(1))
+    p: tuple[int, ...] = setting((0,), doc="Widths (0 = full width p = d).", bounds=at_least(0))
+    lam: tuple[float, ...] = setting((0.1, 0.03, 0.01), doc="Regularisation strengths λ.", bounds=at_least(0))
+    lam_units: str = setting("lambda_zero", doc="λ in units of λ_0 (the least λ with Ŝ = 0) or absolute.",
+                             choices=("lambda_zero", "absolute"))
+    seeds: int = setting(3, doc="Number of seeds per point (data and target seeds 0..seeds-1).", bounds=at_least(1))
+
+
+@dataclass(frozen=True)
+class ScalingSolver:
+    """FISTA stopping rule and parallelism."""
+
+    tol: float = setting(1e-6, doc="Relative prox-gradient residual at convergence.", bounds=interval(0, 1, "neither"))
+    tol_objective: float = setting(1e-10, doc="Relative objective change at convergence.",
+                                   bounds=interval(0, 1, "neither"))
+    max_iter: int = setting(20000, doc="Iteration cap (a fit that reaches it is recorded as unconverged).",
+                            bounds=at_least(1))
+    workers: int = setting(1, doc="Processes (1 = plain loop).", bounds=interval(1, 2))
+
+
+@dataclass(frozen=True)
+class ScalingFit:
+    """Exponent fit over n (regimes data, large_sample) or p (width), with the stated window rule."""
+
+    regime: str = setting("none", doc="Regime whose window is fitted.",
+                          choices=("none", "data", "large_sample", "width"))
+    margin: float = setting(4.0, doc="Window margin m of the rule in shockflow.scaling.fits.", bounds=at_least(1))
+    lam: str = setting("best", doc='"best" (optimal λ per point) or "smallest" λ of the list.',
+                       choices=("best", "smallest"))
+
+
+@dataclass(frozen=True)
+class ScalingCase:
+    """A scaling study of the quadratic network (THEORY §4)."""
+
+    target: ScalingTarget = setting(doc="The target.", factory=ScalingTarget)
+    grid: ScalingGrid = setting(doc="The grid.")
+    solver: ScalingSolver = setting(doc="Solver settings.", factory=ScalingSolver)
+    fit: ScalingFit = setting(doc="Exponent fit.", factory=ScalingFit)
+
+    def check(self):
+        g = self.grid
+        if self.fit.regime != "none" and g.seeds < 2:
+            yield "grid.seeds", "an exponent fit bootstraps over seeds: expected at least 2"
+        if self.fit.regime in ("data", "large_sample") and len(g.d) != 1:
+            yield "grid.d", f"a fit over n needs one d, found {len(g.d)}"
+        if self.fit.regime in ("data", "large_sample") and len(g.p) != 1:
+            yield "grid.p", f"a fit over n needs one width, found {len(g.p)}"
+        if self.fit.regime == "width" and (len(g.n) != 1 or len(g.d) != 1):
+            yield "grid.n", "a fit over p needs one n and one d"
+        if self.fit.regime == "width" and len(g.p) < 3:
+            yield "grid.p", f"a fit over p needs at least 3 widths, found {len(g.p)}"
+        if self.fit.regime in ("data", "large_sample") and len(g.d) == 1:
+            from shockflow.scaling.fits import regime_window
+
+            lo, hi = regime_window(self.fit.regime, g.d[0], margin=self.fit.margin)
+            inside = [n for n in g.n if lo <= n / g.d[0] <= hi]
+            if len(inside) < 3:
+                yield "grid.n", (f"the {self.fit.regime} window n/d in [{lo:g}, {hi:g}] (d = {g.d[0]}, margin "
+                                 f"{self.fit.margin:g}) holds {len(inside)} of the sample sizes; a fit needs at least 3")
+
+
+@dataclass(frozen=True)
+class ScalingCaseFile:
+    """The tables of a ``kind = "scaling"`` file: one ``[scaling]`` section with sub-tables."""
+
+    scaling: ScalingCase = setting(doc="The scaling study.")
+
+
+@dataclass(frozen=True)
+class ScalingOutcome:
+    data: dict = field(repr=False)
+
+    def as_dict(self) -> dict:
+        return self.data
+
+    def table(self) -> str:
+        d = self.data
+        lines = [f"scaling case {d['case']}: {len(d['points'])} λ paths in {d['seconds']:.1f} s -> {d['result_file']}"]
+        m = d["regime_map"]
+        lines.append(f"{'n_eff':>9} {'p':>5} {'error':>10} {'floor':>10}  regime")
+        for i in range(len(m["n"])):
+            lines.append(f"{m['n_eff'][i]:9.3g} {m['p'][i]:5d} {m['excess_error'][i]:10.4g} "
+                         f"{m['rank_floor'][i]:10.4g}  {m['regime'][i]}")
+        if d["fit"]:
+            f = d["fit"]
+            lines.append(f"exponent ({f['regime']}): {f['exponent']:.3f} ± {f['exponent_std']:.3f} "
+                         f"(predicted {f['predicted']:.3f}) on {f['window']}")
+        return "\n".join(lines)
+
+
+def run_scaling_case(case, options) -> ScalingOutcome:
+    """Run a ``scaling`` case (``case.settings`` is a :class:`ScalingCaseFile`)."""
+    import numpy as np
+
+    from shockflow.cases.schema import to_plain
+    from shockflow.scaling.fits import bootstrap_exponent, regime_window
+    from shockflow.scaling.regimes import predicted_exponents, regime_map
+    from shockflow.scaling.sweeps import error_table, grid, optimal_lambda, run_grid
+
+    s: ScalingCase = case.settings.scaling
+    t0 = time.perf_counter()
+    seed0 = options.seed if options.seed is not None else (case.seed or 0)
+    points = []
+    for d in s.grid.d:
+        points += grid(d=[d], n=list(s.grid.n), p=[None if p == 0 else p for p in s.grid.p],
+                       seeds=range(seed0, seed0 + s.grid.seeds), lams=s.grid.lam, gamma=s.target.gamma,
+                       noise=s.target.noise, lam_units=s.grid.lam_units, tol=s.solver.tol,
+                       tol_objective=s.solver.tol_objective, max_iter=s.solver.max_iter)
+    results = run_grid(points, workers=s.solver.workers)
+    fit = None
+    if s.fit.regime != "none":
+        d = s.grid.d[0]
+        lam_index = "best" if s.fit.lam == "best" else int(np.argmin(s.grid.lam))
+        pred = predicted_exponents(s.target.gamma)[s.fit.regime]
+        if s.fit.regime == "width":
+            xs, _, E = error_table(results, x="p", lam_index=lam_index)
+            window = (2.0, float(xs.max()))
+        else:
+            xs, _, E = error_table(results, x="n", lam_index=lam_index)
+            xs = xs / d
+            window = regime_window(s.fit.regime, d, margin=s.fit.margin)
+        f = bootstrap_exponent(xs, E, window)
+        fit = {"regime": s.fit.regime, "predicted": pred, **f.as_dict()}
+        fit["window"] = [float(v) for v in fit["window"]]
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = []
+    rmap = regime_map(results)
+    if options.figures:
+        from shockflow.scaling.figures import plot_error_vs_n, plot_regime_map
+
+        figures = [plot_error_vs_n(results, out / "scaling_error.png"),
+                   plot_regime_map(rmap, out / "scaling_regimes.png")]
+    result_file = out / "scaling.json"
+    data = {"case": case.name, "settings": to_plain(s), "points": results, "optimal_lambda": optimal_lambda(results),
+            "regime_map": rmap, "fit": fit, "predicted_exponents": predicted_exponents(s.target.gamma),
+            "seconds": time.perf_counter() - t0, "figures": [str(p) for p in figures],
+            "result_file": str(result_file)}
+    with atomic_open(result_file, "w") as fh:
+        json.dump(data, fh, indent=1, allow_nan=True)
+    return ScalingOutcome(data)
+
+
+SCALING_KIND = register_kind(CaseKind(
+    name="scaling", settings=ScalingCaseFile, run=run_scaling_case, command="run",
+    description="quadratic-network scaling: ERM error surface over n, p, λ, d and power-law exponents",
+))
