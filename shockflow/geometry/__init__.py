@@ -13,7 +13,14 @@ Build one bound to a model (its current parameters are the reference point)::
     geo.chart_loss(points, X, y)               # L̄ at many points in one batched pass
     geo.velocity(points, X, y)                 # predicted quotient velocity -g^{-1} ∇L̄
     problem = geo.chart_problem(200, X, y)     # grid, u0 = L̄, mobility, density (1-D/2-D charts)
-    sol = problem.solve([0.1, 0.5], nu=0.01)   # solvers.chart_hj.solve_chart_hj
+    sol = problem.solve([0.1, 0.5], nu=0.01)   # solvers.chart_hj.solve_chart_hj -> .u[n] at .times[n]
+    burgers = problem.solve_burgers([0.1], X, y, nu=0.01)   # 1-D: p = ∂u, solvers.chart_burgers -> .p[n]
+
+Geometry-specific extras: ``gram.mode_strengths(params)``; ``sphere.loss_and_grad(params, X, y)``
+(the normalised layer's backward) and ``sphere.mesh_problem(n, X, y)`` (whole S² on an icosphere);
+``attention.product(params)`` (B = W_Q W_Kᵀ); ``mean_field.velocity_field``, ``.density`` and
+``.continuity_problem`` (McKean–Vlasov data); the full-matrix mobilities ``gram.gram_mobility(M, G)``,
+``attention.attention_mobility(B, G)`` and ``rescaling.rescaling_mobility(q, c)``.
 
 ``geometry.available()`` lists the names (built-ins: ``flat``, ``gram``, ``rescaling``,
 ``sphere``, ``attention``, ``mean_field``, plus plug-ins from the entry-point group
