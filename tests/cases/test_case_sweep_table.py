@@ -12,9 +12,9 @@ BASE = (Path(__file__).resolve().parents[2] / "cases" / "burgers-sine.toml").rea
 def test_valid_sweep_table_is_accepted_and_ignored_by_a_single_run(tmp_path):
     path = tmp_path / "with-sweep.toml"
     path.write_text(BASE + '\n[sweep]\nseed = 3\n[sweep.axes]\n"domain.cells" = [100, 200]\n')
-    case = load_case(path)
-    plain = load_case(tmp_path.joinpath("plain.toml") if tmp_path.joinpath("plain.toml").write_text(BASE) else None)
-    assert case.settings == plain.settings
+    plain = tmp_path / "plain.toml"
+    plain.write_text(BASE)
+    assert load_case(path).settings == load_case(plain).settings
 
 
 def test_invalid_sweep_table_names_the_file_and_the_key(tmp_path):
