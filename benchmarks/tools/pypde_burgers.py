@@ -9,6 +9,8 @@ flux at the cell centres, explicit Euler at a fixed step
 ``dx > 2ν / max|u|`` the scheme oscillates, which the accuracy study shows).  py-pde compiles the
 right-hand side with Numba on every solve; its profiler's split (compilation / stepping) is kept
 in :attr:`PyPDEBurgers.last_profile`.  Only the viscous problem: central differences need ν > 0.
+Multithreading is switched off (``backend.numba.multithreading = "never"``) so that per-update
+rates compare one core with one core; the multi-core study is shockflow's own.
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ class PyPDEBurgers:
         import pde
 
         logging.getLogger("pde").setLevel(logging.WARNING)  # one INFO line per compiled function otherwise
+        try:  # one core, like the shockflow and C loops it is compared with per update
+            pde.config["backend.numba.multithreading"] = "never"
+        except (KeyError, ValueError):
+            pass
 
         n, dx, nu = grid.cells[0], grid.dx[0], problem.nu
         umax = problem.max_speed()
