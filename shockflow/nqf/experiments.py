@@ -112,6 +112,30 @@ def _growing(r, C, z0):
     return (r > 0) & (np.diag(C) > 0) & (z0 > 0) & (r > np.diag(C) * z0)
 
 
+def _loss_transitions(steps, loss, lr_eff: float, t_pred: np.ndarray) -> dict:
+    """Midpoints of :func:`shockflow.transitions.find_transitions` on the loss curve (the s = 1/2 point of
+    each drop, i.e. ρ = 1/2), in time units, matched to the nearest predicted switch-on (in ln t)."""
+    from shockflow.transitions import find_transitions
+
+    steps, loss = np.asarray(steps, float), np.asarray(loss, float)
+    keep = steps > 0
+    try:
+        found = find_transitions(steps[keep], loss[keep])
+    except ValueError:
+        found = []
+    mids = np.array([tr.midpoint * lr_eff for tr in found])
+    matched, rel = [], []
+    for tp in t_pred:
+        if mids.size == 0:
+            matched.append(float("nan"))
+            rel.append(float("nan"))
+            continue
+        tm = float(mids[np.argmin(np.abs(np.log(mids / tp)))])
+        matched.append(tm)
+        rel.append((tm - tp) / tp)
+    return {"matched": matched, "relative_error": rel, "count": int(mids.size)}
+
+
 # ----------------------------------------------------------------------------------- experiment 1
 def five_mode_switch_on(eps: float = 1e-6, lr: float = 0.01, strengths=HALVING_STRENGTHS, rho: float = 0.5,
                         network: str = "diagonal", optimizer: str = "gd", init: str = "constant",
@@ -151,6 +175,7 @@ def five_mode_switch_on(eps: float = 1e-6, lr: float = 0.01, strengths=HALVING_S
     t_meas = measured_switch_on(t, z, np.where(grow, z_inf, np.inf), rho)
     order = np.argsort(-np.where(grow, r, -np.inf))[: int(np.count_nonzero(grow))]
     rel = (t_meas[order] - t_pred[order]) / t_pred[order]
+    t_loss = _loss_transitions(rec.series["step"], rec.series["loss"], lr_eff, t_pred[order])
     return {
         "network": network, "optimizer": optimizer, "amplitude": float(amplitude), "eps": eps, "lr": lr, "lr_effective": lr_eff, "rho": rho,
         "strengths": list(map(float, strengths)), "steps": steps,
@@ -159,6 +184,8 @@ def five_mode_switch_on(eps: float = 1e-6, lr: float = 0.01, strengths=HALVING_S
         "t_predicted": t_pred[order].tolist(), "t_leading": t_lead[order].tolist(),
         "t_measured": t_meas[order].tolist(), "relative_error": rel.tolist(),
         "max_abs_relative_error": float(np.nanmax(np.abs(rel))) if rel.size else float("nan"),
+        "t_loss_transitions": t_loss["matched"], "loss_transitions_detected": t_loss["count"],
+        "loss_transition_relative_error": t_loss["relative_error"],
         "successive_ratio_predicted": (t_pred[order][1:] / t_pred[order][:-1]).tolist(),
         "successive_ratio_measured": (t_meas[order][1:] / t_meas[order][:-1]).tolist(),
         "final_loss": float(rec.series["loss"][-1]),
