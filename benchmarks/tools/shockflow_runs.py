@@ -79,12 +79,13 @@ class ShockflowParallel:
     (``numba.set_num_threads``).  Gives bitwise the answer of :class:`Shockflow`.
     """
 
-    name = "shockflow_parallel"
-    label = "shockflow prange"
-    min_cells = pk.PARALLEL_THRESHOLD  # below it the fork/join of every step costs more than it saves
-
     def __init__(self, chunks: int | None = None):
         self.chunks = chunks
+        if chunks == 1:  # one chunk: the cache-blocked kernel on one thread, a candidate serial fast path
+            self.name, self.label, self.min_cells = "shockflow_blocked", "shockflow blocked kernel (1 chunk)", 0
+        else:
+            self.name, self.label = "shockflow_parallel", "shockflow prange"
+            self.min_cells = pk.PARALLEL_THRESHOLD  # below it the fork/join of every step costs more than it saves
 
     def unavailable(self):
         return None
