@@ -40,9 +40,11 @@ def test_data_limited_exponent_d100():
 
 @pytest.mark.slow
 def test_width_limited_exponent_d100():
-    # noiseless, n = 12000 ≥ 8 k(16, 100): the error sits on the rank floor 2 Σ_{i>p} s_i²/d
-    f, floor_fit, ratio = _width_limited(100, 12000, [2, 3, 4, 6, 8, 11, 16], 3, workers=2)
-    assert np.all(ratio < 1.2) and np.all(ratio >= 1.0 - 1e-9)
+    # noiseless, n = 48000 ≥ 32 k(16, 100): the error sits on the rank floor 2 Σ_{i>p} s_i²/d.
+    # (At n = 12000 = 8 k(16, 100) the measured exponent was -0.899 ± 0.002: the finite-n excess
+    # E/F − 1 grows with k(p, d)/n from 2 % at p = 2 to 21 % at p = 16 and flattens the slope.)
+    f, floor_fit, ratio = _width_limited(100, 48000, [2, 4, 8, 16], 2, workers=2)
+    assert np.all(ratio < 1.1) and np.all(ratio >= 1.0 - 1e-9), ratio
     assert abs(f.exponent - predicted_exponents(1.0)["width"]) < 0.1, (f, floor_fit)
 
 
