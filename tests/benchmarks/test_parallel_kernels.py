@@ -66,3 +66,20 @@ def test_non_finite_value_gives_a_non_finite_rate():
 def test_scratch_rejects_zero_chunks():
     with pytest.raises(ValueError, match="chunks"):
         pk.scratch_1d(0)
+
+
+@pytest.mark.parametrize("chunks", [1, 3])
+def test_driver_on_parallel_kernels_reproduces_solve_conservation(chunks):
+    """The benchmark's prange driver takes shockflow's steps: same step count, identical bits, past the shock."""
+    from benchmarks.problems import PROBLEMS
+    from benchmarks.tools.shockflow_runs import parallel_fast_path
+    from solvers.conservation import solve_conservation
+
+    for name, n in (("burgers_1d", 2500), ("burgers_2d", 40)):
+        p = PROBLEMS[name]
+        grid = p.grid(n)
+        q0 = p.exact(grid, 0.0)
+        u, steps = parallel_fast_path(grid, q0, 0.0, p.t_accuracy, chunks)()
+        sol = solve_conservation(grid, q0, [p.t_accuracy], integrator="euler")
+        assert steps == sol.steps
+        assert np.array_equal(u, sol.final)
