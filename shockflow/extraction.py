@@ -16,13 +16,20 @@ and everything a reader needs to see what was solved:
 * the **initial coordinate** ``x0`` and the **quotient trajectory** (the coordinates of the
   logged parameter snapshots; for figures and for the chart box only);
 * the **landscape minimum** ``x_min`` of ``L̄`` along the chart on the side of ``x0`` (found by
-  widening the chart until the minimum is interior) and the **escape profile**: ``a ∂_x L̄``
-  sampled log-uniformly between ``x0`` and ``x_min`` (for the escape integral of a degenerate ridge);
+  widening the chart until the minimum is interior) and the **escape profile**: ``|a ∂_x L̄|``
+  sampled log-uniformly from ``x0`` towards ``x_min`` up to the point where ``L̄`` has fallen by 3/4
+  of ``L̄(x0) − L̄(x_min)`` — the observed-transition detector's midpoint definition read on the
+  landscape (for a degenerate ridge's escape integral);
 * the **viscosity** ``ν = T/2`` from the gradient-noise temperature *projected onto the chart*
   (THEORY §1, "Temperature"): per-sample chart gradients ``g_i = ∂_x ℓ_i`` at ``x0`` (central
   differences of batched per-sample losses) give ``σ_x² = Var_i g_i``; one step moves ``x`` by
   ``-η a ḡ_B`` with variance ``η² a² σ_x² f/B`` (``f = (n−B)/(n−1)``, the finite-population factor:
   zero for full-batch GD), i.e. a diffusion ``T a`` with ``T = η a σ_x² f / (2B)``;
+* the **ridge**: the cell of most negative quotient curvature ``sqrt(a) ∂_x(sqrt(a) ∂_x L̄)``,
+  refined to the slowest point of the flat-coordinate flow ``|sqrt(a) ∂_x L̄|`` within two cells
+  (the shock's place, to better than the grid; its speed there is ``ridge_speed``);
+* the **metric along the chart**: ``g^xx`` on a log-refined set of points (quotient distances
+  ``d = ∫ dx/sqrt(g^xx)`` for the prediction);
 * the **chart box**: the hull of ``x0``, ``x_min`` and the trajectory, widened by ``margin``.
 
 **Mirrored charts.**  A chart whose lower bound is 0 with an even mirror there (``gram`` in
@@ -68,9 +75,13 @@ class ChartData:
     loss_at_min: float
     escape_x: np.ndarray       # log-uniform points from x0 to x_min
     escape_rate: np.ndarray    # |a ∂_x L̄| at escape_x
+    metric_x: np.ndarray       # sorted points of the chart box, log-refined around 0 and x0
+    metric_a: np.ndarray       # g^xx there (quotient distance d = ∫ dx / sqrt(a))
     trajectory_steps: np.ndarray
     trajectory: np.ndarray
     conserved: dict = field(default_factory=dict)
+    ridge: float = float("nan")        # where the quotient curvature of L̄ is most negative, refined
+    ridge_speed: float = float("nan")  # |sqrt(a) ∂_x L̄| there: the flow speed in the flat coordinate
     sigma2: float = 0.0        # per-sample variance of the chart gradient at x0
     temperature: float = 0.0   # η a σ_x² f/(2B)
     nu: float = 0.0            # T/2
@@ -131,14 +142,10 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
     geo = _geometry(name, model, kw)
     for _ in range(_WIDEN):
         lo, hi = geo.chart.lower[0], geo.chart.upper[0]
-        if mirrored or x0 >= 0.5 * (lo + hi):
-            start = max(x0, lo) if not mirrored else max(abs(x0), lo)
-            pts = np.linspace(start, hi, samples)
-        else:
-            pts = np.linspace(lo, min(x0, hi), samples)
+        pts = np.linspace(lo, hi, samples)
         L = geo.chart_loss(pts[:, None], X, y)
         k = int(np.argmin(L))
-        far = (k >= samples - 3) if (mirrored or x0 >= 0.5 * (lo + hi)) else (k <= 2)
+        far = k >= samples - 3 or (k <= 2 and not mirrored)
         if not far:
             # zoom twice onto the bracket around the minimum, then a parabola through three samples
             for _ in range(2):
@@ -216,22 +223,50 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
         xe = np.abs(x) if mirrored else x
         u0 = geo.chart_loss(xe[:, None], X, y)
         mob = geo.mobility(xe[:, None])[:, 0, 0]
-        # escape profile: log-uniform from x0 to x_min (the gradient by the geometry, not the grid)
+        # escape profile: log-uniform from x0 towards x_min (the gradient by the geometry, not the grid),
+        # ending where L̄ has dropped by 3/4 of L̄(x0) - L̄(x_min): the detector's midpoint
+        # (shockflow.transitions step 8) read on the landscape (for L̄ = ½(s - r²)² it is z = s/2)
         a0, a1 = (abs(x0), abs(x_min)) if mirrored else (x0, x_min)
-        if a0 > 0 and a1 > 0 and np.sign(a0) == np.sign(a1):
-            ex = np.sign(a1) * np.geomspace(abs(a0), abs(a1), 400)
+        if a0 != 0 and a1 != 0 and np.sign(a0) == np.sign(a1):
+            ex = np.sign(a1) * np.geomspace(abs(a0), abs(a1), 2001)
+        elif a0 != 0 and a1 != 0:  # the path crosses 0: log-refine both sides of it
+            tiny = 1e-4 * min(abs(a0), abs(a1))
+            ex = np.concatenate([np.sign(a0) * np.geomspace(abs(a0), tiny, 400), [0.0],
+                                 np.sign(a1) * np.geomspace(tiny, abs(a1), 1601)])
         else:
-            ex = np.linspace(a0, a1, 400)
-        ex = ex[:-1]  # the gradient vanishes at the minimum itself
+            ex = np.linspace(a0, a1, 2001)
+        L_path = geo.chart_loss(ex[:, None], X, y)
+        target = L_min + 0.25 * (L_path[0] - L_min)
+        below = np.nonzero(L_path <= target)[0]
+        end = int(below[0]) if below.size else ex.size - 1
+        ex = ex[:max(end, 1) + 1]
         grad = geo.chart_gradient(ex[:, None], X, y)[:, 0]
         rate = np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
+        # the ridge: most negative quotient curvature sqrt(a)(sqrt(a) u0')' on the grid, refined to the
+        # slowest point of the flat-coordinate flow |sqrt(a) ∂_x L̄| within two cells of it
+        ra = np.sqrt(mob)
+        hess = ra * np.gradient(ra * np.gradient(u0, h), h)
+        cut = max(int(0.05 * cells), 2)
+        k = cut + int(np.argmin(hess[cut:-cut]))
+        ridge, ridge_speed = float("nan"), float("nan")
+        if hess[k] < 0:
+            xr = np.linspace(x[k] - 2 * h, x[k] + 2 * h, 401)
+            xr_e = np.abs(xr) if mirrored else xr
+            speed = np.abs(np.sqrt(geo.mobility(xr_e[:, None])[:, 0, 0]) * geo.chart_gradient(xr_e[:, None], X, y)[:, 0])
+            j = int(np.argmin(speed))
+            ridge, ridge_speed = float(xr[j]), float(speed[j])
+        span = upper - lower
+        fine = np.geomspace(1e-12 * span, span, 1500)
+        mx = np.concatenate([np.linspace(lower, upper, 4001), fine, -fine, x0 + fine, x0 - fine, [0.0, x0, x_min]])
+        mx = np.unique(mx[(mx >= lower) & (mx <= upper)])
+        ma = geo.mobility((np.abs(mx) if mirrored else mx)[:, None])[:, 0, 0]
         sigma2, T = chart_temperature(geo, x0, X, y, lr=lr, batch_size=B, n_total=n, samples=noise_samples,
                                       seed=seed, mirrored=mirrored)
         label = geo.chart.names[0]
         out.append(ChartData(
             label=label, geometry=geometry, selector=sel, coordinate=geo.chart.names[0], x=x, u0=u0,
             mobility=mob, lower=lower, upper=upper, mirrored=mirrored, x0=x0, x_min=x_min,
-            loss_at_min=L_min, escape_x=ex, escape_rate=rate, trajectory_steps=steps, trajectory=traj,
+            loss_at_min=L_min, escape_x=ex, escape_rate=rate, metric_x=mx, metric_a=ma, ridge=ridge, ridge_speed=ridge_speed, trajectory_steps=steps, trajectory=traj,
             conserved={k: np.asarray(v).tolist() for k, v in geo.conserved(init).items()},
             sigma2=sigma2, temperature=T, nu=0.5 * T))
     return Extraction(tuple(out), geometry, kwargs, float(log_temperature))

@@ -59,11 +59,16 @@ class PredictionStage:
     predicted: tuple         # PredictedTransition, sorted by step
 
 
+def hessian_g(u, chart):
+    """The quotient Hessian of 1-D data ``u (…, n)``: ``sqrt(a) ∂_x (sqrt(a) ∂_x u)`` = ``u_ρρ`` in the flat
+    coordinate ``dρ = dx/sqrt(a)`` (``a u''`` for constant mobility)."""
+    r = np.sqrt(chart.mobility)
+    return r * np.gradient(r * np.gradient(u, chart.dx, axis=-1), chart.dx, axis=-1)
+
+
 def initial_gamma(chart) -> float:
-    """``γ* = −1/min(a u0'')`` from the initial data by second differences (interior cells; inf if convex)."""
-    h = chart.dx
-    u = chart.u0
-    d2 = (u[2:] - 2 * u[1:-1] + u[:-2]) / (h * h) * chart.mobility[1:-1]
+    """``γ* = −1/min Hess_g u0`` from the initial data (interior cells; inf if nowhere negative)."""
+    d2 = hessian_g(chart.u0, chart)[1:-1]
     n = d2.size
     cut = max(int(_WALL * n), 1)
     m = float(np.min(d2[cut:-cut]))
@@ -94,15 +99,14 @@ def _report(chart, times, u, nu: float):
 
 
 def formation_time(times, u, chart) -> tuple[float, float]:
-    """``(γ*, x*)`` measured on the solution: the steepest compression ``s(t) = −min_x ∂_x(a ∂_x u)``
+    """``(γ*, x*)`` measured on the solution: the steepest compression ``s(t) = −min_x Hess_g u``
     obeys ``1/s(t) = γ* − t`` before the shock (THEORY §1: along the focusing characteristic
     ``p_x = p0'/(1 + t p0')``).  A line through the snapshots with ``s(t) ≤ 4 s(0)`` (resolved, before
     numerical diffusion bends it) is extrapolated to zero.  Unlike the global ``‖p_x‖∞`` of
     :func:`solvers.shocks.track_shocks` this ignores expansive (convex) parts of ``L̄``, whose slopes
     exceed the ridge's for a double well.  ``inf`` if nothing compresses."""
     cut = max(int(_WALL * chart.x.size), 2)
-    p = np.gradient(u, chart.dx, axis=1) * chart.mobility[None, :]
-    cx = np.gradient(p, chart.dx, axis=1)[:, cut:-cut]
+    cx = hessian_g(np.asarray(u), chart)[:, cut:-cut]
     s = -cx.min(axis=1)
     if not s[0] > 0:
         return math.inf, math.nan
@@ -122,17 +126,21 @@ def _chart_shock(chart, report, times, u):
     from shockflow.prediction import ChartShock
 
     rows = [r for r in report.shocks if math.isfinite(r.time)]
+    speed = 0.0
     if rows:
         first = min(rows, key=lambda r: r.time)
         loc, strength = float(first.location[0]), float(first.strength)
         gamma, _ = formation_time(times, u, chart)
+        if math.isfinite(chart.ridge) and abs(loc - chart.ridge) <= 3 * chart.dx:
+            loc, speed = chart.ridge, chart.ridge_speed   # the same place, refined on the landscape
     else:
         gamma, strength = math.inf, 0.0
         loc = 0.0 if chart.mirrored else float(chart.x0)
     a_ridge = float(np.interp(loc, chart.x, chart.mobility))
     return ChartShock(label=chart.label, x0=chart.x0, x_min=chart.x_min, nu=chart.nu, mobility_at_ridge=a_ridge,
                       gamma_star=gamma, location=loc, strength=strength, escape_x=chart.escape_x,
-                      escape_rate=chart.escape_rate, mirrored=chart.mirrored)
+                      escape_rate=chart.escape_rate, mirrored=chart.mirrored, metric_x=chart.metric_x,
+                      metric_a=chart.metric_a, ridge_speed=speed)
 
 
 def predict_case(case, model, data, train_settings, snapshots=None, *, log_temperature=float("nan"),

@@ -7,11 +7,12 @@ inviscid solution, and the optimiser's learning rates.  **Never the loss series*
 signatures below have no argument through which a measured loss curve could enter (THE RULE of
 issue 6; a test checks that the prediction is unchanged when the log's loss is replaced).
 
-**The mapping.**  The first shock of ``∂_γ u + ½ a u_x² = ν Δ_g u`` forms at ``γ* = −1/inf (a L̄'')``
-at the ridge ``x_s`` where the chart's curvature is most negative (THEORY §1).  Near the ridge
-gradient flow ``ẋ = −a ∂_x L̄ ≈ (x − x_s)/γ*`` leaves it exponentially with e-folding time γ*, so a
-trajectory starting at quotient distance ``d_0 = |x0 − x_s|`` reaches the far side of the drop,
-``d_exit = |x_min − x_s|``, after
+**The mapping.**  The first shock of ``∂_γ u + ½ a u_x² = ν Δ_g u`` forms at ``γ* = −1/inf Hess_g L̄`` (in 1-D
+``Hess_g L̄ = L̄_ρρ`` in the flat coordinate ``dρ = dx/sqrt(a)``) at the ridge ``x_s`` where the
+quotient curvature is most negative (THEORY §1).  Near the ridge gradient flow ``ρ̇ = −L̄_ρ ≈
+(ρ − ρ_s)/γ*`` leaves it exponentially with e-folding time γ*, so a trajectory starting at quotient
+distance ``d_0 = |ρ(x0) − ρ(x_s)|`` (``∫ dx/sqrt(a)``; :meth:`ChartShock.distance`) reaches the far
+side of the drop, ``d_exit = |ρ(x_min) − ρ(x_s)|``, after
 
     t = γ* · ln(d_exit / d_0)                                   (gradient-flow time).
 
@@ -23,9 +24,9 @@ reports exactly that half-learned point (:mod:`shockflow.transitions`, step 8), 
 the minimum of ``L̄`` along the chart on the side of ``x0`` (not the half-way point and no fitted
 fraction).
 
-*Viscous (Kramers-type) correction.*  With noise, ``dx = (x − x_s)/γ* dt + sqrt(2 T a) dW``; the
-linearised escape adds a variance ``T a γ*`` to the starting offset, so
-``d_0 → d_eff = sqrt(d_0² + 2 ν a γ*)`` (``ν = T/2``).  For full-batch GD ``ν = 0``.
+*Viscous (Kramers-type) correction.*  With noise, ``dρ = (ρ − ρ_s)/γ* dt + sqrt(2T) dW`` (flat
+coordinate); the linearised escape adds a variance ``T γ*`` to the starting offset, so
+``d_0 → d_eff = sqrt(d_0² + 2 ν γ*)`` (``ν = T/2``).  For full-batch GD ``ν = 0``.
 
 *Discrete steps.*  At step size ``η`` the linearised map is ``x − x_s ↦ (1 + η/γ*)(x − x_s)``, so
 the predicted step ``n`` solves ``Σ_{i<n} ln(1 + η_i/γ*) = ln(d_exit/d_eff)`` (the issue's
@@ -36,9 +37,19 @@ a gradient flow in these coordinates and is refused.
 *Critical learning rate.*  A proximal step of size η is single-valued only while ``η < γ*``
 (THEORY §1), so ``γ*`` is also reported as ``critical_lr``.
 
+*When the log form does not apply.*  The linearised escape needs the start on the unstable
+side of a ridge that is a stationary point of the flow.  If ``x0`` and ``x_min`` lie on opposite
+sides of ``x_s``, or the flow crosses the ridge at a speed ``v_s = |L̄_ρ(x_s)|`` with
+``v_s γ* ≥ d_0`` (e.g. an unbalanced rescaling unit, ``c = a² − |w|² ≠ 0``, which opens the
+degenerate ridge at ``q = 0``), the escape integral below is used instead (``method``).
+
 *Degenerate ridges.*  Where ``inf a L̄'' = 0`` (no shock forms: e.g. query–key weights entering at
 quartic order) the logarithm is replaced by the escape integral along the unstable direction,
-``t = ∫_{x0}^{x_min} dx / |a ∂_x L̄|`` (reported for every chart as ``escape_time``).
+``t = ∫_{x0}^{x_h} dx / |a ∂_x L̄|`` (reported for every chart as ``escape_time``), where ``x_h`` is
+where ``L̄`` has dropped by 3/4 of ``L̄(x0) − L̄(x_min)`` — the detector's midpoint read on the
+landscape (the integral to ``x_min`` itself diverges logarithmically at a non-degenerate minimum).
+For ``L̄ = ½(q − β)²`` with the balanced rescaling mobility ``2|q|`` it is exactly the logistic
+half-learned time ``(1/(2β)) ln((β − q0)/q0)``.
 
 *Assumptions.*  (1) The chart is invariant under the flow (commuting data for ``gram``; the other
 modes stay near their initial values while this one escapes — true for well-separated strengths);
@@ -79,6 +90,20 @@ class ChartShock:
     escape_x: np.ndarray
     escape_rate: np.ndarray
     mirrored: bool = False
+    ridge_speed: float = 0.0             # |L̄_ρ| at the ridge (0: a stationary point of the flow)
+    metric_x: np.ndarray | None = None   # points and g^xx for quotient distances (None: a = 1)
+    metric_a: np.ndarray | None = None
+
+    def distance(self, x: float) -> float:
+        """Quotient (Riemannian) distance ``|∫_{x_s}^{x} dx'/sqrt(a)|`` from the ridge ``x_s = location``."""
+        if self.metric_x is None:
+            return abs(x - self.location)
+        lo, hi = sorted((self.location, x))
+        grid = np.asarray(self.metric_x)
+        inside = grid[(grid > lo) & (grid < hi)]
+        pts = np.concatenate([[lo], inside, [hi]])
+        w = 1.0 / np.sqrt(np.maximum(np.interp(pts, grid, np.asarray(self.metric_a)), 1e-300))
+        return float(np.trapezoid(w, pts))
 
 
 @dataclass(frozen=True)
@@ -163,10 +188,11 @@ def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> l
         escape = _escape_integral(c)
         x0 = abs(c.x0) if c.mirrored else c.x0
         xs = c.location
-        d0 = abs(x0 - xs)
-        d_exit = abs(c.x_min - xs)
-        if math.isfinite(c.gamma_star) and c.gamma_star > 0:
-            d_eff = math.sqrt(d0 * d0 + 2.0 * c.nu * c.mobility_at_ridge * c.gamma_star)
+        d0 = c.distance(x0)
+        d_exit = c.distance(c.x_min)
+        same_side = (x0 - xs) * (c.x_min - xs) > 0
+        if math.isfinite(c.gamma_star) and c.gamma_star > 0 and same_side and c.ridge_speed * c.gamma_star < d0:
+            d_eff = math.sqrt(d0 * d0 + 2.0 * c.nu * c.gamma_star)
             if d_eff <= 0:
                 raise PredictionError(f"chart {c.label!r}: the initial point sits exactly on the ridge "
                                       f"(d0 = 0) and there is no noise (ν = 0): gradient flow never leaves it")
@@ -179,7 +205,7 @@ def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> l
             d_eff, t = d0, escape
             step = _flow_steps(t, rates)
             method = "escape_integral"
-            gamma, crit = math.inf, math.inf
+            gamma = crit = c.gamma_star if c.gamma_star > 0 else math.inf
         out.append(PredictedTransition(
             chart=c.label, step=step, flow_step=_flow_steps(t, rates), time=t, method=method, gamma_star=gamma,
             critical_lr=crit, location=xs, strength=c.strength, d0=d0, d_exit=d_exit, d_eff=d_eff, nu=c.nu,
