@@ -15,7 +15,10 @@ output, the potential of one neuron in the field of the others is
 metric of neuron space scaled by ``1/m`` (the mobility; the usual mean-field time is ``τ = t/m``).
 The density obeys the continuity equation ``ρ_t + ∇·(ρ v) = T Δρ``, the diffusion ``T`` coming from
 SGD noise (THEORY §1: ``T = η σ_g²/(2B)``); :meth:`continuity_problem` returns its data on a grid
-(density, face velocities, diffusion) for a finite-volume solver.
+(density, face velocities, diffusion) and ``.solve(times)`` integrates it with
+:mod:`solvers.continuity`, the velocity recomputed from the density as it moves
+(:class:`McKeanVlasovVelocity`: the McKean–Vlasov equation ``v = -(1/m) ∇ δL/δρ``).  Times are
+gradient-flow times ``t`` of the parameters (a GD step ``η`` advances ``t`` by ``η``).
 
 **Conserved.**  The mass of ``μ`` (1) and the number of units; for a homogeneous activation
 (ReLU, identity) also ``a_i² - |w_i|²`` of every neuron (the rescaling symmetry of each unit).
@@ -35,18 +38,90 @@ from shockflow.geometry.registry import register
 from shockflow.models.base import Model
 from solvers.grid import Grid
 
-__all__ = ["MeanFieldGeometry", "ContinuityProblem"]
+__all__ = ["MeanFieldGeometry", "ContinuityProblem", "McKeanVlasovVelocity"]
 
 
 @dataclass(frozen=True)
 class ContinuityProblem:
     """``ρ_t + ∇·(ρ v) = T Δρ`` on neuron space at one instant: ``rho`` (cell averages, mass 1),
-    ``face_velocity[k]`` (``v_k`` on the faces normal to axis ``k``: ``cells[k] + 1`` along it) and ``T``."""
+    ``face_velocity[k]`` (``v_k`` on the faces normal to axis ``k``: ``cells[k] + 1`` along it) and ``T``.
+
+    ``field`` (set by :meth:`MeanFieldGeometry.continuity_problem`) is the McKean–Vlasov velocity
+    of a density, ``field(t, rho) -> faces``; :meth:`solve` integrates the equation with
+    :func:`solvers.continuity.solve_continuity`.
+    """
 
     grid: Grid
     rho: np.ndarray
     face_velocity: tuple
     temperature: float
+    field: "McKeanVlasovVelocity | None" = None
+
+    def solve(self, times, self_consistent: bool = True, boundary="wall", **settings):
+        """Push ``rho`` to ``times`` (gradient-flow time ``t`` of the network's parameters: the mobility is
+        ``I/m``, so a gradient-descent step of size ``η`` advances ``t`` by ``η``).
+
+        ``self_consistent=True`` (McKean–Vlasov): the velocity is recomputed from the current density
+        by ``field`` before every step (``velocity_update="step"``, the default) or every stage
+        (``velocity_update="stage"``); ``False`` freezes ``face_velocity``, the field of the initial
+        measure (a short-time approximation).  The diffusion is ``nu = temperature`` with ``D = 1``.
+        Other ``settings`` go to :func:`solvers.continuity.solve_continuity` (``reconstruction``,
+        ``limiter``, ``integrator``, ``cfl``, ``velocity_update``, ``t0``, ``max_steps``); ``boundary``
+        defaults to zero-flux walls at the box of the chart.  Returns a ``ContinuitySolution``.
+        """
+        from solvers.continuity import solve_continuity
+
+        if self.grid.ndim > 2:
+            raise GeometryError(
+                f"solve: the continuity solver takes 1-D or 2-D neuron spaces, this one has {self.grid.ndim} axes "
+                "(a mean-field network with input_dim = 1)"
+            )
+        if self_consistent and self.field is None:
+            raise GeometryError("solve: self_consistent=True needs the McKean–Vlasov field; build the problem with "
+                                "MeanFieldGeometry.continuity_problem")
+        velocity = self.field if self_consistent else self.face_velocity
+        return solve_continuity(self.grid, self.rho, times, velocity, nu=self.temperature, boundary=boundary, **settings)
+
+
+class McKeanVlasovVelocity:
+    """The velocity ``v = -(1/m) ∇ψ(θ; ρ)`` on the faces of a grid, for a density ``ρ`` on it.
+
+    The density's network output is ``f_ρ(x) = ∫ a φ(w·x) ρ(θ) dθ``, evaluated by the midpoint rule
+    over the cells (``ρ`` holds cell averages); then ``r = ℓ'(f_ρ(x), y)/n`` on the samples, and, on
+    the faces normal to axis ``k``, ``v_a = -(1/m) Σ_n r_n φ(w·x_n)`` (``k = 0``) or
+    ``v_{w_j} = -(1/m) a Σ_n r_n φ'(w·x_n) x_{nj}``: :meth:`MeanFieldGeometry.velocity_field` with the
+    empirical measure replaced by ``ρ``.  The matrices of ``φ`` at the cell centres and faces are
+    computed once, so a call costs one matrix–vector product per axis.  Calling it as
+    ``field(t, rho)`` fits the solver's velocity callback (``t`` unused: the field depends on ``ρ``).
+    """
+
+    def __init__(self, geometry: "MeanFieldGeometry", grid: Grid, X, y):
+        model = geometry.model
+        self.model = model
+        self.grid = grid
+        self.X = model._check_inputs(X)
+        self.Y = model.loss_function.targets(y, self.X.shape[0], 1)
+        act = model.activation
+        centres = np.stack(grid.mesh(), axis=-1).reshape(-1, grid.ndim)
+        self.readout = act.fn(centres[:, 1:] @ self.X.T) * centres[:, :1] * grid.cell_volume  # (cells, n)
+        self.faces = []
+        for k in range(grid.ndim):
+            axes = [grid.faces(j) if j == k else grid.centers(j) for j in range(grid.ndim)]
+            pts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
+            z = pts[..., 1:] @ self.X.T
+            B = act.fn(z) if k == 0 else pts[..., :1] * act.grad(z) * self.X[:, k - 1]
+            self.faces.append(B.reshape(-1, self.X.shape[0]))
+        self.shapes = [tuple(n + 1 if j == k else n for j, n in enumerate(grid.cells)) for k in range(grid.ndim)]
+
+    def output(self, rho) -> np.ndarray:
+        """``f_ρ(x_n)`` on the samples, shape ``(n,)``."""
+        return np.asarray(rho, dtype=np.float64).reshape(-1) @ self.readout
+
+    def __call__(self, t, rho) -> tuple:
+        F = self.output(rho)[:, None]
+        r = self.model.loss_function.grad(F, self.Y)[:, 0] / self.X.shape[0]
+        scale = -1.0 / self.model.width
+        return tuple(scale * (B @ r).reshape(shape) for B, shape in zip(self.faces, self.shapes))
 
 
 @register
@@ -167,4 +242,4 @@ class MeanFieldGeometry(Geometry):
             axes = [grid.faces(j) if j == k else grid.centers(j) for j in range(grid.ndim)]
             pts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
             faces.append(self.velocity_field(pts, X, y, params)[..., k])
-        return ContinuityProblem(grid, rho, tuple(faces), float(temperature))
+        return ContinuityProblem(grid, rho, tuple(faces), float(temperature), McKeanVlasovVelocity(self, grid, X, y))
