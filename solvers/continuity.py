@@ -23,18 +23,21 @@ the Godunov (exact upwind) flux of linear transport with the face velocity, of t
 face values inside the range of the neighbouring averages.
 
 **Positivity and the step.**  With forward Euler the new value of cell ``i`` is a combination
-of old values whose weights are non-negative when ``dt * r_i <= 1`` (first order) or
-``dt * r_i <= 1/2`` (MUSCL; Σ_k writes the cell average as a weighted mean of its face values),
-with the cell's *outflow rate*
+of old values whose weights are non-negative when ``dt * r_i <= 1`` (first order), with the
+cell's *outflow rate*
 
     r_i = sum_k ( max(v_{k,i+1/2}, 0) + max(-v_{k,i-1/2}, 0) ) / dx_k
           + sum_k nu ( D_{k,i-1/2} + D_{k,i+1/2} ) / dx_k^2.
 
-The driver takes ``dt = cfl / (max_i r_adv + max_i r_diff)`` (:func:`~solvers.time_stepping.combine_bounds`
-of the advective and diffusive bounds), so ``rho >= 0`` is preserved for ``cfl <= 1`` (first order)
-and ``cfl <= 1/2`` (MUSCL), and by the SSP Runge–Kutta methods under the same number (their SSP
+For MUSCL, write the cell average as a weighted mean of its two face values along each axis:
+the same argument then needs ``dt * r_i <= 1/2``.  The driver takes
+``dt = cfl / (max_i r_adv + max_i r_diff)`` (:func:`~solvers.time_stepping.combine_bounds` of the
+advective and diffusive bounds), so ``rho >= 0`` is preserved for ``cfl <= 1`` (first order) and
+``cfl <= 1/2`` (MUSCL), and by the SSP Runge–Kutta methods under the same number (their SSP
 coefficient is 1).  The bound uses the *outflow*, not ``max|v|``: in a cell where the flow
 diverges both faces export mass.  Defaults: ``cfl = 0.9`` first order, ``0.45`` MUSCL.
+The weights of a forward-Euler step sum to ``1 - dt (div v)_i`` (discrete divergence), so also
+``max rho`` grows at most by that factor per step: no overshoot where the flow converges.
 
 **Boundaries** (any :meth:`BoundaryConditions.parse` specification, plus ``"wall"``):
 
@@ -85,7 +88,7 @@ from solvers.errors import BlowUpError, SolverInputError, first_nonfinite, requi
 from solvers.errors import require_positive, require_times
 from solvers.grid import Grid
 from solvers.reconstruction import LIMITERS, MUSCL, face_states_reference, limited_slope
-from solvers.time_stepping import INTEGRATORS, Clock, combine_bounds
+from solvers.time_stepping import INTEGRATORS, Clock, combine_bounds, tableau
 
 __all__ = [
     "ContinuitySettings", "ContinuitySolution", "solve_continuity", "face_values", "stage_times",
@@ -517,7 +520,7 @@ def solve_continuity(
 
     recon = RECONSTRUCTIONS[settings.reconstruction]
     lim = LIMITERS[settings.limiter]
-    tab = INTEGRATORS[settings.integrator]
+    tab = tableau(settings.integrator)
     c_stage = stage_times(settings.integrator)
     if grid.ndim == 1:
         def stage(prev, out, a, b, dt):
