@@ -69,7 +69,7 @@ def _check_stack(A) -> np.ndarray:
     return A
 
 
-def commutation(A, tol: float = 1e-8, max_pairs: int = 2000, seed: int = 0) -> Commutation:
+def commutation(A, tol: float = 1e-8, max_pairs: int = 200, seed: int = 0) -> Commutation:
     """Measure whether the A_μ commute, and find a shared eigenbasis if they do.
 
     The basis diagonalises S = Σ_μ c_μ A_μ with random c; eigenvalue clusters of S (ties closer than
