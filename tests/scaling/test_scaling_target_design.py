@@ -45,7 +45,8 @@ def test_operator_matches_explicit_design_and_is_adjoint():
     np.testing.assert_allclose(D.apply_factored(U, w), D.apply(S), rtol=1e-10, atol=1e-10)
     r = rng.standard_normal(40)
     np.testing.assert_allclose(D.vectorise(D.adjoint(r)), A.T @ r, rtol=1e-12, atol=1e-12)
-    assert np.isclose(D.lambda_max(), np.linalg.eigvalsh(A.T @ A)[-1], rtol=1e-7)
+    exact = np.linalg.eigvalsh(A.T @ A)[-1]
+    assert exact <= D.lambda_max() <= exact * (1 + 2e-4)      # a safe, tight upper bound
 
 
 @pytest.mark.parametrize("kwargs, match", [
