@@ -49,7 +49,7 @@ import numpy as np
 __all__ = ["ChartData", "Extraction", "extract", "chart_temperature", "ExtractionError"]
 
 #: how many times the chart may be widened (x4 each) to find the landscape minimum
-_WIDEN = 16
+_WIDEN = 8
 
 
 class ExtractionError(ValueError):
