@@ -23,9 +23,16 @@ discretization of the first-order Hamilton–Jacobi equation on triangular meshe
 
   with ``w_ij > 0`` the cotangent weights of the P1 Laplace–Beltrami operator and
   ``κ_i = max_j |∂p̄_i/∂u_j| / w_ij`` — the smallest dissipation for which ``∂Ĥ_i/∂u_j ≤ 0`` for every
-  neighbour ``j`` whenever ``α_i ≥ |∇_p H|`` on the convex hull of the star's gradients.  ``α_i`` is
-  ``max_{T ∋ i} |P_i p_T|`` (``"local_lax_friedrichs"``) or the maximum over the mesh
-  (``"lax_friedrichs"``) for the quadratic ``H``, and ``1`` for the eikonal.  Since the weights
+  neighbour ``j`` whenever ``α_i ≥ |∇_p H|`` on the convex hull of the star's gradients.  For the
+  quadratic ``H``, with ``a_i = max_{T ∋ i} |P_i p_T|`` (the local bound) and ``A = max_T |p_T|`` (the
+  global one), ``α_i`` is
+
+  - ``"smooth_lax_friedrichs"`` (the default): ``α_i = (A² + a_i²) / (2A)``, the parabola in ``a_i``
+    tangent to ``a_i`` at ``a_i = A``; so ``a_i ≤ α_i ≤ A``, and ``α_i`` is a smooth function of ``|p|²``;
+  - ``"local_lax_friedrichs"``: ``α_i = a_i``;
+  - ``"lax_friedrichs"``: ``α_i = A``;
+
+  and ``α_i = 1`` for the eikonal (every option).  Since the weights
   annihilate linear functions in a flat star (and only tangent curvature terms remain on a surface),
   the dissipation is ``O(α h)``: the scheme is consistent and first order;
 * the viscous term is the P1 Laplace–Beltrami operator with lumped mass, ``(ν/M_i) Σ_j w_ij (u_j - u_i)``.
@@ -40,6 +47,37 @@ which combines the hyperbolic and the parabolic bounds harmonically (``1/dt = 1/
 monotonicity for ``cfl ≤ 1`` (:mod:`solvers.time_stepping`).  The mesh must be closed and its
 cotangent weights positive (every icosphere and the generated tori are acute); otherwise the
 error names the offending edge.
+
+**Why not plain local Lax–Friedrichs (measured).**  The leading error of any of these schemes is a
+numerical viscosity ``∝ h α(x) Δ_Γ u``.  With ``α = a ≈ |∇u|`` it has a kink where ``∇u = 0``, so on a
+ridge (a maximum of ``u``, where characteristics converge and the first shock forms, THEORY.md §1) the
+error grows a kink ``∝ -h|s|`` (``s`` the distance to the ridge): first order in the values and the
+gradient, but an O(1), non-vanishing error in the curvature at mesh scale.  It is not special to the
+surface: first-order LLF and Godunov on a 1-D grid (:mod:`solvers.hamilton_jacobi`) do the same
+(``u_t + ½u_θ² = 0``, ``u0 = sin²θ``, ridge at ``θ = π/2``: the second difference at the ridge at
+``t = 0.1`` is -3.03 (LLF) and -3.06 (Godunov) against the exact ``-2/(1-2t) = -2.5`` at 31 to 255
+cells, where LF converges at first order: -2.40, -2.46, -2.48, -2.49).  On the icosphere, for
+``u0 = 1 - z²`` (the ``hj-sphere`` case, first shock on the equator at ``t* = 1/2``), measured by a
+quartic least-squares fit of ``u`` against the latitude over ``|s| < 3h`` (exact Hopf–Lax samples give
+-2.495, -2.4996, -2.4999, -2.5000 at n = 12, 24, 36, 48):
+
+  =====================  ==================================  ==================================
+  frequency n            12      24      36      48          12      24      36      48
+  =====================  ==================================  ==================================
+  curvature error        t = 0.1, exact -2.5                 t* fitted to -1/curvature, t ≤ 0.2
+  local_lax_friedrichs   -0.20   -0.27   -0.28   -0.29       0.439   0.394   0.385   0.382
+  smooth_lax_friedrichs  -0.015  -0.017  -0.011  -0.007      0.521   0.494   0.494   0.496
+  lax_friedrichs         +0.114  +0.059  +0.042  +0.034      0.655   0.564   0.543   0.533
+  =====================  ==================================  ==================================
+
+(``shockflow``'s Hessian-probe fit over 41 snapshots: t* = 0.353, 0.372 with LLF at n = 24, 36;
+0.487, 0.490 with the smooth coefficient.)  A monotone scheme needs ``α ≥ |∇_p H| = |p|``, and a
+smooth majorant of ``|p|`` with curvature ``≤ K`` must be ``≥ 1/(2K)`` at ``p = 0``: less value error at
+the ridge costs more curvature error, so some extra dissipation at the ridge is unavoidable.  The
+tangent parabola spends it where ``|p|`` is small (``α = A/2`` on the ridge, ``α → a`` where
+``a → A``): the curvature error then decays at first order (1-D: -0.028, -0.014, -0.007, -0.003 at
+63 to 511 cells) and the max-norm value error is 4–15 % above LLF's (Hopf–Cole at n = 16:
+1.13e-3 against 0.99e-3; Hopf–Lax through shocks: 3.21e-2 against 2.97e-2; LF: 1.68e-3, 5.01e-2).
 
 :func:`stage_kernel` evaluates a whole Runge–Kutta stage in one compiled call (two passes: triangle
 gradients, then vertices); :meth:`SurfaceHJ.rhs_reference` is its NumPy reference.
@@ -68,13 +106,17 @@ from solvers.surface_solution import SurfaceSolution
 from solvers.time_stepping import Clock, tableau
 
 QUADRATIC, EIKONAL = 0, 1
-LAX_FRIEDRICHS, LOCAL_LAX_FRIEDRICHS = 0, 1
+LAX_FRIEDRICHS, LOCAL_LAX_FRIEDRICHS, SMOOTH_LAX_FRIEDRICHS = 0, 1, 2
 
 #: Hamiltonians on a surface, name -> kernel code (the names of :mod:`solvers.hamiltonians`)
 SURFACE_HAMILTONIANS = {"quadratic": QUADRATIC, "eikonal": EIKONAL}
 
 #: numerical Hamiltonians on vertex stars, name -> kernel code
-SURFACE_NUMERICAL_HAMILTONIANS = {"lax_friedrichs": LAX_FRIEDRICHS, "local_lax_friedrichs": LOCAL_LAX_FRIEDRICHS}
+SURFACE_NUMERICAL_HAMILTONIANS = {
+    "lax_friedrichs": LAX_FRIEDRICHS,
+    "local_lax_friedrichs": LOCAL_LAX_FRIEDRICHS,
+    "smooth_lax_friedrichs": SMOOTH_LAX_FRIEDRICHS,
+}
 
 
 @dataclass(frozen=True)
@@ -82,7 +124,7 @@ class SurfaceHJSettings:
     """Everything that chooses the scheme, validated in one place."""
 
     hamiltonian: str = "quadratic"
-    numerical_hamiltonian: str = "local_lax_friedrichs"
+    numerical_hamiltonian: str = "smooth_lax_friedrichs"
     integrator: str = "ssprk3"
     cfl: float = 0.5
     nu: float = 0.0
@@ -149,7 +191,7 @@ def _vertex_terms(i, u, ptri, star_ptr, star, star_weight, normals, nbr_ptr, nbr
         p0 += ws * a0
         p1 += ws * a1
         p2 += ws * a2
-        if ham == QUADRATIC and num == LOCAL_LAX_FRIEDRICHS:
+        if ham == QUADRATIC and num != LAX_FRIEDRICHS:
             mag = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
             if mag > alpha:
                 alpha = mag
@@ -158,6 +200,8 @@ def _vertex_terms(i, u, ptri, star_ptr, star, star_weight, normals, nbr_ptr, nbr
         h = 0.5 * norm2
         if num == LAX_FRIEDRICHS:
             alpha = global_alpha
+        elif num == SMOOTH_LAX_FRIEDRICHS and global_alpha > 0.0:
+            alpha = 0.5 * (global_alpha + alpha * alpha / global_alpha)
     else:
         h = math.sqrt(norm2)
         alpha = 1.0
@@ -293,9 +337,12 @@ class SurfaceHJ:
         np.add.at(pbar, owner, self.star_weight[:, None] * proj)
         if s.hamiltonian == "quadratic":
             h = 0.5 * np.einsum("id,id->i", pbar, pbar)
-            if s.numerical_hamiltonian == "local_lax_friedrichs":
+            if s.numerical_hamiltonian != "lax_friedrichs":
                 alpha = np.zeros(n)
                 np.maximum.at(alpha, owner, np.linalg.norm(proj, axis=1))
+                big = np.linalg.norm(ptri, axis=1).max()
+                if s.numerical_hamiltonian == "smooth_lax_friedrichs" and big > 0:
+                    alpha = 0.5 * (big + alpha**2 / big)
             else:
                 alpha = np.full(n, np.linalg.norm(ptri, axis=1).max())
         else:
@@ -319,7 +366,7 @@ def solve_surface_hj(
     times,
     *,
     hamiltonian: str = "quadratic",
-    numerical_hamiltonian: str = "local_lax_friedrichs",
+    numerical_hamiltonian: str = "smooth_lax_friedrichs",
     nu: float = 0.0,
     integrator: str = "ssprk3",
     cfl: float = 0.5,
