@@ -228,19 +228,20 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
         # (shockflow.transitions step 8) read on the landscape (for L̄ = ½(s - r²)² it is z = s/2)
         a0, a1 = (abs(x0), abs(x_min)) if mirrored else (x0, x_min)
         if a0 != 0 and a1 != 0 and np.sign(a0) == np.sign(a1):
-            ex = np.sign(a1) * np.geomspace(abs(a0), abs(a1), 2001)
+            ex = np.sign(a1) * np.geomspace(abs(a0), abs(a1), 601)
         elif a0 != 0 and a1 != 0:  # the path crosses 0: log-refine both sides of it
             tiny = 1e-4 * min(abs(a0), abs(a1))
-            ex = np.concatenate([np.sign(a0) * np.geomspace(abs(a0), tiny, 400), [0.0],
-                                 np.sign(a1) * np.geomspace(tiny, abs(a1), 1601)])
+            ex = np.concatenate([np.sign(a0) * np.geomspace(abs(a0), tiny, 120), [0.0],
+                                 np.sign(a1) * np.geomspace(tiny, abs(a1), 481)])
         else:
-            ex = np.linspace(a0, a1, 2001)
+            ex = np.linspace(a0, a1, 601)
         L_path = geo.chart_loss(ex[:, None], X, y)
         target = L_min + 0.25 * (L_path[0] - L_min)
         below = np.nonzero(L_path <= target)[0]
         end = int(below[0]) if below.size else ex.size - 1
-        ex = ex[:max(end, 1) + 1]
-        grad = geo.chart_gradient(ex[:, None], X, y)[:, 0]
+        end = max(end, 1)
+        ex_full, ex = ex, ex[:end + 1]
+        grad = np.gradient(L_path, ex_full)[:end + 1]  # second order on the path
         rate = np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
         # the ridge: most negative quotient curvature sqrt(a)(sqrt(a) u0')' on the grid, refined to the
         # slowest point of the flat-coordinate flow |sqrt(a) ∂_x L̄| within two cells of it
@@ -250,9 +251,10 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
         k = cut + int(np.argmin(hess[cut:-cut]))
         ridge, ridge_speed = float("nan"), float("nan")
         if hess[k] < 0:
-            xr = np.linspace(x[k] - 2 * h, x[k] + 2 * h, 401)
+            xr = np.linspace(x[k] - 2 * h, x[k] + 2 * h, 161)
             xr_e = np.abs(xr) if mirrored else xr
-            speed = np.abs(np.sqrt(geo.mobility(xr_e[:, None])[:, 0, 0]) * geo.chart_gradient(xr_e[:, None], X, y)[:, 0])
+            slope = np.gradient(geo.chart_loss(xr_e[:, None], X, y), xr)
+            speed = np.abs(np.sqrt(geo.mobility(xr_e[:, None])[:, 0, 0]) * slope)
             j = int(np.argmin(speed))
             ridge, ridge_speed = float(xr[j]), float(speed[j])
         span = upper - lower

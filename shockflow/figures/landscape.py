@@ -1,0 +1,52 @@
+"""The quotient trajectory over the initial-data landscape: one panel per extracted chart.
+
+Each panel draws ``u0 = L̄`` along the chart (the PDE's initial data, :mod:`shockflow.extraction`)
+and, on it, the logged parameter snapshots mapped to the chart (``x(step)``, ``L̄(x(step))``,
+coloured by log step), the initial point, the ridge where the shock forms and the landscape
+minimum.  matplotlib is imported inside the function (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shockflow.figures.canvas import new_figure, save_png
+
+__all__ = ["landscape_figure"]
+
+
+def landscape_figure(extraction, path, *, ridges=None):
+    """Draw ``extraction.charts`` into ``path`` (PNG); ``ridges``: the shock place per chart (optional)."""
+    charts = extraction.charts
+    if not charts:
+        raise ValueError("landscape_figure: the extraction holds no charts")
+    cols = min(len(charts), 4)
+    rows = (len(charts) + cols - 1) // cols
+    fig = new_figure(3.2 * cols, 2.8 * rows)
+    axes = np.atleast_1d(fig.subplots(rows, cols)).reshape(-1)
+    for k, (ax, c) in enumerate(zip(axes, charts)):
+        x, u0 = np.asarray(c.x), np.asarray(c.u0)
+        if c.mirrored:
+            keep = x >= 0
+            x, u0 = x[keep], u0[keep]
+        ax.plot(x, u0, color="0.3", lw=1.2, label="L̄ (initial data)")
+        if c.trajectory.size:
+            xt = np.abs(c.trajectory) if c.mirrored else np.asarray(c.trajectory)
+            ut = np.interp(xt, x, u0)
+            steps = np.maximum(np.asarray(c.trajectory_steps, dtype=float), 1.0)
+            sc = ax.scatter(xt, ut, c=np.log10(steps), cmap="viridis", s=12, zorder=3)
+            if k == len(charts) - 1:
+                fig.colorbar(sc, ax=ax, label="log10 step")
+        x0 = abs(c.x0) if c.mirrored else c.x0
+        ax.plot([x0], [np.interp(x0, x, u0)], "o", mfc="none", mec="k", label="start")
+        ax.axvline(c.x_min, color="g", lw=0.8, ls=":", label="minimum")
+        if ridges is not None and np.isfinite(ridges[k]):
+            ax.axvline(ridges[k], color="r", lw=0.8, ls="--", label="shock (ridge)")
+        ax.set_xlabel(c.coordinate)
+        ax.set_title(f"chart {c.label}", fontsize=9)
+        if k == 0:
+            ax.set_ylabel("L̄")
+            ax.legend(fontsize=7)
+    for ax in axes[len(charts):]:
+        ax.set_visible(False)
+    return save_png(fig, path)
