@@ -252,6 +252,18 @@ def _show(args: argparse.Namespace) -> int:
             print(f"  {r['time']:12.6g}  {loc:>28}  {r['strength']:10.4g}")
     else:
         print("  no shocks")
+    pred = result.transitions.get("predicted", {})
+    if "step" in pred and len(pred["step"]):
+        obs = result.transitions.get("observed", {}).get("step", [])
+        print("  predicted transition steps: " + ", ".join(f"{v:.1f}" for v in pred["step"]))
+        print("  observed transition steps:  " + (", ".join(f"{v:.1f}" for v in obs) or "none"))
+        m = result.transitions.get("matches", {})
+        errors = list(m.get("relative_error", []))
+        for ps, os_, e in zip(m.get("predicted_step", []), m.get("observed_step", []), errors):
+            print(f"    predicted {ps:10.1f}  observed {os_:10.1f}  relative error {100 * e:5.1f}%")
+        import numpy as np
+
+        print("  median relative error: " + (f"{100 * float(np.median(errors)):.1f}%" if errors else "n/a (nothing matched)"))
     for f in figures:
         print(f"  figure: {f}")
     return EXIT_OK
