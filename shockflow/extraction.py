@@ -36,6 +36,13 @@ and everything a reader needs to see what was solved:
 ``r = sqrt z``: ``L̄`` depends on ``r²``) is unfolded to ``[-R, R]`` with ``u0(x) = L̄(|x|)``, so the
 ridge at ``r = 0`` — where the first shock forms — is an interior point rather than a wall.
 
+**Staircase reference** (``sequential``, [model], ours).  With several charts, each chart's other
+parameters are not simply held at their initial values: the charts are ordered by the initial-data
+γ* (fastest first, THEORY §2's switch-on order) and, when chart k is extracted, the reference sits
+at the landscape minima of the charts before it — the state the network is in when mode k escapes
+if the switch-on times are well separated.  It removes the coupling through the sample covariance
+(finite n) that the initial reference would freeze in.  It uses only the landscape, never the run.
+
 Nothing here reads the loss series of the training log (the trajectory is parameter snapshots).
 """
 
@@ -82,6 +89,7 @@ class ChartData:
     conserved: dict = field(default_factory=dict)
     ridge: float = float("nan")        # where the quotient curvature of L̄ is most negative, refined
     ridge_speed: float = float("nan")  # |sqrt(a) ∂_x L̄| there: the flow speed in the flat coordinate
+    gamma_data: float = float("inf")   # −1/min of the quotient curvature of u0 (inf: nowhere negative)
     sigma2: float = 0.0        # per-sample variance of the chart gradient at x0
     temperature: float = 0.0   # η a σ_x² f/(2B)
     nu: float = 0.0            # T/2
@@ -170,10 +178,97 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
 
 
 
+def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin,
+                   noise_samples, seed):
+    """One chart (see :func:`extract`); returns ``(ChartData, geometry bound to base)``."""
+    from shockflow.geometry import GeometryError
+
+    kw = dict(kwargs)
+    if sel is not None:
+        kw[chart_key] = sel
+    geo = _geometry(geometry, base, kw)
+    if geo.dim != 1:
+        raise GeometryError(f"{chart_key}: each chart must be 1-D for the prediction, found a {geo.dim}-D "
+                            f"chart ({', '.join(geo.chart.names)}) for {chart_key} = {sel!r}")
+    x0 = float(geo.coordinates(init)[0])
+    mirrored = geo.chart.lower[0] == 0.0 and not geo.chart.periodic[0]
+    geo, x_min, L_min = _find_minimum(geometry, base, kw, x0, mirrored, X, y)
+    steps = np.zeros(0, dtype=np.int64)
+    traj = np.zeros(0)
+    if snapshots is not None and "step" in snapshots:
+        steps = np.asarray(snapshots["step"], dtype=np.int64)
+        traj = np.array([geo.coordinates({k: snapshots[k][i] for k in init})[0] for i in range(steps.size)])
+    pts = np.concatenate([[x0, x_min], traj])
+    if mirrored:
+        R = float(np.max(np.abs(pts))) * (1.0 + margin)
+        R = min(R, geo.chart.upper[0])
+        lower, upper = -R, R
+    else:
+        span = float(pts.max() - pts.min()) or abs(x_min) or 1.0
+        lower = max(float(pts.min()) - margin * span, geo.chart.lower[0])
+        upper = min(float(pts.max()) + margin * span, geo.chart.upper[0])
+    h = (upper - lower) / cells
+    x = lower + h * (np.arange(cells) + 0.5)
+    xe = np.abs(x) if mirrored else x
+    u0 = geo.chart_loss(xe[:, None], X, y)
+    mob = geo.mobility(xe[:, None])[:, 0, 0]
+    # escape profile: log-uniform from x0 towards x_min (the gradient by the geometry, not the grid),
+    # ending where L̄ has dropped by 3/4 of L̄(x0) - L̄(x_min): the detector's midpoint
+    # (shockflow.transitions step 8) read on the landscape (for L̄ = ½(s - r²)² it is z = s/2)
+    a0, a1 = (abs(x0), abs(x_min)) if mirrored else (x0, x_min)
+    if a0 != 0 and a1 != 0 and np.sign(a0) == np.sign(a1):
+        ex = np.sign(a1) * np.geomspace(abs(a0), abs(a1), 601)
+    elif a0 != 0 and a1 != 0:  # the path crosses 0: log-refine both sides of it
+        tiny = 1e-4 * min(abs(a0), abs(a1))
+        ex = np.concatenate([np.sign(a0) * np.geomspace(abs(a0), tiny, 120), [0.0],
+                             np.sign(a1) * np.geomspace(tiny, abs(a1), 481)])
+    else:
+        ex = np.linspace(a0, a1, 601)
+    L_path = geo.chart_loss(ex[:, None], X, y)
+    target = L_min + 0.25 * (L_path[0] - L_min)
+    below = np.nonzero(L_path <= target)[0]
+    end = int(below[0]) if below.size else ex.size - 1
+    end = max(end, 1)
+    ex_full, ex = ex, ex[:end + 1]
+    grad = np.gradient(L_path, ex_full)[:end + 1]  # second order on the path
+    rate = np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
+    # the ridge: most negative quotient curvature sqrt(a)(sqrt(a) u0')' on the grid, refined to the
+    # slowest point of the flat-coordinate flow |sqrt(a) ∂_x L̄| within two cells of it
+    ra = np.sqrt(mob)
+    hess = ra * np.gradient(ra * np.gradient(u0, h), h)
+    cut = max(int(0.05 * cells), 2)
+    k = cut + int(np.argmin(hess[cut:-cut]))
+    ridge, ridge_speed = float("nan"), float("nan")
+    gamma_data = -1.0 / hess[k] if hess[k] < 0 else float("inf")
+    if hess[k] < 0:
+        xr = np.linspace(x[k] - 2 * h, x[k] + 2 * h, 161)
+        xr_e = np.abs(xr) if mirrored else xr
+        slope = np.gradient(geo.chart_loss(xr_e[:, None], X, y), xr)
+        speed = np.abs(np.sqrt(geo.mobility(xr_e[:, None])[:, 0, 0]) * slope)
+        j = int(np.argmin(speed))
+        ridge, ridge_speed = float(xr[j]), float(speed[j])
+    span = upper - lower
+    fine = np.geomspace(1e-12 * span, span, 1500)
+    mx = np.concatenate([np.linspace(lower, upper, 4001), fine, -fine, x0 + fine, x0 - fine, [0.0, x0, x_min]])
+    mx = np.unique(mx[(mx >= lower) & (mx <= upper)])
+    ma = geo.mobility((np.abs(mx) if mirrored else mx)[:, None])[:, 0, 0]
+    sigma2, T = chart_temperature(geo, x0, X, y, lr=lr, batch_size=B, n_total=n, samples=noise_samples,
+                                  seed=seed, mirrored=mirrored)
+    label = geo.chart.names[0]
+    return ChartData(
+        label=label, geometry=geometry, selector=sel, coordinate=geo.chart.names[0], x=x, u0=u0,
+        mobility=mob, lower=lower, upper=upper, mirrored=mirrored, x0=x0, x_min=x_min,
+        loss_at_min=L_min, escape_x=ex, escape_rate=rate, metric_x=mx, metric_a=ma, ridge=ridge, ridge_speed=ridge_speed,
+        trajectory_steps=steps, trajectory=traj,
+        conserved={k: np.asarray(v).tolist() for k, v in geo.conserved(init).items()},
+        sigma2=sigma2, temperature=T, nu=0.5 * T, gamma_data=gamma_data), geo
+
+
 def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = None,
             charts: Sequence = (None,), chart_key: str = "modes", snapshots: Mapping | None = None,
             lr: float, batch_size: int, cells: int = 801, margin: float = 0.25,
-            noise_samples: int = 512, seed: int = 0, log_temperature: float = float("nan")) -> Extraction:
+            noise_samples: int = 512, seed: int = 0, log_temperature: float = float("nan"),
+            sequential: bool = True) -> Extraction:
     """Extract one :class:`ChartData` per entry of ``charts``.
 
     ``model``: the network *at its initial parameters* (it is copied; the geometry is bound to the
@@ -181,10 +276,9 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
     chart); each must give a 1-D chart.  ``snapshots``: the log's ``{"step": (k,), name: (k, ...)}``
     (the trajectory; optional).  ``lr``, ``batch_size`` (B) and ``X.shape[0]`` (n) enter the
     projected temperature.  Raises :class:`shockflow.geometry.GeometryError` for a bad geometry
-    keyword and :class:`ExtractionError` when a chart has no minimum.
+    keyword and :class:`ExtractionError` when a chart has no minimum.  ``sequential``: the staircase
+    reference (module docstring).
     """
-    from shockflow.geometry import GeometryError
-
     base = model.copy()
     init = {k: np.array(v) for k, v in base.params.items()}
     kwargs = dict(geometry_kwargs or {})
@@ -192,83 +286,19 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
     y = np.asarray(y, dtype=np.float64)
     n = X.shape[0]
     B = int(batch_size)
-    out = []
-    for sel in charts:
-        kw = dict(kwargs)
-        if sel is not None:
-            kw[chart_key] = sel
-        geo = _geometry(geometry, base, kw)
-        if geo.dim != 1:
-            raise GeometryError(f"{chart_key}: each chart must be 1-D for the prediction, found a {geo.dim}-D "
-                                f"chart ({', '.join(geo.chart.names)}) for {chart_key} = {sel!r}")
-        x0 = float(geo.coordinates(init)[0])
-        mirrored = geo.chart.lower[0] == 0.0 and not geo.chart.periodic[0]
-        geo, x_min, L_min = _find_minimum(geometry, base, kw, x0, mirrored, X, y)
-        steps = np.zeros(0, dtype=np.int64)
-        traj = np.zeros(0)
-        if snapshots is not None and "step" in snapshots:
-            steps = np.asarray(snapshots["step"], dtype=np.int64)
-            traj = np.array([geo.coordinates({k: snapshots[k][i] for k in init})[0] for i in range(steps.size)])
-        pts = np.concatenate([[x0, x_min], traj])
-        if mirrored:
-            R = float(np.max(np.abs(pts))) * (1.0 + margin)
-            R = min(R, geo.chart.upper[0])
-            lower, upper = -R, R
-        else:
-            span = float(pts.max() - pts.min()) or abs(x_min) or 1.0
-            lower = max(float(pts.min()) - margin * span, geo.chart.lower[0])
-            upper = min(float(pts.max()) + margin * span, geo.chart.upper[0])
-        h = (upper - lower) / cells
-        x = lower + h * (np.arange(cells) + 0.5)
-        xe = np.abs(x) if mirrored else x
-        u0 = geo.chart_loss(xe[:, None], X, y)
-        mob = geo.mobility(xe[:, None])[:, 0, 0]
-        # escape profile: log-uniform from x0 towards x_min (the gradient by the geometry, not the grid),
-        # ending where L̄ has dropped by 3/4 of L̄(x0) - L̄(x_min): the detector's midpoint
-        # (shockflow.transitions step 8) read on the landscape (for L̄ = ½(s - r²)² it is z = s/2)
-        a0, a1 = (abs(x0), abs(x_min)) if mirrored else (x0, x_min)
-        if a0 != 0 and a1 != 0 and np.sign(a0) == np.sign(a1):
-            ex = np.sign(a1) * np.geomspace(abs(a0), abs(a1), 601)
-        elif a0 != 0 and a1 != 0:  # the path crosses 0: log-refine both sides of it
-            tiny = 1e-4 * min(abs(a0), abs(a1))
-            ex = np.concatenate([np.sign(a0) * np.geomspace(abs(a0), tiny, 120), [0.0],
-                                 np.sign(a1) * np.geomspace(tiny, abs(a1), 481)])
-        else:
-            ex = np.linspace(a0, a1, 601)
-        L_path = geo.chart_loss(ex[:, None], X, y)
-        target = L_min + 0.25 * (L_path[0] - L_min)
-        below = np.nonzero(L_path <= target)[0]
-        end = int(below[0]) if below.size else ex.size - 1
-        end = max(end, 1)
-        ex_full, ex = ex, ex[:end + 1]
-        grad = np.gradient(L_path, ex_full)[:end + 1]  # second order on the path
-        rate = np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
-        # the ridge: most negative quotient curvature sqrt(a)(sqrt(a) u0')' on the grid, refined to the
-        # slowest point of the flat-coordinate flow |sqrt(a) ∂_x L̄| within two cells of it
-        ra = np.sqrt(mob)
-        hess = ra * np.gradient(ra * np.gradient(u0, h), h)
-        cut = max(int(0.05 * cells), 2)
-        k = cut + int(np.argmin(hess[cut:-cut]))
-        ridge, ridge_speed = float("nan"), float("nan")
-        if hess[k] < 0:
-            xr = np.linspace(x[k] - 2 * h, x[k] + 2 * h, 161)
-            xr_e = np.abs(xr) if mirrored else xr
-            slope = np.gradient(geo.chart_loss(xr_e[:, None], X, y), xr)
-            speed = np.abs(np.sqrt(geo.mobility(xr_e[:, None])[:, 0, 0]) * slope)
-            j = int(np.argmin(speed))
-            ridge, ridge_speed = float(xr[j]), float(speed[j])
-        span = upper - lower
-        fine = np.geomspace(1e-12 * span, span, 1500)
-        mx = np.concatenate([np.linspace(lower, upper, 4001), fine, -fine, x0 + fine, x0 - fine, [0.0, x0, x_min]])
-        mx = np.unique(mx[(mx >= lower) & (mx <= upper)])
-        ma = geo.mobility((np.abs(mx) if mirrored else mx)[:, None])[:, 0, 0]
-        sigma2, T = chart_temperature(geo, x0, X, y, lr=lr, batch_size=B, n_total=n, samples=noise_samples,
-                                      seed=seed, mirrored=mirrored)
-        label = geo.chart.names[0]
-        out.append(ChartData(
-            label=label, geometry=geometry, selector=sel, coordinate=geo.chart.names[0], x=x, u0=u0,
-            mobility=mob, lower=lower, upper=upper, mirrored=mirrored, x0=x0, x_min=x_min,
-            loss_at_min=L_min, escape_x=ex, escape_rate=rate, metric_x=mx, metric_a=ma, ridge=ridge, ridge_speed=ridge_speed, trajectory_steps=steps, trajectory=traj,
-            conserved={k: np.asarray(v).tolist() for k, v in geo.conserved(init).items()},
-            sigma2=sigma2, temperature=T, nu=0.5 * T))
+    raw = list(charts)
+    args = (geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin, noise_samples, seed)
+    first = [_extract_chart(base, init, sel, *args) for sel in raw]
+    out = [cd for cd, _ in first]
+    if sequential and len(raw) > 1:
+        # staircase assumption: charts switch on in order of their initial-data γ*; when chart k
+        # escapes, the faster ones sit at their landscape minima (the reference is moved there)
+        order = sorted(range(len(raw)), key=lambda i: out[i].gamma_data)
+        ref = base.copy()
+        for rank, i in enumerate(order):
+            cd, geo = (first[i] if rank == 0 else _extract_chart(ref, init, raw[i], *args))
+            out[i] = cd
+            section = geo.section(np.array([[abs(cd.x_min) if cd.mirrored else cd.x_min]]))
+            for key in ref.params:
+                ref.params[key][...] = np.asarray(section[key])[0]
     return Extraction(tuple(out), geometry, kwargs, float(log_temperature))

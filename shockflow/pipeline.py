@@ -162,7 +162,8 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
         extraction = extract(model, s.geometry.name, data.X, data.y, geometry_kwargs=s.geometry.kwargs(),
                              charts=ex.charts or (None,), chart_key=ex.chart_key, snapshots=snapshots,
                              lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
-                             noise_samples=ex.noise_samples, seed=train_settings.seed, log_temperature=log_temperature)
+                             noise_samples=ex.noise_samples, seed=train_settings.seed, log_temperature=log_temperature,
+                             sequential=ex.sequential)
     except (GeometryError, TypeError) as exc:
         raise _error(case, "geometry", str(exc)) from None
     except ExtractionError as exc:
