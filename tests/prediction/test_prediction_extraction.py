@@ -1,0 +1,56 @@
+"""Extraction: the projected temperature, the staircase reference, the stored PDE problem."""
+
+import h5py
+import numpy as np
+import pytest
+
+from shockflow import geometry, models
+from shockflow.cases import RunOptions, load_case
+from shockflow.data.power_law import power_law_covariance
+from shockflow.extraction import chart_temperature, extract
+from shockflow.pipeline import run_prediction_case
+
+
+def test_projected_temperature_equals_per_sample_chart_gradient_variance():
+    net = models.build("diagonal", input_dim=3, form="u2", init="constant", init_scale=0.3, seed=0)
+    data = power_law_covariance(512, 3, 0.0, teacher_weights=np.array([2.0, 1.0, 0.5]), seed=1)
+    geo = geometry.build("gram", model=net, modes=(1,), coordinate="r", extent=4.0)
+    sigma2, T = chart_temperature(geo, 0.3, data.X, data.y, lr=0.1, batch_size=32, n_total=512, samples=512)
+    # by hand: l_i = 1/2 (f_i - y_i)^2, f = sum_k x_k r_k^2 / 4, so dl_i/dr_1 = (f_i - y_i) x_i1 r_1 / 2
+    u = net.params["u"]
+    f = data.X @ (u * u / 4)
+    g = (f - data.y.reshape(-1)) * data.X[:, 1] * u[1] / 2
+    assert sigma2 == pytest.approx(np.var(g, ddof=1), rel=1e-6)
+    assert T == pytest.approx(0.1 * 1.0 * sigma2 * (512 - 32) / 511 / (2 * 32), rel=1e-12)
+    # full batch: no sampling noise
+    assert chart_temperature(geo, 0.3, data.X, data.y, lr=0.1, batch_size=512, n_total=512)[1] == 0.0
+
+
+def test_staircase_reference_recovers_the_population_ridge_curvature():
+    # finite n couples the modes through the sample covariance; with the faster modes at their
+    # minima each chart's gamma* approaches 2/w_k (f = sum x u^2/4: L = 1/2 (r^2/4 - w)^2, L''(0) = -w/2)
+    w = np.array([8.0, 3.0, 1.0])
+    net = models.build("diagonal", input_dim=3, form="u2", init="constant", init_scale=1e-3, seed=0)
+    data = power_law_covariance(2048, 3, 0.0, teacher_weights=w, seed=2)
+    kw = dict(geometry_kwargs={"coordinate": "r"}, charts=(0, 1, 2), lr=0.01, batch_size=2048, cells=401)
+    frozen = extract(net, "gram", data.X, data.y, sequential=False, **kw)
+    stair = extract(net, "gram", data.X, data.y, sequential=True, **kw)
+    err = lambda ex: np.abs(np.array([c.gamma_data for c in ex.charts]) * w / 2 - 1)
+    assert err(stair)[0] == err(frozen)[0]          # the fastest chart is the same either way
+    assert np.all(err(stair) < 0.03)
+    assert err(stair)[2] < 0.5 * err(frozen)[2]     # the slowest feels the coupling most
+
+
+def test_sgd_run_has_a_viscous_problem_stored_and_stays_within_ten_percent(tmp_path):
+    case = load_case("two-layer-staircase", overrides=["data.n=2048", "extraction.cells=301", "training.steps=800",
+                                                        "extraction.charts=[0, 1]", "training.optimizer=sgd",
+                                                        "training.batch_size=32"])
+    out = run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+    assert all(c.nu > 0 for c in out.stage.extraction.charts)
+    assert all(p.d_eff > p.d0 for p in out.stage.predicted)
+    assert out.comparison.median_relative_error <= 0.10
+    with h5py.File(out.result_file) as f:
+        g = f["extraction/r0"]
+        assert g.attrs["nu"] > 0 and "viscous_values" in g["solution"]
+        assert g["u0"].shape == g["x"].shape and g.attrs["x_min"] > 0
+        assert f["transitions/predicted/step"].shape == (2,)
