@@ -130,3 +130,18 @@ def test_geometries_lists_names_and_symmetries(capsys):
     rows = json.loads(capsys.readouterr().out)
     names = {r["name"] for r in rows}
     assert {"flat", "gram", "rescaling"} <= names and all(r["symmetry"] for r in rows)
+
+
+def test_run_of_a_network_case_without_geometry_names_the_missing_table(tmp_path, capsys):
+    assert main(["run", "diagonal-staircase", "--out", str(tmp_path), "--set", "training.steps=5"]) == 2
+    err = capsys.readouterr().err
+    assert "geometry" in err and "shockflow train" in err
+    assert not (tmp_path / "diagonal-staircase.h5").exists()
+
+
+def test_run_of_a_pde_case_solves_it(tmp_path, capsys):
+    assert main(["run", "burgers-riemann", "--out", str(tmp_path), "--json", "--no-figures",
+                 "--set", "domain.cells=200"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    # Riemann data u_L > u_R: one shock, present from the start
+    assert doc["case"] == "burgers-riemann" and len(doc["shocks"]) == 1
