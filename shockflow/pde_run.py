@@ -169,7 +169,7 @@ def solver_settings(s: PDECase) -> dict:
                 "integrator": sol.integrator or "ssprk3", "cfl": sol.cfl if sol.cfl is not None else 0.5,
                 "max_steps": sol.max_steps}
     return {"method": s.method, "hamiltonian": eq.hamiltonian,
-            "numerical_hamiltonian": sol.numerical_hamiltonian or "local_lax_friedrichs",
+            "numerical_hamiltonian": sol.numerical_hamiltonian or "smooth_lax_friedrichs",
             "integrator": sol.integrator or "ssprk3", "cfl": sol.cfl if sol.cfl is not None else 0.5,
             "max_steps": sol.max_steps}
 

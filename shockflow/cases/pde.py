@@ -265,8 +265,10 @@ class Solver:
     viscous: str | None = setting(None, doc="burgers only: `explicit` or `implicit` (Crank–Nicolson, Strang split) "
                                             "viscous term (`explicit`).", choices=("explicit", "implicit"))
     numerical_hamiltonian: str | None = setting(
-        None, doc="HJ only (grid: `godunov`; surfaces: `local_lax_friedrichs`, or `lax_friedrichs`).",
-        choices=_solver_names("solvers.hamiltonians", "NUMERICAL_HAMILTONIANS"))
+        None, doc="HJ only (grid: `godunov`, `lax_friedrichs` or `local_lax_friedrichs`; surfaces: "
+                  "`smooth_lax_friedrichs`, `local_lax_friedrichs` or `lax_friedrichs`).",
+        choices=lambda: tuple(sorted(set(_solver_names("solvers.hamiltonians", "NUMERICAL_HAMILTONIANS")())
+                                     | set(_solver_names("solvers.surface_hj", "SURFACE_NUMERICAL_HAMILTONIANS")()))))
     derivative: str | None = setting(None, doc="grid HJ only: one-sided derivatives (`eno2`).",
                                      choices=_solver_names("solvers.hj_derivatives", "DERIVATIVES"))
     max_steps: int = setting(10_000_000, doc="Stop with an error after this many steps.", bounds=at_least(1))
@@ -343,12 +345,22 @@ class PDECase:
             if self.on_mesh:
                 if sol.derivative is not None:
                     yield "solver.derivative", f'applies to grid domains only, found a "{dom.TAG}" mesh'
-                if sol.numerical_hamiltonian not in (None, "lax_friedrichs", "local_lax_friedrichs"):
-                    yield ("solver.numerical_hamiltonian", f'expected "lax_friedrichs" or "local_lax_friedrichs" '
-                           f'on a surface, found "{sol.numerical_hamiltonian}"')
+                from solvers.surface_hj import SURFACE_NUMERICAL_HAMILTONIANS
+
+                if sol.numerical_hamiltonian not in (None, *SURFACE_NUMERICAL_HAMILTONIANS):
+                    valid = ", ".join(f'"{n}"' for n in sorted(SURFACE_NUMERICAL_HAMILTONIANS))
+                    yield ("solver.numerical_hamiltonian", f"expected one of {valid} on a surface, "
+                           f'found "{sol.numerical_hamiltonian}"')
                 for key in ("a", "D"):
                     if getattr(eq, key) != 1.0:
                         yield f"equation.{key}", f"surface solves have {key} = 1; found {getattr(eq, key):g}"
+            else:
+                from solvers.hamiltonians import NUMERICAL_HAMILTONIANS
+
+                if sol.numerical_hamiltonian not in (None, *NUMERICAL_HAMILTONIANS):
+                    valid = ", ".join(f'"{n}"' for n in sorted(NUMERICAL_HAMILTONIANS))
+                    yield ("solver.numerical_hamiltonian", f"expected one of {valid} on a grid, "
+                           f'found "{sol.numerical_hamiltonian}"')
         if dom.TAG not in ini.DOMAINS:
             yield ("initial.function", f'"{ini.TAG}" is defined on ' + ", ".join(ini.DOMAINS)
                    + f' domains, found a "{dom.TAG}" domain')
