@@ -18,7 +18,8 @@ Two samplers of q² after t population-GD steps (W_t = √b u vᵀ + √a Z, Z e
                q = u_top·α. The singular values come from the Dumitriu–Edelman bidiagonal model
                (diagonal χ_M, χ_{M−1}, …, χ_{M−N+1}, off-diagonal χ_{N−1}, …, χ_1), and
                X ≅ a diag(σ²) + U C Uᵀ with U = [α, √a D β], C = [[b, √b], [√b, 0]] is a diagonal plus
-               rank two, whose top eigenpair Lanczos finds with O(N) matrix–vector products.
+               rank two, whose top eigenpair :func:`top_eigenpair_diag_rank2` finds by inertia
+               bisection in O(N) per step (no dense eigensolver, no BLAS threads).
 A test checks the two samplers against each other.
 """
 
@@ -32,7 +33,7 @@ from .marchenko_pastur import check_ratio
 from .teacher_student import (_pos_int, initial_weights, make_teacher, population_theory,
                               top_eigenpair)
 
-__all__ = ["binder_cumulant", "sample_overlaps", "binder_curves", "crossing", "binder_crossings",
+__all__ = ["top_eigenpair_diag_rank2", "binder_cumulant", "sample_overlaps", "binder_curves", "crossing", "binder_crossings",
            "replica_overlap", "wishart_singular_values"]
 
 
@@ -75,10 +76,61 @@ def wishart_singular_values(N: int, M: int, rng: np.random.Generator) -> np.ndar
     return np.sqrt(np.clip(s2[::-1], 0.0, None))
 
 
+def top_eigenpair_diag_rank2(s, U, C, rel_tol: float = 1e-15) -> tuple[float, np.ndarray]:
+    """Largest eigenvalue and unit eigenvector of X = diag(s) + U C Uᵀ (U: N×2, C: symmetric 2×2
+    invertible with one positive and one negative eigenvalue), in O(N) per iteration, no BLAS.
+
+    Inertia (Haynsworth, from the two Schur complements of [[diag(s) − μ, U], [Uᵀ, −C⁻¹]]): for
+    μ ∉ {s_k}, the number of eigenvalues of X above μ is
+        #{s_k > μ} + n₋(C⁻¹ − K(μ)) − n₋(C⁻¹),      K(μ) = Uᵀ (μ − diag(s))⁻¹ U (2×2),
+    so bisection on μ brackets λ_max to ``rel_tol``; the eigenvector is x ∝ (λ − diag s)⁻¹ U η with
+    η spanning the kernel of I − C K(λ). NumPy reference: ``numpy.linalg.eigh`` (tested).
+    """
+    s = np.asarray(s, dtype=np.float64)
+    U = np.asarray(U, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
+    Ci = np.linalg.inv(C)
+    n_minus_Ci = int(np.sum(np.linalg.eigvalsh(Ci) < 0))
+
+    u0, u1 = U[:, 0], U[:, 1]
+
+    def k_matrix(mu):
+        w = 1.0 / (mu - s)
+        a, b = u0 * w, u1 * w
+        return np.array([[np.dot(a, u0), np.dot(a, u1)], [np.dot(a, u1), np.dot(b, u1)]])
+
+    def count_above(mu):
+        M = Ci - k_matrix(mu)
+        tr, det = M[0, 0] + M[1, 1], M[0, 0] * M[1, 1] - M[0, 1] ** 2
+        disc = math.sqrt(max(tr * tr / 4 - det, 0.0))
+        n_minus = int(tr / 2 + disc < 0) + int(tr / 2 - disc < 0)
+        return int(np.count_nonzero(s > mu)) + n_minus - n_minus_Ci
+
+    bound = float(np.max(np.abs(np.linalg.eigvalsh(C)))) * float(np.sum(U * U)) * (1 + 1e-12) + 1e-300
+    hi = float(np.max(s)) + bound        # ‖U C Uᵀ‖ ≤ ‖C‖ ‖U‖_F²: nothing above
+    lo = float(np.min(s)) - bound        # nothing below
+    scale = max(abs(hi), abs(lo))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi) or hi - lo <= rel_tol * scale:
+                break
+            if count_above(mid) >= 1:
+                lo = mid
+            else:
+                hi = mid
+        lam = 0.5 * (lo + hi)
+        Mm = np.eye(2) - C @ k_matrix(lam)
+    row = Mm[0] if np.hypot(*Mm[0]) >= np.hypot(*Mm[1]) else Mm[1]
+    eta = np.array([-row[1], row[0]])
+    x = (U @ eta) / (lam - s)
+    if not np.all(np.isfinite(x)):
+        raise FloatingPointError("top_eigenpair_diag_rank2: the eigenvalue hit a diagonal entry exactly")
+    return float(lam), x / np.linalg.norm(x)
+
+
 def _reduced_sample(N, M, a, b, rng):
     """One q² and top eigenvalue of X = W Wᵀ, W = √b u vᵀ + √a Z, by the reduced model."""
-    from scipy.sparse.linalg import LinearOperator, eigsh
-
     sig = wishart_singular_values(N, M, rng) / math.sqrt(M)        # singular values of Z
     alpha = rng.standard_normal(N)
     alpha /= np.linalg.norm(alpha)
@@ -87,20 +139,11 @@ def _reduced_sample(N, M, a, b, rng):
     diag = a * sig**2
     c = math.sqrt(a) * sig * beta[:N]                              # √a D β
     sb = math.sqrt(b)
-
-    def matvec(x):
-        x = np.ravel(x)
-        pa, pc = alpha @ x, c @ x
-        return diag * x + alpha * (b * pa + sb * pc) + c * (sb * pa)
-
-    op = LinearOperator((N, N), matvec=matvec, dtype=np.float64)
-    if N <= 200:   # dense eigh is cheaper than ARPACK's start-up here
-        X = np.diag(diag) + b * np.outer(alpha, alpha) + sb * (np.outer(alpha, c) + np.outer(c, alpha))
-        lam, vec = np.linalg.eigh(X)
-        lam, vec = lam[-1:], vec[:, -1:]
-    else:
-        lam, vec = eigsh(op, k=1, which="LA", tol=1e-12, v0=rng.standard_normal(N), ncv=min(N, 40))
-    return float(lam[0]), float((vec[:, 0] @ alpha) ** 2)
+    if b == 0.0:
+        k = int(np.argmax(diag))
+        return float(diag[k]), float(alpha[k] ** 2)
+    lam, vec = top_eigenpair_diag_rank2(diag, np.stack([alpha, c], axis=1), np.array([[b, sb], [sb, 0.0]]))
+    return lam, float((vec @ alpha) ** 2)
 
 
 def sample_overlaps(N: int, M: int, eps: float, t: int, sigma_w: float, n_samples: int,

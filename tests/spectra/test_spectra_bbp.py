@@ -22,16 +22,21 @@ def test_continuity_at_threshold_and_inverse():
 
 
 def test_rectangular_sampling_left_and_right_overlaps():
+    # N = 300: per sample the outlier fluctuates by ≈ 3% and the overlaps by ≈ 0.03 (O(N^{-1/2}));
+    # the mean of 4 samples is checked at about 3 standard errors
     rng = np.random.default_rng(1)
-    N, M, th = 500, 1000, 1.5
+    N, M, th = 300, 600, 1.5
     r = N / M
     u, v = np.eye(N)[0], np.eye(M)[0]
-    W = th * np.outer(u, v) + rng.normal(0, 1 / np.sqrt(M), (N, M))
-    U, S, Vt = np.linalg.svd(W, full_matrices=False)
-    # outlier fluctuations are Gaussian of order N^{-1/2}
-    assert S[0] ** 2 == pytest.approx(rectangular_outlier(th, r), rel=0.02)
-    assert U[0, 0] ** 2 == pytest.approx(rectangular_overlap(th, r, "left"), abs=0.04)
-    assert Vt[0, 0] ** 2 == pytest.approx(rectangular_overlap(th, r, "right"), abs=0.04)
+    got = []
+    for _ in range(4):
+        W = th * np.outer(u, v) + rng.normal(0, 1 / np.sqrt(M), (N, M))
+        U, S, Vt = np.linalg.svd(W, full_matrices=False)
+        got.append((S[0] ** 2, U[0, 0] ** 2, Vt[0, 0] ** 2))
+    lam, ql, qr = np.mean(got, axis=0)
+    assert lam == pytest.approx(rectangular_outlier(th, r), rel=0.045)
+    assert ql == pytest.approx(rectangular_overlap(th, r, "left"), abs=0.045)
+    assert qr == pytest.approx(rectangular_overlap(th, r, "right"), abs=0.045)
 
 
 def test_spiked_wigner_sampling():

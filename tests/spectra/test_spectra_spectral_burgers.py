@@ -45,7 +45,7 @@ def test_marchenko_pastur_initial_data_consistency():
     # and the evolved density has unit mass
     mp = from_marchenko_pastur(0.5, 1.0)
     rng = np.random.default_rng(0)
-    G = rng.standard_normal((1000, 2000)) / math.sqrt(2000)
+    G = rng.standard_normal((600, 1200)) / math.sqrt(1200)
     emp = from_eigenvalues(np.linalg.eigvalsh(G @ G.T))
     t = 0.3
     e1, e2 = right_edge_after_noise(mp, t)["edge"], right_edge_after_noise(emp, t)["edge"]
