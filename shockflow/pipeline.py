@@ -10,7 +10,7 @@
 
 :func:`predict_case` is the prediction half: it receives the model at its initial parameters, the
 data, the optimiser settings and the parameter snapshots — never the loss series (THE RULE of
-issue 6; ``tests/prediction/test_prediction_rule.py`` replaces the loss and checks the prediction
+issue 6; ``tests/prediction/test_prediction_runs.py`` replaces the loss and checks the prediction
 is unchanged).  The result file's main solution is the first chart's inviscid solution (so
 ``shockflow show`` draws it); every chart's problem and solutions are under ``/extraction``
 (docs/result-file.md's layout plus that group).
