@@ -29,6 +29,7 @@ through the origin of an uncorrelated coordinate (the default limit); with corre
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -78,6 +79,13 @@ ACTIVATIONS = {"linear": (_lin, _one, _zero, False),
 _ODD = ("linear", "tanh")
 
 
+@functools.lru_cache(maxsize=16)
+def _gauss_hermite(order: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights for E[f(z)], z ~ N(0, 1) (probabilists' Hermite), cached."""
+    x, w = np.polynomial.hermite_e.hermegauss(order)
+    return x, w / math.sqrt(2.0 * math.pi)
+
+
 def _activation(name):
     if name not in ACTIVATIONS:
         raise ValueError(f"activation: unknown {name!r}; valid: {', '.join(sorted(ACTIVATIONS))}")
@@ -98,8 +106,15 @@ def mu_coefficients(activation: str, var_h: float, var_star: float = 0.0, cov: f
         raise ValueError(f"var_star: expected a finite non-negative variance, found {var_star!r}")
     if cov * cov > var_h * var_star * (1 + 1e-12):
         raise ValueError(f"cov: |cov| = {abs(cov)} exceeds sqrt(var_h var_star); not a covariance")
-    x, w = np.polynomial.hermite_e.hermegauss(int(order))      # weight exp(−z²/2)
-    w = w / math.sqrt(2.0 * math.pi)
+    x, w = _gauss_hermite(int(order))
+    if cov == 0.0 and var_star > 0:
+        # independent h, h*: the double integrals factor into products of 1-D ones
+        h, hs = math.sqrt(var_h) * x, math.sqrt(var_star) * x
+        mu1 = float(np.dot(w, dsig(hs)) * np.dot(w, dsig(h)))
+        mu2 = float(np.dot(w, dsig(h) ** 2 + sig(h) * ddsig(h)) - np.dot(w, sig(hs)) * np.dot(w, ddsig(h)))
+        if delta:
+            mu2 += -math.sqrt(var_star) / (2.0 * math.pi * math.sqrt(var_h))
+        return mu1, mu2
     z1, z2 = np.meshgrid(x, x, indexing="ij")
     W2 = np.outer(w, w)
     sh = math.sqrt(var_h)
@@ -135,8 +150,7 @@ def mu_rank_one_teacher(activation: str, sigma_w: float, N: int | None = None,
         return mu_coefficients(activation, sigma_w**2)
     if isinstance(N, bool) or int(N) != N or N < 1:
         raise ValueError(f"N: expected a positive integer, found {N!r}")
-    z, w = np.polynomial.hermite_e.hermegauss(int(order))
-    w = w / math.sqrt(2.0 * math.pi)
+    z, w = _gauss_hermite(int(order))
     m1 = m2 = 0.0
     for zk, wk in zip(z, w):
         u2 = zk * zk / N
