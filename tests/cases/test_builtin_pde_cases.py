@@ -17,7 +17,7 @@ from shockflow.cli import main
 from shockflow.results import read_result
 
 CHECKED = {"burgers-riemann", "burgers-sine", "viscous-burgers", "hj-cosine-ridge", "hj-sphere"}
-NETWORK_CHECKED = {"diagonal-staircase"}  # tests/cases/test_network_cases.py
+NETWORK_CHECKED = {"diagonal-staircase", "two-layer-staircase", "saxe-linear"}  # tests/cases/test_network_cases.py, tests/prediction/test_prediction_cases.py
 
 
 def solve(name, tmp_path, capsys, *overrides):
