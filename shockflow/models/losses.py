@@ -17,22 +17,26 @@ is −Σ_o y_o log softmax(f)_o. ``logistic`` is for scalar outputs with labels 
 
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 from scipy.special import expit, logsumexp, softmax
 
 __all__ = ["Loss", "HalfMSE", "MSE", "CrossEntropy", "Logistic", "get_loss", "available_losses"]
 
 
-class Loss:
+class Loss(abc.ABC):
     """A per-sample loss: ``value(F, Y) -> (n,)`` and ``grad(F, Y) -> (n, output_dim)``."""
 
     name: str = ""
 
-    def value(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def value(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        """Per-sample loss values, shape (n,)."""
 
-    def grad(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def grad(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        """Derivative of each sample's loss with respect to its outputs, shape (n, output_dim)."""
 
     def check_output_dim(self, output_dim: int) -> None:
         """Raise if this loss cannot be used with ``output_dim`` outputs."""
