@@ -87,12 +87,13 @@ double step_blocked_1d(const double *q, double *out, long n, long g, double c) {
         double *os = ob + s;
         for (long i = 0; i < len; ++i) os[i] = qs[i] - c * (flux[i + 1] - flux[i]);
         double bm = 0.0;
-        for (long i = 0; i < len; ++i) {
+        int bad = 0;
+        for (long i = 0; i < len; ++i) { /* one vectorisable pass: maximum and NaN flag (no early exit) */
             double av = fabs(os[i]);
             bm = av > bm ? av : bm;
+            bad |= av != av;
         }
-        for (long i = 0; i < len; ++i)
-            if (os[i] != os[i]) return os[i];
+        if (bad) return NAN;
         m = bm > m ? bm : m;
     }
     return m;
@@ -143,12 +144,13 @@ double step_blocked_2d(const double *q, double *out, long nx, long ny, long g, d
         for (long j = 0; j < ny; ++j)
             orow[j] = qr[j] - cx * (xflux[j] - row_flux[j]) - cy * (yflux[j + 1] - yflux[j]);
         double bm = 0.0;
+        int bad = 0;
         for (long j = 0; j < ny; ++j) {
             double av = fabs(orow[j]);
             bm = av > bm ? av : bm;
+            bad |= av != av;
         }
-        for (long j = 0; j < ny; ++j)
-            if (orow[j] != orow[j]) return orow[j];
+        if (bad) return NAN;
         m = bm > m ? bm : m;
         memcpy(row_flux, xflux, sizeof(double) * ny);
     }
