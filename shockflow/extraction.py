@@ -15,8 +15,9 @@ and everything a reader needs to see what was solved:
   parameters (:meth:`Geometry.conserved`);
 * the **initial coordinate** ``x0`` and the **quotient trajectory** (the coordinates of the
   logged parameter snapshots; for figures and for the chart box only);
-* the **landscape minimum** ``x_min`` of ``L̄`` along the chart on the side of ``x0`` (found by
-  widening the chart until the minimum is interior) and the **escape profile**: ``|a ∂_x L̄|``
+* the **landscape minimum** ``x_min`` of ``L̄`` along the chart on the side of ``x0`` (the first
+  local minimum downhill from ``x0``; the global one on a mirrored chart; found by widening the
+  chart until the minimum is interior) and the **escape profile**: ``|a ∂_x L̄|``
   sampled log-uniformly from ``x0`` towards ``x_min`` up to the point where ``L̄`` has fallen by 3/4
   of ``L̄(x0) − L̄(x_min)`` — the observed-transition detector's midpoint definition read on the
   landscape (for a degenerate ridge's escape integral);
@@ -37,8 +38,9 @@ and everything a reader needs to see what was solved:
 ridge at ``r = 0`` — where the first shock forms — is an interior point rather than a wall.
 
 **Staircase reference** (``sequential``, [model], ours).  With several charts, each chart's other
-parameters are not simply held at their initial values: the charts are ordered by the initial-data
-γ* (fastest first, THEORY §2's switch-on order) and, when chart k is extracted, the reference sits
+parameters are not simply held at their initial values: the charts are ordered by their escape
+times ``∫ dx/|a ∂_x L̄|`` with the initial reference (fastest first, THEORY §2's switch-on order; for
+``gram``'s ridges the order of the initial-data γ*, which breaks ties) and, when chart k is extracted, the reference sits
 at the landscape minima of the charts before it — the state the network is in when mode k escapes
 if the switch-on times are well separated.  It removes the coupling through the sample covariance
 (finite n) that the initial reference would freeze in.  It uses only the landscape, never the run.
@@ -142,6 +144,28 @@ def _geometry(name: str, model, kwargs: dict):
     return geometry.build(name, model=model, **kwargs)
 
 
+def _downhill(geo, pts, L, x0: float, X, y) -> int:
+    """Index of the first local minimum of the samples ``L`` at ``pts`` reached by walking downhill
+    from ``x0`` (the side of ``x0`` where the flow goes, read from ``L̄`` at ``x0 ± 1e-3 |x0|``: a ridge
+    with two basins — a ReLU unit's kink at ``q = 0`` — is left towards the one the flow enters, not the
+    deeper one).  The global minimum if ``L̄`` is flat at ``x0``."""
+    h = 1e-3 * abs(x0) if x0 != 0 else 1e-9 * (pts[-1] - pts[0])
+    lo, hi = geo.chart.lower[0], geo.chart.upper[0]
+    xm, xp = max(x0 - h, lo), min(x0 + h, hi)
+    Lm, Lp = geo.chart_loss(np.array([[xm], [xp]]), X, y)
+    if Lm == Lp:
+        return int(np.argmin(L))
+    if Lp < Lm:
+        k = int(np.searchsorted(pts, x0, side="right"))
+        while k + 1 < pts.size and L[k + 1] <= L[k]:
+            k += 1
+    else:
+        k = int(np.searchsorted(pts, x0, side="left")) - 1
+        while k - 1 >= 0 and L[k - 1] <= L[k]:
+            k -= 1
+    return min(max(k, 0), pts.size - 1)
+
+
 def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples: int = 129):
     """Widen the chart (``extent`` x4) until the minimum of L̄ on the side of ``x0`` is interior.
 
@@ -152,7 +176,7 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
         lo, hi = geo.chart.lower[0], geo.chart.upper[0]
         pts = np.linspace(lo, hi, samples)
         L = geo.chart_loss(pts[:, None], X, y)
-        k = int(np.argmin(L))
+        k = int(np.argmin(L)) if mirrored else _downhill(geo, pts, L, x0, X, y)
         far = k >= samples - 3 or (k <= 2 and not mirrored)
         if not far:
             # zoom twice onto the bracket around the minimum, then a parabola through three samples
@@ -264,6 +288,15 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
         sigma2=sigma2, temperature=T, nu=0.5 * T, gamma_data=gamma_data), geo
 
 
+def _first_pass_escape(cd: ChartData) -> float:
+    """``∫ dx/|a ∂_x L̄|`` along the chart's escape profile (inf where the rate vanishes)."""
+    x = np.abs(cd.escape_x) if cd.mirrored else np.asarray(cd.escape_x)
+    rate = np.asarray(cd.escape_rate)
+    if x.size < 2 or np.any(~(rate > 0)):
+        return float("inf")
+    return float(abs(np.trapezoid(1.0 / rate, x)))
+
+
 def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = None,
             charts: Sequence = (None,), chart_key: str = "modes", snapshots: Mapping | None = None,
             lr: float, batch_size: int, cells: int = 801, margin: float = 0.25,
@@ -291,9 +324,10 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
     first = [_extract_chart(base, init, sel, *args) for sel in raw]
     out = [cd for cd, _ in first]
     if sequential and len(raw) > 1:
-        # staircase assumption: charts switch on in order of their initial-data γ*; when chart k
+        # staircase assumption: charts switch on in order of their escape times with the initial
+        # reference (∫ dx/|a L̄'|; for gram's ridges the order of γ*, which breaks ties); when chart k
         # escapes, the faster ones sit at their landscape minima (the reference is moved there)
-        order = sorted(range(len(raw)), key=lambda i: out[i].gamma_data)
+        order = sorted(range(len(raw)), key=lambda i: (_first_pass_escape(out[i]), out[i].gamma_data))
         ref = base.copy()
         for rank, i in enumerate(order):
             cd, geo = (first[i] if rank == 0 else _extract_chart(ref, init, raw[i], *args))
@@ -301,4 +335,10 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
             section = geo.section(np.array([[abs(cd.x_min) if cd.mirrored else cd.x_min]]))
             for key in ref.params:
                 ref.params[key][...] = np.asarray(section[key])[0]
+    labels = [cd.label for cd in out]
+    if len(set(labels)) < len(labels):
+        # charts of one kind (rescaling's q0 of every unit): the label names the selector too
+        from dataclasses import replace
+
+        out = [replace(cd, label=f"{cd.label}_{chart_key}{cd.selector}") for cd in out]
     return Extraction(tuple(out), geometry, kwargs, float(log_temperature))

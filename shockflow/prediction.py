@@ -41,7 +41,10 @@ a gradient flow in these coordinates and is refused.
 side of a ridge that is a stationary point of the flow.  If ``x0`` and ``x_min`` lie on opposite
 sides of ``x_s``, or the flow crosses the ridge at a speed ``v_s = |L̄_ρ(x_s)|`` with
 ``v_s γ* ≥ d_0`` (e.g. an unbalanced rescaling unit, ``c = a² − |w|² ≠ 0``, which opens the
-degenerate ridge at ``q = 0``), the escape integral below is used instead (``method``).
+degenerate ridge at ``q = 0``), or the start is not in the ridge's linear region (its
+flat-coordinate speed ``|a ∂_x L̄|/sqrt(a)`` at ``x0`` differs from the linearised ``d_0/γ*`` by more than
+a factor 2: the ridge is a non-convex part of ``L̄`` elsewhere, e.g. softmax saturation of an
+attention score), the escape integral below is used instead (``method``).
 
 *Degenerate ridges.*  Where ``inf a L̄'' = 0`` (no shock forms: e.g. query–key weights entering at
 quartic order) the logarithm is replaced by the escape integral along the unstable direction,
@@ -168,6 +171,28 @@ def _flow_steps(t: float, rates: np.ndarray) -> float:
     return float(k - 1 + (t - cum[k - 1]) / rates[k - 1])
 
 
+#: the start's flat-coordinate speed must be within this factor of d0/γ* for the log form
+_LINEAR_FACTOR = 2.0
+
+
+def _starts_linearised(chart: ChartShock, x0: float, d0: float) -> bool:
+    """Whether the start lies in the ridge's linear region: its flat-coordinate speed
+    ``v0 = |a ∂_x L̄|(x0)/sqrt(a(x0))`` is within a factor :data:`_LINEAR_FACTOR` of the linearised
+    ``d0/γ*``.  A ridge elsewhere on the chart (a non-convex part of ``L̄`` the trajectory does not start
+    near) fails this and the escape integral is used.  Without escape data: ``True``."""
+    rate = np.asarray(chart.escape_rate, dtype=np.float64)
+    if rate.size == 0 or d0 <= 0:
+        return True
+    if chart.metric_x is None:
+        a0 = 1.0
+    else:
+        a0 = float(np.interp(x0, np.asarray(chart.metric_x), np.asarray(chart.metric_a)))
+    if not a0 > 0:
+        return True
+    ratio = (float(rate[0]) / math.sqrt(a0)) * chart.gamma_star / d0
+    return 1.0 / _LINEAR_FACTOR <= ratio <= _LINEAR_FACTOR
+
+
 def _escape_integral(chart: ChartShock) -> float:
     x = np.abs(np.asarray(chart.escape_x, dtype=np.float64)) if chart.mirrored else np.asarray(chart.escape_x)
     rate = np.asarray(chart.escape_rate, dtype=np.float64)
@@ -191,7 +216,8 @@ def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> l
         d0 = c.distance(x0)
         d_exit = c.distance(c.x_min)
         same_side = (x0 - xs) * (c.x_min - xs) > 0
-        if math.isfinite(c.gamma_star) and c.gamma_star > 0 and same_side and c.ridge_speed * c.gamma_star < d0:
+        if math.isfinite(c.gamma_star) and c.gamma_star > 0 and same_side and c.ridge_speed * c.gamma_star < d0 \
+                and _starts_linearised(c, x0, d0):
             d_eff = math.sqrt(d0 * d0 + 2.0 * c.nu * c.gamma_star)
             if d_eff <= 0:
                 raise PredictionError(f"chart {c.label!r}: the initial point sits exactly on the ridge "

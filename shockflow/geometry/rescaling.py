@@ -15,11 +15,22 @@ contributes ``a φ(w·x)`` with ``φ`` positively homogeneous of degree 1 (ReLU,
 (from ``|q|² = a² |w|² = a² (a² - c)``).  It degenerates where ``a → 0``, i.e. at ``q = 0`` when
 ``c ≤ 0``: for ``c = 0`` it vanishes there like ``|q|`` (``2|q|`` in one dimension), for ``c < 0``
 only the radial part ``|c| q̂ q̂ᵀ`` survives.  At ``q = 0`` exactly the code uses ``a² I`` (the
-``q qᵀ/a²`` term is set to zero), the limit for ``c ≥ 0``.
+``q qᵀ/a²`` term is set to zero), the limit for ``c ≥ 0``; for ``c < 0`` it uses the section's
+``w wᵀ = |c| e_0 e_0ᵀ`` (in one dimension the exact limit ``|c|`` of ``sqrt(c² + 4q²)``).
 
 **Section.**  ``a = s sqrt(a²)``, ``w = q/a``; at ``a = 0`` (``q = 0``, ``c ≤ 0``) ``w = sqrt(-c) e_0``.
 All other units keep their reference parameters.  Works for the two-layer ``mlp`` (ReLU or
-identity activation, scalar output, with or without bias) and ``linear2`` (scalar output).
+identity activation, scalar output, with or without bias) and ``linear2`` (scalar output), and for
+
+* ``cnn1d`` (ReLU or identity, scalar output): unit ``j`` is output channel ``j``,
+  ``a = a_j``, ``w = vec K_j`` (bias ``b_j`` appended): ``a_j Σ_p φ(K_j·x_p + b_j)`` is homogeneous
+  in the same way (the sum pooling is linear);
+* ``attention_qk`` with ``d_model = 1``: a head's score ``x_t B x_s`` has the scalar
+  ``B_h = Σ_k W_Q[h,0,k] W_K[h,0,k]``, and each column ``k`` is a rescaling pair
+  ``(W_Q[h,0,k], W_K[h,0,k]) ↦ (W_Q/λ, λ W_K)`` (the GL(1) of a ``d_k = 1`` head, restricted to
+  λ > 0): unit ``j = h d_k + k`` has ``a = W_Q[h,0,k]``, ``w = (W_K[h,0,k],)``, ``q = a w``.  Unlike
+  the ``attention`` geometry's chart (σ ≥ 0 with the singular vectors of the reference ``B``, balanced
+  weights) this chart is signed and keeps the imbalance ``c`` of the initialisation.
 """
 
 from __future__ import annotations
@@ -40,8 +51,12 @@ def rescaling_mobility(q: np.ndarray, c: float) -> np.ndarray:
     q = np.asarray(q, dtype=np.float64)
     a2 = 0.5 * (c + np.sqrt(c * c + 4.0 * np.sum(q * q, axis=-1)))
     d = q.shape[-1]
+    # at a = 0 (q = 0 with c < 0) the section's w = sqrt(-c) e_0 gives w wᵀ = |c| e_0 e_0ᵀ (in one
+    # dimension the exact limit sqrt(c² + 4q²) -> |c|); for c >= 0 the term vanishes there
+    at_zero = np.zeros((d, d))
+    at_zero[0, 0] = max(-float(c), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        outer = np.where(a2[..., None, None] > 0, q[..., :, None] * q[..., None, :] / a2[..., None, None], 0.0)
+        outer = np.where(a2[..., None, None] > 0, q[..., :, None] * q[..., None, :] / a2[..., None, None], at_zero)
     return a2[..., None, None] * np.eye(d) + outer
 
 
@@ -52,7 +67,7 @@ class RescalingGeometry(Geometry):
 
     name = "rescaling"
     symmetry = "per-unit positive rescaling (a, w) -> (a/λ, λ w) of a homogeneous (ReLU/linear) unit; coordinate q = a w"
-    models = ("mlp", "linear2")
+    models = ("mlp", "linear2", "cnn1d", "attention_qk")
 
     model: Model
     unit: int = 0
@@ -64,11 +79,15 @@ class RescalingGeometry(Geometry):
         m = self.model
         if m.output_dim != 1:
             raise GeometryError(f"model: the rescaling geometry needs a scalar output, found output_dim = {m.output_dim}")
-        if m.name == "mlp" and m.activation.name not in ("relu", "identity"):
+        if m.name in ("mlp", "cnn1d") and m.activation.name not in ("relu", "identity"):
             raise GeometryError(
                 f"model: rescaling needs a positively homogeneous activation ('relu' or 'identity'), found {m.activation.name!r}"
             )
-        width = m.width if m.name == "mlp" else m.params["W1"].shape[0]
+        if m.name == "attention_qk" and m.d_model != 1:
+            raise GeometryError(f"model: rescaling of attention_qk needs d_model = 1 (a scalar B = Σ_k W_Q W_K per head), "
+                                f"found d_model = {m.d_model}; use the 'attention' geometry")
+        width = {"mlp": lambda: m.width, "cnn1d": lambda: m.out_channels,
+                 "attention_qk": lambda: m.heads * m.d_k}.get(m.name, lambda: m.params["W1"].shape[0])()
         if isinstance(self.unit, bool) or not isinstance(self.unit, (int, np.integer)) or not 0 <= self.unit < width:
             raise GeometryError(f"unit: expected a unit index in 0..{width - 1}, found {self.unit!r}")
         if not (np.isfinite(self.extent) and self.extent > 0):
@@ -87,6 +106,14 @@ class RescalingGeometry(Geometry):
             if self.model.bias:
                 w = np.append(w, params["b"][j])
             return float(params["a"][j]), np.asarray(w, dtype=np.float64)
+        if self.model.name == "cnn1d":
+            w = np.ravel(params["K"][j])
+            if self.model.bias:
+                w = np.append(w, params["b"][j])
+            return float(params["a"][j]), np.asarray(w, dtype=np.float64)
+        if self.model.name == "attention_qk":
+            h, k = divmod(j, self.model.d_k)
+            return float(params["W_Q"][h, 0, k]), np.array([params["W_K"][h, 0, k]], dtype=np.float64)
         return float(params["W2"][0, j]), np.asarray(params["W1"][j], dtype=np.float64)
 
     @property
@@ -132,6 +159,16 @@ class RescalingGeometry(Geometry):
             if self.model.bias:
                 out["b"][..., j] = w[..., d]
             out["a"][..., j] = a
+        elif self.model.name == "cnn1d":
+            P = self.model.patch_dim
+            out["K"][..., j, :, :] = w[..., :P].reshape(*lead, *self.model.params["K"].shape[1:])
+            if self.model.bias:
+                out["b"][..., j] = w[..., P]
+            out["a"][..., j] = a
+        elif self.model.name == "attention_qk":
+            h, k = divmod(j, self.model.d_k)
+            out["W_Q"][..., h, 0, k] = a
+            out["W_K"][..., h, 0, k] = w[..., 0]
         else:
             out["W1"][..., j, :] = w
             out["W2"][..., 0, j] = a

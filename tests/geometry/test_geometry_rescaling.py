@@ -122,7 +122,7 @@ def test_bad_input_names_the_array_or_point():
         geo.section(np.array([[0.0, 0.0], [0.5, 3.0]]))
     with pytest.raises(GeometryError, match=r"expected chart points of shape \(\.\.\., 2\)"):
         geo.chart_loss(np.zeros((4, 3)), np.zeros((2, 2)), np.zeros(2))
-    with pytest.raises(GeometryError, match="works with models 'mlp', 'linear2', found 'quadratic'"):
+    with pytest.raises(GeometryError, match="works with models 'mlp', 'linear2', 'cnn1d', 'attention_qk', found 'quadratic'"):
         geometry.build("rescaling", model=models.build("quadratic", input_dim=2, width=2))
 
 
