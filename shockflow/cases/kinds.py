@@ -17,7 +17,9 @@ from shockflow.cases.schema import closest
 __all__ = ["CaseKind", "RunOptions", "register_kind", "get_kind", "kinds"]
 
 #: modules that register the built-in kinds (imported on first use)
-BUILTIN_KIND_MODULES = ("shockflow.cases.pde", "shockflow.cases.network")
+BUILTIN_KIND_MODULES = (
+    "shockflow.cases.pde", "shockflow.cases.network", "shockflow.nqf.case", "shockflow.spectra.case", "shockflow.scaling.case",
+)
 
 _KINDS: dict[str, "CaseKind"] = {}
 _loaded = False

@@ -31,8 +31,11 @@ def solve(name, tmp_path, capsys, *overrides):
     return out, read_result(out["result_file"])
 
 
+THEORY_CHECKED = {"nqf-five-mode", "bbp-linear", "scaling-data-limited"}  # tests/cases/test_builtin_theory_cases.py
+
+
 def test_every_builtin_case_has_a_check():
-    assert set(builtin_names()) == CHECKED | NETWORK_CHECKED
+    assert set(builtin_names()) == CHECKED | NETWORK_CHECKED | THEORY_CHECKED
 
 
 def test_burgers_riemann_shock_moves_at_rankine_hugoniot_speed(tmp_path, capsys):
