@@ -42,7 +42,9 @@ parameters are not simply held at their initial values: the charts are ordered b
 times ``∫ dx/|a ∂_x L̄|`` with the initial reference (fastest first, THEORY §2's switch-on order; for
 ``gram``'s ridges the order of the initial-data γ*, which breaks ties) and, when chart k is extracted, the reference sits
 at the landscape minima of the charts before it — the state the network is in when mode k escapes
-if the switch-on times are well separated.  It removes the coupling through the sample covariance
+if the switch-on times are well separated (each chart also keeps its escape profile with the
+initial reference, ``initial_escape_*``: how it moves while the faster charts escape, the head start of
+:mod:`shockflow.prediction`).  It removes the coupling through the sample covariance
 (finite n) that the initial reference would freeze in.  It uses only the landscape, never the run.
 
 Nothing here reads the loss series of the training log (the trajectory is parameter snapshots).
@@ -50,7 +52,7 @@ Nothing here reads the loss series of the training log (the trajectory is parame
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -95,6 +97,9 @@ class ChartData:
     sigma2: float = 0.0        # per-sample variance of the chart gradient at x0
     temperature: float = 0.0   # η a σ_x² f/(2B)
     nu: float = 0.0            # T/2
+    rank: int = 0              # place in the staircase order (0: the fastest chart)
+    initial_escape_x: np.ndarray | None = None     # the escape profile with the INITIAL reference
+    initial_escape_rate: np.ndarray | None = None  # (the head start; None: same as escape_x/escape_rate)
 
     @property
     def dx(self) -> float:
@@ -331,14 +336,13 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
         ref = base.copy()
         for rank, i in enumerate(order):
             cd, geo = (first[i] if rank == 0 else _extract_chart(ref, init, raw[i], *args))
-            out[i] = cd
+            out[i] = replace(cd, rank=rank, initial_escape_x=first[i][0].escape_x,
+                             initial_escape_rate=first[i][0].escape_rate)
             section = geo.section(np.array([[abs(cd.x_min) if cd.mirrored else cd.x_min]]))
             for key in ref.params:
                 ref.params[key][...] = np.asarray(section[key])[0]
     labels = [cd.label for cd in out]
     if len(set(labels)) < len(labels):
         # charts of one kind (rescaling's q0 of every unit): the label names the selector too
-        from dataclasses import replace
-
         out = [replace(cd, label=f"{cd.label}_{chart_key}{cd.selector}") for cd in out]
     return Extraction(tuple(out), geometry, kwargs, float(log_temperature))

@@ -140,7 +140,8 @@ def _chart_shock(chart, report, times, u):
     return ChartShock(label=chart.label, x0=chart.x0, x_min=chart.x_min, nu=chart.nu, mobility_at_ridge=a_ridge,
                       gamma_star=gamma, location=loc, strength=strength, escape_x=chart.escape_x,
                       escape_rate=chart.escape_rate, mirrored=chart.mirrored, metric_x=chart.metric_x,
-                      metric_a=chart.metric_a, ridge_speed=speed)
+                      metric_a=chart.metric_a, ridge_speed=speed, rank=chart.rank,
+                      initial_escape_x=chart.initial_escape_x, initial_escape_rate=chart.initial_escape_rate)
 
 
 def predict_case(case, model, data, train_settings, snapshots=None, *, log_temperature=float("nan"),
