@@ -164,6 +164,38 @@ def _compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _spectra(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from shockflow.spectra import analyse_spectra
+
+    source = Path(args.log)
+    if not source.is_file():
+        _error(f"LOG {args.log!r}: no such file")
+        return EXIT_BAD_INPUT
+    out = Path(args.out) if args.out else source.parent
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _error(f"--out {str(out)!r}: cannot create the directory ({exc.strerror})")
+        return EXIT_BAD_INPUT
+    stem = source.stem + (f"-{args.param}" if args.param else "")
+    try:
+        summary = analyse_spectra(source, param=args.param, teacher=args.teacher, ratio=args.ratio, level=args.level,
+                                  output=out / f"{stem}-spectra.h5",
+                                  figure=None if args.no_figures else out / f"{stem}-spectra.png")
+    except (ValueError, KeyError, OSError) as exc:  # wrong file, missing parameter, too small to fit a bulk
+        _error(f"LOG {args.log!r}: {exc}")
+        return EXIT_BAD_INPUT
+    if args.json:
+        _print_json(summary)
+    elif not args.quiet:
+        for key in ("source", "param", "N", "M", "ratio", "sigma2", "lambda_plus", "top_eigenvalue", "n_outliers",
+                    "q2", "q2_predicted", "first_outlier_step", "output", "figure"):
+            print(f"{key:>20}  {_clean(summary.get(key))}")
+    return EXIT_OK
+
+
 def _geometries(args: argparse.Namespace) -> int:
     from shockflow import geometry
 
@@ -332,6 +364,16 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--max-ratio", type=_positive_float, default=3.0,
                          help="match a prediction and an observation only within this factor (default 3)")
     compare.set_defaults(run=_compare)
+
+    spectra = commands.add_parser("spectra", parents=[_common(None)],
+                                  help="spectra of a weight matrix over a saved run: bulk fit, outliers, teacher overlap")
+    spectra.add_argument("log", metavar="LOG", help="a training log (.h5), an HDF5 stack or an .npz of weight matrices")
+    spectra.add_argument("--param", default=None, help="the weight matrix (parameter name) to analyse")
+    spectra.add_argument("--teacher", default=None, metavar="NPY", help="teacher direction (.npy) for the overlap q²")
+    spectra.add_argument("--ratio", type=_positive_float, default=None, help="aspect ratio N/M (default: fitted)")
+    spectra.add_argument("--level", type=float, default=0.99, help="Tracy–Widom level of the outlier test")
+    spectra.add_argument("--no-figures", action="store_true", help="do not draw the spectrum figure")
+    spectra.set_defaults(run=_spectra)
 
     geometries = commands.add_parser("geometries", parents=[common], help="list the quotient geometries")
     geometries.set_defaults(run=_geometries)

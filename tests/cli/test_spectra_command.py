@@ -1,0 +1,45 @@
+"""`shockflow spectra`: a stack of weight matrices from elsewhere (.npz) against BBP theory (THEORY §3)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from shockflow.cli import main
+from shockflow.spectra.teacher_student import population_theory
+
+
+def population_stack(tmp_path, N=400, M=800, sigma_w=1.0, eps=0.6, steps=(0, 1, 2, 4), seed=0):
+    """Population GD of THEORY §3: W_t = (1 - (1-eps)^t) W* + (1-eps)^t W_0, W* = u v^T."""
+    rng = np.random.default_rng(seed)
+    u = rng.normal(size=N); u /= np.linalg.norm(u)
+    v = rng.normal(size=M); v /= np.linalg.norm(v)
+    W0 = rng.normal(scale=sigma_w / np.sqrt(M), size=(N, M))
+    stack = np.stack([(1 - (1 - eps) ** t) * np.outer(u, v) + (1 - eps) ** t * W0 for t in steps])
+    path = tmp_path / "run.npz"
+    np.savez(path, W=stack, step=np.array(steps), teacher=u)
+    return path
+
+
+def test_spectra_of_population_gd_follow_bbp_theory(tmp_path, capsys):
+    path = population_stack(tmp_path)
+    assert main(["spectra", str(path), "--json", "--out", str(tmp_path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["step"] == [0, 1, 2, 4]
+    assert out["n_outliers"] == [0, 1, 1, 1] and out["first_outlier_step"] == 1   # step 0: a pure MP bulk
+    assert out["lambda_plus"][0] == pytest.approx((1 + np.sqrt(0.5)) ** 2, rel=0.03)  # MP edge of W0 W0^T
+    for i, t in enumerate(out["step"][1:], start=1):
+        theory = population_theory(0.6, t, 1.0, 0.5)
+        assert out["lambda_plus"][i] == pytest.approx(theory["lambda_plus"], rel=0.03)   # fitted bulk edge
+        # N = 400: the outlier fluctuates by O(N^-1/2), most near threshold (step 1, theta² = 2.25)
+        assert out["top_eigenvalue"][i] == pytest.approx(theory["lambda_top"], rel=0.06 if t == 1 else 0.03)
+        assert out["q2"][i] == pytest.approx(theory["q2"], abs=0.03)
+    assert (tmp_path / "run-spectra.png").stat().st_size > 10_000
+    assert out["output"] and out["output"].endswith(".h5")
+
+
+def test_spectra_bad_input_is_exit_2(tmp_path, capsys):
+    assert main(["spectra", str(tmp_path / "missing.npz")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    np.savez(tmp_path / "flat.npz", W=np.ones(5))
+    assert main(["spectra", str(tmp_path / "flat.npz"), "--no-figures"]) == 2
