@@ -45,6 +45,7 @@ import numba
 import numpy as np
 
 from solvers import conservation_kernels as ck
+from solvers import parallel_kernels as pk
 from solvers.boundary import BoundaryConditions, fill_ghosts_compiled
 from solvers.diffusion import ImplicitDiffusion, face_average, parabolic_rate
 from solvers.errors import BlowUpError, SolverInputError, first_nonfinite, require_cfl, require_choice, require_finite
@@ -101,7 +102,7 @@ class ConservationSolution:
     snapshots: np.ndarray  # shape (len(times), *grid.shape)
     steps: int
     settings: ConservationSettings
-    kernel: str  # "fast" or "general"
+    kernel: str  # "fast", "fast-parallel" or "general"
 
     @property
     def final(self) -> np.ndarray:
@@ -186,6 +187,26 @@ def _constant_a(spec, ndim: int):
     return None
 
 
+def _check_constant_a(spec, const_a: tuple) -> None:
+    """The checks :func:`_a_fields` makes, for constant coefficients (no field is built)."""
+    names = [f"a[{k}]" for k in range(len(const_a))] if isinstance(spec, tuple) and len(const_a) > 1 else ["a"] * len(const_a)
+    for name, v in zip(names, const_a):
+        if not math.isfinite(v):
+            raise SolverInputError(f"{name}: expected finite values, found {v!r}")
+        if not v > 0:
+            raise SolverInputError(f"{name}: expected values > 0 in every cell, found {v!r}")
+
+
+def _require_threads(threads) -> int | None:
+    if threads is None:
+        return None
+    limit = numba.config.NUMBA_NUM_THREADS
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= limit:
+        raise SolverInputError(f"threads: expected None or a whole number in [1, {limit}] (numba.config.NUMBA_NUM_THREADS), "
+                               f"found {threads!r}")
+    return int(threads)
+
+
 # -- the solve -------------------------------------------------------------------------------------------------------
 def solve_conservation(
     grid: Grid,
@@ -209,6 +230,7 @@ def solve_conservation(
     t0: float = 0.0,
     max_steps: int = 10_000_000,
     fast_path: bool = True,
+    threads: int | None = None,
 ) -> ConservationSolution:
     """Solve from ``q0`` (interior cell averages) at ``t0`` and return snapshots at ``times``.
 
@@ -218,6 +240,10 @@ def solve_conservation(
     sets a constant viscosity).  ``source``: None, "linear" (s = c q), "field" (s = c) or a Numba
     function ``s(q, c)``, with ``c`` from ``source_field`` (same forms as ``D``, default 0).
     ``boundary``: any specification :meth:`BoundaryConditions.parse` accepts.
+    ``threads``: chunks of the multi-core fast path (None: ``numba.get_num_threads()``); the fast path runs
+    the ``prange`` kernels of :mod:`solvers.parallel_kernels` when the grid has at least
+    ``PARALLEL_THRESHOLD`` cells and ``threads > 1`` (``kernel="fast-parallel"``), the serial kernel otherwise
+    (bitwise the same result).
     """
     if not isinstance(grid, Grid):
         raise SolverInputError(f"grid: expected a solvers.grid.Grid, found {type(grid).__name__}")
@@ -247,99 +273,138 @@ def solve_conservation(
     t0 = float(t0)
     times = require_times(t0, times)
     bc = BoundaryConditions.parse(boundary, grid.ndim)
-    a_cells = _a_fields(a, grid, bc)
-    D_cells = cell_field("D", D, grid, bc, 1.0)
-    _check_sign("D", D_cells, grid, strict=False)
-    s_cells = cell_field("source_field", source_field, grid, bc, 0.0)
-
+    threads = _require_threads(threads)
     g = grid.ghost
-    a_faces = [face_average(a_cells[k], k) for k in range(grid.ndim)]
-    nud_faces = [settings.nu * face_average(D_cells, k) for k in range(grid.ndim)]
-    has_diff = settings.nu > 0 and any(float(np.max(c)) > 0 for c in nud_faces)
-    implicit = has_diff and settings.viscous == "implicit"
-    arate = np.zeros(grid.padded_shape)  # sum_k max(a on the two faces)/dx_k in the interior, 0 in the ghosts
-    for k in range(grid.ndim):
-        af = np.moveaxis(a_faces[k], k, 0)
-        view = np.moveaxis(arate, k, 0)
-        view[1:] += np.maximum(af[:-1], af[1:]) / grid.dx[k]
-    inner_rate = arate[grid.interior].copy()
-    arate[:] = 0.0
-    arate[grid.interior] = inner_rate
-    par_rate = parabolic_rate(grid, nud_faces) if has_diff and not implicit else 0.0
-    src_rate = float(np.max(np.abs(s_cells[grid.interior]))) if source_name == "linear" else 0.0
-    diffusion = ImplicitDiffusion(grid, nud_faces, bc, settings.theta) if implicit else None
 
+    # Coefficient fields are padded full-size arrays: built only where given or where the general kernel runs,
+    # so that the fast path holds just q, one work field and the snapshots (THEORY.md §5; docs/benchmarks.md).
     const_a = _constant_a(a, grid.ndim)
     fast = (
         settings.fast_path and grid.ndim <= 2 and flux_obj.builtin and settings.numerical_flux == "godunov"
         and settings.reconstruction == "first_order" and settings.integrator == "euler"
-        and const_a is not None and not has_diff and source_name == "none"
+        and const_a is not None and source_name == "none"
     )
+    D_cells = None
+    if D is not None or settings.nu > 0 or not fast:
+        D_cells = cell_field("D", D, grid, bc, 1.0)
+        _check_sign("D", D_cells, grid, strict=False)
+    s_cells = None
+    if source_field is not None or not fast:
+        s_cells = cell_field("source_field", source_field, grid, bc, 0.0)
+    nud_faces, has_diff = None, False
+    if settings.nu > 0 or not fast:
+        nud_faces = [settings.nu * face_average(D_cells, k) for k in range(grid.ndim)]
+        has_diff = settings.nu > 0 and any(float(np.max(c)) > 0 for c in nud_faces)
+    if fast:
+        _check_constant_a(a, const_a)
+        fast = not has_diff
+    implicit = has_diff and settings.viscous == "implicit"
     kernels = ck.kernels_for(flux_obj, user_source)
     tab = INTEGRATORS[settings.integrator]
-    nf = NUMERICAL_FLUXES[settings.numerical_flux]
-    rc = RECONSTRUCTIONS[settings.reconstruction]
-    lc = LIMITERS[settings.limiter]
-    sc = ck.SOURCES[source_name]
     kinds, values = bc.arrays()
 
     # buffers, allocated once
     q = grid.pad(q_init)
-    bufs = [grid.zeros(), grid.zeros()]
-    row_flux = np.zeros(grid.padded_shape[-1])
-    row_upper = np.zeros(grid.padded_shape[-1])
-    plane_flux = np.zeros(grid.padded_shape[-2:]) if grid.ndim == 3 else None
-    plane_upper = np.zeros(grid.padded_shape[-2:]) if grid.ndim == 3 else None
     fill_ghosts_compiled(q, g, kinds, values)
-    rate = kernels.hyperbolic_rate(q, arate)
+    row_flux = np.zeros(grid.padded_shape[-1])
+    if fast:
+        bufs = [grid.zeros()]
+        # the initial rate max|q| sum_k a_k/dx_k (the fast kernels return the same expression for each new state)
+        rate = ck.max_abs(q_init.reshape(-1) if q_init.flags.c_contiguous else q_init.ravel())
+        rate = rate * (const_a[0] / grid.dx[0]) if grid.ndim == 1 else rate * (const_a[0] / grid.dx[0] + const_a[1] / grid.dx[1])
+        chunks = threads if threads is not None else numba.get_num_threads()
+        parallel = math.prod(grid.shape) >= pk.PARALLEL_THRESHOLD and chunks > 1  # one chunk on a pool of threads: 10x slower
+        if parallel:
+            scratch = pk.scratch_1d(chunks) if grid.ndim == 1 else pk.scratch_2d(chunks, grid.shape[1])
+        kernel_name = "fast-parallel" if parallel else "fast"
+        par_rate = src_rate = 0.0
+    else:
+        kernel_name = "general"
+        if s_cells is None:  # the fast path was ruled out by the viscosity only
+            s_cells = cell_field("source_field", source_field, grid, bc, 0.0)
+        a_cells = _a_fields(a, grid, bc)
+        a_faces = [face_average(a_cells[k], k) for k in range(grid.ndim)]
+        del a_cells
+        arate = np.zeros(grid.padded_shape)  # sum_k max(a on the two faces)/dx_k in the interior, 0 in the ghosts
+        for k in range(grid.ndim):
+            af = np.moveaxis(a_faces[k], k, 0)
+            view = np.moveaxis(arate, k, 0)
+            view[1:] += np.maximum(af[:-1], af[1:]) / grid.dx[k]
+        inner_rate = arate[grid.interior].copy()
+        arate[:] = 0.0
+        arate[grid.interior] = inner_rate
+        del inner_rate
+        par_rate = parabolic_rate(grid, nud_faces) if has_diff and not implicit else 0.0
+        src_rate = float(np.max(np.abs(s_cells[grid.interior]))) if source_name == "linear" else 0.0
+        diffusion = ImplicitDiffusion(grid, nud_faces, bc, settings.theta) if implicit else None
+        bufs = [grid.zeros(), grid.zeros()]
+        row_upper = np.zeros(grid.padded_shape[-1])
+        plane_flux = np.zeros(grid.padded_shape[-2:]) if grid.ndim == 3 else None
+        plane_upper = np.zeros(grid.padded_shape[-2:]) if grid.ndim == 3 else None
+        rate = kernels.hyperbolic_rate(q, arate)
+        stage_args = (g,) + tuple(grid.dx)
+        nf = NUMERICAL_FLUXES[settings.numerical_flux]
+        rc = RECONSTRUCTIONS[settings.reconstruction]
+        lc = LIMITERS[settings.limiter]
+        sc = ck.SOURCES[source_name]
+        scheme = (has_diff and not implicit, nf, rc, lc, sc, s_cells, arate)
+        if grid.ndim == 1:
+            coeffs = (a_faces[0], nud_faces[0]) + scheme
+        elif grid.ndim == 2:
+            coeffs = (a_faces[0], a_faces[1], nud_faces[0], nud_faces[1]) + scheme + (row_flux, row_upper)
+        else:
+            coeffs = tuple(a_faces) + tuple(nud_faces) + scheme + (plane_flux, plane_upper, row_flux, row_upper)
+        stage = (kernels.stage_1d, kernels.stage_2d, kernels.stage_3d)[grid.ndim - 1]
 
     clock = Clock(t0, times, settings.cfl, max_steps=int(settings.max_steps))
     snapshots = np.empty((len(times),) + grid.shape)
     for k in range(clock.initial_outputs):
         snapshots[k] = q_init
     out_index = clock.initial_outputs
-    stage_args = (g,) + tuple(grid.dx)
-    scheme = (has_diff and not implicit, nf, rc, lc, sc, s_cells, arate)
-    if grid.ndim == 1:
-        coeffs = (a_faces[0], nud_faces[0]) + scheme
-    elif grid.ndim == 2:
-        coeffs = (a_faces[0], a_faces[1], nud_faces[0], nud_faces[1]) + scheme + (row_flux, row_upper)
-    else:
-        coeffs = tuple(a_faces) + tuple(nud_faces) + scheme + (plane_flux, plane_upper, row_flux, row_upper)
-    stage = (kernels.stage_1d, kernels.stage_2d, kernels.stage_3d)[grid.ndim - 1]
 
-    while not clock.done:
-        dt_stable = combine_bounds(*(1.0 / r if r > 0 else math.inf for r in (rate, par_rate, src_rate)))
-        if implicit and math.isfinite(dt_stable):  # few distinct steps: the implicit factorisations are reused
-            dt_stable = 2.0 ** (math.floor(8.0 * math.log2(dt_stable)) / 8.0)
-        dt, lands = clock.next_step(dt_stable)
-        if implicit:
-            q[grid.interior] = diffusion.step(q[grid.interior], 0.5 * dt)
-        if fast:
-            fill_ghosts_compiled(q, g, kinds, values)
-            out = bufs[0]
-            if grid.ndim == 1:
-                rate = ck.burgers_godunov_euler_1d(q, out, dt, g, grid.dx[0], const_a[0])
-            else:
-                rate = ck.burgers_godunov_euler_2d(q, out, dt, g, grid.dx[0], grid.dx[1], const_a[0], const_a[1], row_flux)
-            _check_rate(rate, out, grid, clock, dt)
-        else:
-            prev = q
-            for s in range(tab.shape[0]):
-                fill_ghosts_compiled(prev, g, kinds, values)
-                out = bufs[s % 2]
-                rate = stage(prev, q, out, tab[s, 0], tab[s, 1], dt, *stage_args, *coeffs)
+    pool = numba.get_num_threads()
+    if fast and parallel and threads is not None:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        while not clock.done:
+            dt_stable = combine_bounds(*(1.0 / r if r > 0 else math.inf for r in (rate, par_rate, src_rate)))
+            if implicit and math.isfinite(dt_stable):  # few distinct steps: the implicit factorisations are reused
+                dt_stable = 2.0 ** (math.floor(8.0 * math.log2(dt_stable)) / 8.0)
+            dt, lands = clock.next_step(dt_stable)
+            if implicit:
+                q[grid.interior] = diffusion.step(q[grid.interior], 0.5 * dt)
+            if fast:
+                fill_ghosts_compiled(q, g, kinds, values)
+                out = bufs[0]
+                if parallel and grid.ndim == 1:
+                    rate = pk.burgers_godunov_euler_1d_parallel(q, out, dt, g, grid.dx[0], const_a[0], scratch)
+                elif parallel:
+                    rate = pk.burgers_godunov_euler_2d_parallel(q, out, dt, g, grid.dx[0], grid.dx[1], const_a[0], const_a[1],
+                                                                scratch)
+                elif grid.ndim == 1:
+                    rate = ck.burgers_godunov_euler_1d(q, out, dt, g, grid.dx[0], const_a[0])
+                else:
+                    rate = ck.burgers_godunov_euler_2d(q, out, dt, g, grid.dx[0], grid.dx[1], const_a[0], const_a[1], row_flux)
                 _check_rate(rate, out, grid, clock, dt)
-                prev = out
-        last = (tab.shape[0] - 1) % 2 if not fast else 0
-        q, bufs[last] = bufs[last], q
-        if implicit:
-            q[grid.interior] = diffusion.step(q[grid.interior], 0.5 * dt)
-            rate = kernels.hyperbolic_rate(q, arate)  # of the state after the last diffusion half-step
-        if clock.advance(dt, lands):
-            snapshots[out_index] = q[grid.interior]
-            out_index += 1
-    return ConservationSolution(grid, times, snapshots, clock.step, settings, "fast" if fast else "general")
+            else:
+                prev = q
+                for s in range(tab.shape[0]):
+                    fill_ghosts_compiled(prev, g, kinds, values)
+                    out = bufs[s % 2]
+                    rate = stage(prev, q, out, tab[s, 0], tab[s, 1], dt, *stage_args, *coeffs)
+                    _check_rate(rate, out, grid, clock, dt)
+                    prev = out
+            last = (tab.shape[0] - 1) % 2 if not fast else 0
+            q, bufs[last] = bufs[last], q
+            if implicit:
+                q[grid.interior] = diffusion.step(q[grid.interior], 0.5 * dt)
+                rate = kernels.hyperbolic_rate(q, arate)  # of the state after the last diffusion half-step
+            if clock.advance(dt, lands):
+                snapshots[out_index] = q[grid.interior]
+                out_index += 1
+    finally:
+        numba.set_num_threads(pool)
+    return ConservationSolution(grid, times, snapshots, clock.step, settings, kernel_name)
 
 
 def _check_rate(rate: float, out: np.ndarray, grid: Grid, clock: Clock, dt: float) -> None:

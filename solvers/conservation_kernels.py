@@ -279,6 +279,21 @@ def hyperbolic_rate(q, arate):
     return rate
 
 
+@numba.njit(cache=True)
+def max_abs(values):
+    """max |v| over a contiguous 1-D array, without a temporary (0 for an empty one; NaN if a value is NaN).
+
+    Reference: ``np.max(np.abs(values))``."""
+    m = 0.0
+    for i in range(values.size):
+        v = abs(values[i])
+        if not (v <= m):
+            m = v
+            if v != v:
+                return v
+    return m
+
+
 # -- fast path: Burgers, exact Godunov, first order, forward Euler, constant a ----------------------------------------
 @numba.njit(cache=True)
 def burgers_godunov_euler_1d(q, out, dt, g, dx, a):

@@ -176,3 +176,11 @@ def test_implicit_diffusion_operator_matches_explicit_reference(spec, ndim):
     op = ImplicitDiffusion(grid, nud, bc)
     explicit = diffusion_rhs_reference(q, grid, nud)
     assert np.abs(op.apply(q[grid.interior]) - explicit).max() <= 1e-12 * np.abs(explicit).max()
+
+
+def test_max_abs_matches_its_numpy_reference():
+    values = np.random.default_rng(5).normal(size=1001)
+    assert ck.max_abs(values) == np.max(np.abs(values))
+    assert ck.max_abs(np.zeros(0)) == 0.0
+    values[500] = np.nan
+    assert np.isnan(ck.max_abs(values))

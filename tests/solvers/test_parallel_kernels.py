@@ -83,3 +83,56 @@ def test_driver_on_parallel_kernels_reproduces_solve_conservation(chunks):
         sol = solve_conservation(grid, q0, [p.t_accuracy], integrator="euler")
         assert steps == sol.steps
         assert np.array_equal(u, sol.final)
+
+
+@pytest.mark.parametrize("shape", [(pk.PARALLEL_THRESHOLD + 1234,), (448, 451)])
+def test_solve_conservation_parallel_path_is_bitwise_the_serial_path(shape):
+    """Above the threshold with 2 threads the solve runs the prange kernel and returns the serial path's bits."""
+    import numba
+
+    from solvers.conservation import solve_conservation
+
+    grid = Grid.line(shape[0]) if len(shape) == 1 else Grid((0, 0), (1, 1), shape)
+    x = grid.mesh()
+    q0 = 0.25 + 0.5 * np.sin(2 * np.pi * x[0]) * (1.0 if grid.ndim == 1 else np.cos(2 * np.pi * x[1]))
+    # data of both signs (every flux branch), about 40 steps
+    t = 40 * 0.9 / (0.75 * shape[0])
+    previous = numba.get_num_threads()
+    try:
+        numba.set_num_threads(2)
+        par = solve_conservation(grid, q0, [0.5 * t, t], integrator="euler")
+        numba.set_num_threads(1)
+        serial = solve_conservation(grid, q0, [0.5 * t, t], integrator="euler")
+        numba.set_num_threads(previous)
+        forced = solve_conservation(grid, q0, [0.5 * t, t], integrator="euler", threads=1)
+    finally:
+        numba.set_num_threads(previous)
+    assert par.kernel == "fast-parallel" and serial.kernel == "fast" and forced.kernel == "fast"
+    assert par.steps == serial.steps > 10
+    assert np.array_equal(par.snapshots, serial.snapshots)
+    assert np.array_equal(forced.snapshots, serial.snapshots)
+
+
+def test_solve_conservation_below_threshold_stays_serial():
+    import numba
+
+    from solvers.conservation import solve_conservation
+
+    grid = Grid.line(2000)
+    previous = numba.get_num_threads()
+    try:
+        numba.set_num_threads(2)
+        sol = solve_conservation(grid, np.sin(2 * np.pi * grid.mesh()[0]), [0.01], integrator="euler", threads=2)
+    finally:
+        numba.set_num_threads(previous)
+    assert sol.kernel == "fast"
+
+
+@pytest.mark.parametrize("threads", [0, 2.5, True, 10_000])
+def test_solve_conservation_rejects_bad_threads(threads):
+    from solvers.conservation import solve_conservation
+    from solvers.errors import SolverInputError
+
+    grid = Grid.line(100)
+    with pytest.raises(SolverInputError, match="threads: expected None or a whole number"):
+        solve_conservation(grid, np.zeros(100), [0.1], integrator="euler", threads=threads)
