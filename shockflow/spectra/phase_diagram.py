@@ -57,22 +57,30 @@ def phase_point(params: dict) -> dict:
 
 
 def phase_diagram(eps_values, sigma_values, N: int, M: int, t: int = 1, seed: int = 0,
-                  level: float = 0.99) -> dict:
-    """Loop :func:`phase_point` over the grid; arrays of shape (len(sigma), len(eps))."""
+                  level: float = 0.99, scheduler: str | None = "serial", workers: int | None = None,
+                  client=None, out=None) -> dict:
+    """:func:`phase_point` over the (σ_W, ε) grid on the sweep engine; arrays of shape (len(sigma), len(eps)).
+
+    ``scheduler``: ``"serial"`` (in process), ``"local"`` (a dask LocalCluster, one worker per
+    core) or the address of a running scheduler; ``out``: a directory that keeps one result file
+    per point so an interrupted diagram resumes (see :mod:`shockflow.sweeps`). Each point's seed
+    is derived from ``seed`` and its (σ_W, ε), not from its position in the grid.
+    """
+    from shockflow.sweeps import grid_map
+
     eps_values = np.asarray(eps_values, dtype=float)
     sigma_values = np.asarray(sigma_values, dtype=float)
-    shape = (sigma_values.size, eps_values.size)
-    out = {k: np.empty(shape) for k in ("q2", "top_eigenvalue", "theory_q2")}
-    out.update({k: np.empty(shape, dtype=bool) for k in ("ordered", "theory_ordered")})
-    for i, sw in enumerate(sigma_values):
-        for j, e in enumerate(eps_values):
-            p = phase_point({"N": N, "M": M, "eps": e, "sigma_w": sw, "t": t,
-                             "seed": seed + i * shape[1] + j, "level": level})
-            for k in out:
-                out[k][i, j] = p[k]
-    out.update({"eps": eps_values, "sigma_w": sigma_values, "N": N, "M": M, "t": t})
-    out["agreement"] = float(np.mean(out["ordered"] == out["theory_ordered"]))
-    return out
+    res = grid_map(phase_point, {"sigma_w": sigma_values, "eps": eps_values},
+                   fixed={"N": N, "M": M, "t": t, "level": level}, seed=seed, scheduler=scheduler,
+                   workers=workers, client=client, out=out, name="bbp-phase-diagram")
+    if res["summary"].failed:
+        first = res["summary"].failed[0]
+        raise RuntimeError(f"phase_diagram: {len(res['summary'].failed)} grid point(s) failed, first {first}")
+    result = {k: np.asarray(res[k], dtype=float) for k in ("q2", "top_eigenvalue", "theory_q2")}
+    result.update({k: np.asarray(res[k]).astype(bool) for k in ("ordered", "theory_ordered")})
+    result.update({"eps": eps_values, "sigma_w": sigma_values, "N": N, "M": M, "t": t})
+    result["agreement"] = float(np.mean(result["ordered"] == result["theory_ordered"]))
+    return result
 
 
 def theory_boundaries(sigma_values, t: int, ratio: float) -> dict:
