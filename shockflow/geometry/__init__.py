@@ -23,7 +23,7 @@ Geometry-specific extras: ``gram.mode_strengths(params)``; ``sphere.loss_and_gra
 ``attention.attention_mobility(B, G)`` and ``rescaling.rescaling_mobility(q, c)``.
 
 ``geometry.available()`` lists the names (built-ins: ``flat``, ``gram``, ``rescaling``,
-``sphere``, ``attention``, ``mean_field``, plus plug-ins from the entry-point group
+``sphere``, ``attention``, ``mean_field``, ``mean_field_collective``, plus plug-ins from the entry-point group
 ``shockflow.geometries``); ``geometry_class(name).symmetry`` is the one-line description.
 Errors are :class:`GeometryError` (a ``ValueError``) naming the offending array or point.
 """

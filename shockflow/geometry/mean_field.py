@@ -243,3 +243,98 @@ class MeanFieldGeometry(Geometry):
             pts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
             faces.append(self.velocity_field(pts, X, y, params)[..., k])
         return ContinuityProblem(grid, rho, tuple(faces), float(temperature), McKeanVlasovVelocity(self, grid, X, y))
+
+
+@register
+@dataclass(frozen=True, eq=False)
+class MeanFieldCollectiveGeometry(Geometry):
+    """The 1-D orbit of the empirical measure of a linear mean-field network (a collective coordinate).
+
+    For ``f(x) = (1/m) Σ_i a_i w_i x`` (identity activation, ``d = 1``) every unit's product
+    ``q_i = a_i w_i`` enters only through ``Q = (1/m) Σ_i q_i``, and gradient flow gives
+    ``q̇_i = -(1/m)(a_i² + w_i²) L'(Q) = -(1/m) sqrt(c_i² + 4 q_i²) L'(Q)`` with the conserved
+    ``c_i = a_i² - w_i²`` (THEORY §1, rescaling of each unit).  All units share the clock
+    ``ds/dt = -(1/m) L'(Q)``, so the measure moves along the curve
+
+        q_i(s) = (|c_i|/2) sinh(asinh(2 q_i(0)/|c_i|) + 2s)        (q_i(0) e^{±2s} when c_i = 0)
+
+    through the initial measure (s = 0): a flow-invariant 1-D chart of the mean-field quotient.
+    Along it ``∂_s L̄ = L'(Q) Q'(s)``, so ``ṡ = -g^{ss} ∂_s L̄`` with the mobility
+
+        g^{ss}(s) = 1 / (m Q'(s)) = 1 / Σ_i sqrt(c_i² + 4 q_i(s)²),
+
+    which is tiny where all units are small (the degenerate ridge of small initialisation: the escape
+    integral of THEORY §1 applies).  The chart is exact for the identity activation with one input
+    dimension; :class:`MeanFieldGeometry` is the full neuron-space description.
+
+    **Coordinates.**  ``s`` of a parameter set: the median over units of
+    ``(asinh(2q_i/|c_i|) - asinh(2q_i(0)/|c_i|))/2``.  **Section.**  Unit by unit as in the rescaling
+    geometry: ``a_i² = (c_i + sqrt(c_i² + 4q_i²))/2``, ``a_i`` with its initial sign, ``w_i = q_i/a_i``.
+    """
+
+    name = "mean_field_collective"
+    symmetry = ("permutations and per-unit rescaling of a linear mean-field network; coordinate: the clock s of "
+                "the measure's 1-D orbit q_i(s)")
+    models = ("mean_field",)
+
+    model: Model
+    extent: float = 4.0
+
+    def __post_init__(self):
+        self.check_model()
+        m = self.model
+        if m.activation.name != "identity" or m.input_dim != 1 or m.output_dim != 1:
+            raise GeometryError(
+                f"model: the collective mean-field chart needs activation 'identity', input_dim 1 and a scalar "
+                f"output (the units then share one clock), found {m.activation.name!r}, input_dim {m.input_dim}, "
+                f"output_dim {m.output_dim}")
+        if not (np.isfinite(self.extent) and self.extent > 0):
+            raise GeometryError(f"extent: expected a half-width > 0 of the clock interval, found {self.extent!r}")
+        a, w = self._units(m.params)
+        object.__setattr__(self, "_c", a * a - w * w)
+        object.__setattr__(self, "_q0", a * w)
+        object.__setattr__(self, "_sign", np.where(a < 0, -1.0, 1.0))
+
+    @staticmethod
+    def _units(params):
+        return np.asarray(params["a"], dtype=np.float64).reshape(-1), np.asarray(params["W"], dtype=np.float64).reshape(-1)
+
+    def products(self, s) -> np.ndarray:
+        """``q_i(s)``, shape ``(*s.shape, m)``."""
+        s = np.asarray(s, dtype=np.float64)[..., None]
+        c, q0 = np.abs(self._c), self._q0
+        zero = c == 0
+        cs = np.where(zero, 1.0, c)
+        moving = 0.5 * cs * np.sinh(np.arcsinh(2.0 * q0 / cs) + 2.0 * s)
+        return np.where(zero, q0 * np.exp(2.0 * np.sign(q0) * s), moving)
+
+    @property
+    def chart(self) -> Chart:
+        return Chart(("s",), (-self.extent,), (self.extent,),
+                     degenerate="nowhere exactly; g^ss = 1/Σ sqrt(c_i² + 4q_i²) is large where all units are small")
+
+    def coordinates(self, params):
+        a, w = self._units(self.check_params(params))
+        c, q = np.abs(self._c), a * w
+        cs = np.where(c == 0, 1.0, c)
+        s = np.where(c == 0, 0.5 * np.log(np.abs(q / np.where(self._q0 == 0, 1.0, self._q0))) * np.sign(self._q0),
+                     0.5 * (np.arcsinh(2.0 * q / cs) - np.arcsinh(2.0 * self._q0 / cs)))
+        return np.array([float(np.median(s))])
+
+    def conserved(self, params):
+        a, w = self._units(self.check_params(params))
+        return {"c": a * a - w * w}
+
+    def mobility(self, points):
+        p = np.asarray(points, dtype=np.float64)
+        q = self.products(p[..., 0])
+        return (1.0 / np.sum(np.sqrt(self._c ** 2 + 4.0 * q * q), axis=-1))[..., None, None]
+
+    def section(self, points):
+        p = self.chart.check(points)
+        q = self.products(p[..., 0])
+        a2 = 0.5 * (self._c + np.sqrt(self._c ** 2 + 4.0 * q * q))
+        a = self._sign * np.sqrt(a2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(a != 0, q / np.where(a == 0, 1.0, a), np.sqrt(np.maximum(-self._c, 0.0)))
+        return {"a": a, "W": w[..., None]}

@@ -1,7 +1,7 @@
-"""The built-in network cases beyond the default and Saxe (issue 6): attention and CNN, at reduced
+"""The built-in network cases beyond the default and Saxe (issue 6): attention, CNN and mean-field, at reduced
 size through `shockflow run`, with the measured median relative error asserted against a bound that
 reflects what was measured; and the pieces they rely on (the rescaling geometry on cnn1d and
-attention_qk, the linear-region test of the shock mapping, the downhill landscape minimum)."""
+attention_qk, the collective mean-field chart, the linear-region test of the shock mapping, the head start)."""
 
 import math
 
@@ -15,10 +15,12 @@ from shockflow.prediction import ChartShock, Optimiser, predict_transitions
 
 #: name -> (size overrides, matches, bound on the median relative error, measured median at this size)
 #: measured: attention-qk 1.5% here (1.8% at full size); cnn-relu-channels 3.2% here (3.1% at full
-#: size; 21.6% / 20.8% without the head start of shockflow.prediction, see its test)
+#: size; 21.6% / 20.8% without the head start of shockflow.prediction, see its test);
+#: mean-field-linear 1.1% here (1.3% at full size)
 CASES = {
     "attention-qk": (["data.n=512", "extraction.cells=201"], 1, 0.05),
     "cnn-relu-channels": (["data.n=1024", "extraction.cells=401"], 2, 0.05),
+    "mean-field-linear": (["data.n=1024", "extraction.cells=401"], 1, 0.05),
 }
 
 
@@ -38,7 +40,7 @@ def test_more_builtin_cases_predict_their_transitions(name, tmp_path):
     assert {p.method for p in outcome.stage.predicted} == {"escape_integral"}
     for c in outcome.stage.extraction.charts:
         # the landscape minimum is the basin the flow enters from x0 (downhill), on x0's side of q = 0
-        assert np.sign(c.x_min) == np.sign(c.x0) or name == "attention-qk"
+        assert np.sign(c.x_min) == np.sign(c.x0) or name != "cnn-relu-channels"
     if name == "cnn-relu-channels":
         first, second = sorted(outcome.comparison.matches, key=lambda m: m.observed_step)
         assert first.relative_error <= 0.10 and second.relative_error <= 0.05
@@ -49,6 +51,15 @@ def test_more_builtin_cases_predict_their_transitions(name, tmp_path):
         assert slow.time < 0.85 * slow.escape_time
         late = (slow.escape_time / slow.time) * second.predicted_step
         assert (late - second.observed_step) / second.observed_step > 0.15
+    if name == "mean-field-linear":
+        # at the landscape minimum the collective product Q = (1/m) Σ q_i(s) is the least-squares slope
+        from shockflow.network_run import build_model_and_data
+
+        model, _, data, _ = build_model_and_data(load_case(name, overrides=CASES[name][0]), 0)
+        geo = geometry.build("mean_field_collective", model=model, extent=8.0)
+        (c,) = outcome.stage.extraction.charts
+        X, y = data.X[:, 0], data.y.reshape(-1)
+        assert geo.products(c.x_min).mean() == pytest.approx(X @ y / (X @ X), rel=1e-3)
     if name == "attention-qk":
         # the teacher's B* = 2.39 is where the chart's landscape has its minimum (noise 0.01, n = 512)
         (c,) = outcome.stage.extraction.charts
@@ -86,6 +97,31 @@ def test_rescaling_chart_velocity_matches_gradient_steps(spec):
         predicted = geo.velocity(q, X, y)
         measured = _gd_velocity(geo, net, X, y)
         np.testing.assert_allclose(predicted, measured, rtol=1e-4, atol=1e-7 * np.abs(measured).max())
+
+
+def test_collective_mean_field_chart_velocity_matches_gradient_steps():
+    """``ṡ = -∂_s L̄ / Σ sqrt(c_i² + 4q_i²)`` equals the clock velocity of real gradient steps on all
+    2m parameters, at the initial measure and further along its orbit (s = 1.5)."""
+    net = models.build("mean_field", input_dim=1, width=12, activation="identity", init_scale=0.3, seed=5)
+    geo = geometry.build("mean_field_collective", model=net)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(100, 1))
+    y = 1.7 * X[:, 0] + 0.1 * rng.normal(size=100)
+    for s in (0.0, 1.5):
+        moved = net.copy()
+        for k, v in geo.section(np.array([[s]])).items():
+            moved.params[k][...] = v[0]
+        assert geo.coordinates(moved.params)[0] == pytest.approx(s, abs=1e-10)
+        measured = _gd_velocity(geo, moved, X, y)
+        np.testing.assert_allclose(geo.velocity(np.array([s]), X, y), measured, rtol=1e-5)
+        # every unit sits on the orbit: the conserved imbalances are those of the initial parameters
+        np.testing.assert_allclose(geo.conserved(moved.params)["c"], geo.conserved(net.params)["c"], atol=1e-12)
+
+
+def test_collective_mean_field_chart_refuses_a_nonlinear_network():
+    net = models.build("mean_field", input_dim=1, width=4, activation="tanh", seed=0)
+    with pytest.raises(geometry.GeometryError, match="activation 'identity'"):
+        geometry.build("mean_field_collective", model=net)
 
 
 def test_rescaling_refuses_attention_with_wide_tokens():
