@@ -306,7 +306,7 @@ def solve_conservation(
     # buffers, allocated once
     q = grid.pad(q_init)
     fill_ghosts_compiled(q, g, kinds, values)
-    row_flux = np.zeros(grid.padded_shape[-1])
+    row_flux = np.zeros(grid.padded_shape[-1]) if grid.ndim > 1 else None  # in 1-D it would be a full field
     if fast:
         bufs = [grid.zeros()]
         # the initial rate max|q| sum_k a_k/dx_k (the fast kernels return the same expression for each new state)
@@ -338,7 +338,7 @@ def solve_conservation(
         src_rate = float(np.max(np.abs(s_cells[grid.interior]))) if source_name == "linear" else 0.0
         diffusion = ImplicitDiffusion(grid, nud_faces, bc, settings.theta) if implicit else None
         bufs = [grid.zeros(), grid.zeros()]
-        row_upper = np.zeros(grid.padded_shape[-1])
+        row_upper = np.zeros(grid.padded_shape[-1]) if grid.ndim > 1 else None
         plane_flux = np.zeros(grid.padded_shape[-2:]) if grid.ndim == 3 else None
         plane_upper = np.zeros(grid.padded_shape[-2:]) if grid.ndim == 3 else None
         rate = kernels.hyperbolic_rate(q, arate)

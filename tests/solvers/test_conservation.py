@@ -387,3 +387,27 @@ def test_blow_up_reports_step_time_and_cell():
     err = info.value
     assert err.step >= 1 and 0 < err.time < 1.0 and err.cell == (13,)
     assert "step" in str(err) and "cell (13,)" in str(err)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [(300_000,), (560, 560)])  # above the parallel threshold
+def test_fast_path_allocates_only_two_working_fields_and_the_snapshots(shape, threads):
+    """Peak traced allocation of a fast-path solve against q, one work field and the returned snapshot."""
+    import tracemalloc
+
+    if threads > numba.config.NUMBA_NUM_THREADS:
+        pytest.skip("Numba has a single thread here")
+    grid = Grid.line(shape[0]) if len(shape) == 1 else Grid((0, 0), (1, 1), shape)
+    x = grid.mesh()
+    q0 = 0.25 + 0.5 * np.sin(2 * np.pi * x[0]) * (1.0 if grid.ndim == 1 else np.cos(2 * np.pi * x[1]))
+    solve_conservation(grid, q0, [1e-6], integrator="euler", threads=threads)  # compiles outside the trace
+    required = (2 * math.prod(grid.padded_shape) + math.prod(grid.shape)) * 8
+    tracemalloc.start()
+    try:
+        sol = solve_conservation(grid, q0, [1e-5, 2e-5], integrator="euler", threads=threads)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sol.kernel == ("fast-parallel" if threads == 2 else "fast") and sol.steps > 1
+    required += math.prod(grid.shape) * 8  # the second snapshot
+    assert peak <= 1.02 * required, f"peak {peak / required:.3f}x the required arrays"
