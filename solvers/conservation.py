@@ -33,7 +33,11 @@ flux, compiles the kernels once per process (not cached).
 
 The case (Burgers, Godunov, first order, Euler, constant a, no viscosity, no source) runs on a
 specialised kernel in 1-D and 2-D (``fast_path=True``, the default); a test compares it with the
-general one.
+general one.  From ``PARALLEL_THRESHOLD`` cells and with more than one thread (``threads``, default
+Numba's setting) it runs the ``prange`` variant of :mod:`solvers.parallel_kernels`, bitwise the
+same result.  The fast path holds only the padded state, one padded work field and the snapshots:
+the coefficient fields (``a``, ``D``, ``source_field``, their face values and the rate weights) are
+built only where given or where the general kernel runs.
 """
 
 from __future__ import annotations
