@@ -92,6 +92,8 @@ def test_solve_conservation_parallel_path_is_bitwise_the_serial_path(shape):
 
     from solvers.conservation import solve_conservation
 
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("Numba has a single thread here")
     grid = Grid.line(shape[0]) if len(shape) == 1 else Grid((0, 0), (1, 1), shape)
     x = grid.mesh()
     q0 = 0.25 + 0.5 * np.sin(2 * np.pi * x[0]) * (1.0 if grid.ndim == 1 else np.cos(2 * np.pi * x[1]))
@@ -118,6 +120,8 @@ def test_solve_conservation_below_threshold_stays_serial():
 
     from solvers.conservation import solve_conservation
 
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("Numba has a single thread here")
     grid = Grid.line(2000)
     previous = numba.get_num_threads()
     try:
