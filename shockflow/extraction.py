@@ -28,10 +28,14 @@ and everything a reader needs to see what was solved:
   zero for full-batch GD), i.e. a diffusion ``T a`` with ``T = η a σ_x² f / (2B)``;
 * the **ridge**: the cell of most negative quotient curvature ``sqrt(a) ∂_x(sqrt(a) ∂_x L̄)``,
   refined to the slowest point of the flat-coordinate flow ``|sqrt(a) ∂_x L̄|`` within two cells
-  (the shock's place, to better than the grid; its speed there is ``ridge_speed``);
+  of it or of the flat bottom of the curvature (within 1% of its minimum) (the shock's place, to better than the grid; its speed there is ``ridge_speed``);
 * the **metric along the chart**: ``g^xx`` on a log-refined set of points (quotient distances
   ``d = ∫ dx/sqrt(g^xx)`` for the prediction);
 * the **chart box**: the hull of ``x0``, ``x_min`` and the trajectory, widened by ``margin``.
+
+**Periodic charts** (``sphere``'s great circle) are unrolled to one period with the start a quarter
+period from the wall behind it (downhill ahead), so the ridge next to it and the minimum are
+interior points of the solver's non-periodic grid.
 
 **Mirrored charts.**  A chart whose lower bound is 0 with an even mirror there (``gram`` in
 ``r = sqrt z``: ``L̄`` depends on ``r²``) is unfolded to ``[-R, R]`` with ``u0(x) = L̄(|x|)``, so the
@@ -56,6 +60,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+
+from shockflow.geometry.base import Chart
 
 __all__ = ["ChartData", "Extraction", "extract", "chart_temperature", "ExtractionError"]
 
@@ -143,10 +149,50 @@ def chart_temperature(geo, x0: float, X, y, *, lr: float, batch_size: int, n_tot
     return sigma2, lr * a * sigma2 * f / (2.0 * batch_size)
 
 
-def _geometry(name: str, model, kwargs: dict):
+class _Centred:
+    """A periodic 1-D chart unrolled to one period with the reference point ``c`` a quarter period
+    from the wall behind it (downhill ahead: ``[c - P/4, c + 3P/4)`` if ``L̄`` falls towards larger
+    coordinates, else ``[c - 3P/4, c + P/4)``), so the start, the ridge next to it and the minimum
+    reached downhill are interior points of the non-periodic solver grid.  Points are wrapped into the
+    geometry's own box; everything else is the geometry's."""
+
+    def __init__(self, geo, X, y):
+        self._geo = geo
+        lo, hi = geo.chart.lower[0], geo.chart.upper[0]
+        self._lo, self._period = lo, hi - lo
+        c = float(geo.coordinates(geo.model.params)[0])
+        h = 1e-6 * self._period
+        up, down = geo.chart_loss(self._wrap(np.array([[c + h], [c - h]])), X, y)
+        self._start = c - (0.25 if up <= down else 0.75) * self._period
+        self.chart = Chart(geo.chart.names, (self._start,), (self._start + self._period,), periodic=(False,),
+                           degenerate=geo.chart.degenerate)
+
+    def _wrap(self, points):
+        return self._lo + np.mod(np.asarray(points, dtype=np.float64) - self._lo, self._period)
+
+    def coordinates(self, params):
+        return self._start + np.mod(self._geo.coordinates(params) - self._start, self._period)
+
+    def chart_loss(self, points, X, y):
+        return self._geo.chart_loss(self._wrap(points), X, y)
+
+    def mobility(self, points):
+        return self._geo.mobility(self._wrap(points))
+
+    def section(self, points):
+        return self._geo.section(self._wrap(points))
+
+    def __getattr__(self, name):
+        return getattr(self._geo, name)
+
+
+def _geometry(name: str, model, kwargs: dict, X, y):
     from shockflow import geometry
 
-    return geometry.build(name, model=model, **kwargs)
+    geo = geometry.build(name, model=model, **kwargs)
+    if geo.dim == 1 and geo.chart.periodic[0]:
+        return _Centred(geo, X, y)
+    return geo
 
 
 def _downhill(geo, pts, L, x0: float, X, y) -> int:
@@ -176,7 +222,7 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
 
     Returns ``(geometry, x_min, L̄(x_min))``."""
     kw = dict(kwargs)
-    geo = _geometry(name, model, kw)
+    geo = _geometry(name, model, kw, X, y)
     for _ in range(_WIDEN):
         lo, hi = geo.chart.lower[0], geo.chart.upper[0]
         pts = np.linspace(lo, hi, samples)
@@ -200,7 +246,7 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
         if "extent" not in kw and not hasattr(geo, "extent"):
             break
         kw["extent"] = 4.0 * float(getattr(geo, "extent", kw.get("extent", 1.0)))
-        geo = _geometry(name, model, kw)
+        geo = _geometry(name, model, kw, X, y)
     raise ExtractionError(
         f"geometry {name!r} chart {geo.chart.names[0]!r}: L̄ keeps decreasing away from x0 = {x0:.4g} up to "
         f"the chart edge {geo.chart.upper[0]:.4g} (widened {_WIDEN} times); no minimum to escape to")
@@ -215,7 +261,7 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
     kw = dict(kwargs)
     if sel is not None:
         kw[chart_key] = sel
-    geo = _geometry(geometry, base, kw)
+    geo = _geometry(geometry, base, kw, X, y)
     if geo.dim != 1:
         raise GeometryError(f"{chart_key}: each chart must be 1-D for the prediction, found a {geo.dim}-D "
                             f"chart ({', '.join(geo.chart.names)}) for {chart_key} = {sel!r}")
@@ -262,7 +308,7 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
     grad = np.gradient(L_path, ex_full)[:end + 1]  # second order on the path
     rate = np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
     # the ridge: most negative quotient curvature sqrt(a)(sqrt(a) u0')' on the grid, refined to the
-    # slowest point of the flat-coordinate flow |sqrt(a) ∂_x L̄| within two cells of it
+    # slowest point of the flat-coordinate flow |sqrt(a) ∂_x L̄| near it (window below)
     ra = np.sqrt(mob)
     hess = ra * np.gradient(ra * np.gradient(u0, h), h)
     cut = max(int(0.05 * cells), 2)
@@ -270,7 +316,15 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
     ridge, ridge_speed = float("nan"), float("nan")
     gamma_data = -1.0 / hess[k] if hess[k] < 0 else float("inf")
     if hess[k] < 0:
-        xr = np.linspace(x[k] - 2 * h, x[k] + 2 * h, 161)
+        # the window: at least two cells each side, and the whole flat bottom of the curvature (within
+        # 1% of its minimum: for a cosine-like ridge the grid argmin wanders over many cells)
+        lo_k, hi_k = k, k
+        while lo_k > cut and hess[lo_k - 1] <= 0.99 * hess[k]:
+            lo_k -= 1
+        while hi_k < cells - cut - 1 and hess[hi_k + 1] <= 0.99 * hess[k]:
+            hi_k += 1
+        xr = np.linspace(x[min(lo_k, k - 2)] if lo_k >= 2 else x[k] - 2 * h,
+                         x[max(hi_k, k + 2)] if hi_k + 2 < cells else x[k] + 2 * h, 321)
         xr_e = np.abs(xr) if mirrored else xr
         slope = np.gradient(geo.chart_loss(xr_e[:, None], X, y), xr)
         speed = np.abs(np.sqrt(geo.mobility(xr_e[:, None])[:, 0, 0]) * slope)

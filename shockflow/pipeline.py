@@ -373,8 +373,18 @@ def run_prediction_case(case, options) -> RunOutcome:
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / f"{case.name}-log.h5"
     show = options.progress and not options.quiet
+    trained = model
+    if case.settings.geometry.name == "sphere":
+        # the sphere geometry's network normalises its weight: train that network (THEORY §1)
+        from shockflow import geometry
+        from shockflow.geometry.sphere import WeightNormalised
+
+        try:
+            trained = WeightNormalised(geometry.build("sphere", model=model, **case.settings.geometry.kwargs()), model)
+        except (geometry.GeometryError, TypeError) as exc:
+            raise _error(case, "geometry", str(exc)) from None
     try:
-        record = train(model, data, settings, log_path=log_path, quiet=not show)
+        record = train(trained, data, settings, log_path=log_path, quiet=not show)
     except (TypeError, ValueError) as exc:
         raise _error(case, "training", str(exc)) from None
     T = float(record.noise["temperature"][0]) if record.noise else float("nan")

@@ -17,7 +17,8 @@ Build one bound to a model (its current parameters are the reference point)::
     burgers = problem.solve_burgers([0.1], X, y, nu=0.01)   # 1-D: p = ∂u, solvers.chart_burgers -> .p[n]
 
 Geometry-specific extras: ``gram.mode_strengths(params)``; ``sphere.loss_and_grad(params, X, y)``
-(the normalised layer's backward) and ``sphere.mesh_problem(n, X, y)`` (whole S² on an icosphere);
+(the normalised layer's backward), ``WeightNormalised(sphere, model)`` (its training view, used by ``shockflow run``)
+and ``sphere.mesh_problem(n, X, y)`` (whole S² on an icosphere);
 ``attention.product(params)`` (B = W_Q W_Kᵀ); ``mean_field.velocity_field``, ``.density`` and
 ``.continuity_problem`` (McKean–Vlasov data); the full-matrix mobilities ``gram.gram_mobility(M, G)``,
 ``attention.attention_mobility(B, G)`` and ``rescaling.rescaling_mobility(q, c)``.

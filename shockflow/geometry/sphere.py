@@ -168,3 +168,56 @@ class SphereGeometry(Geometry):
         params[self.parameter] = (self.gain * u).reshape(len(u), *self.model.params[self.parameter].shape)
         u0 = batched_loss(self.model, params, X, y)
         return SphereMeshProblem(mesh, u0, 1.0 / self._norm2)
+
+
+class WeightNormalised:
+    """The training view of a sphere case: ``model`` with its ``parameter`` array normalised.
+
+    The network sees ``ρ w/|w|`` (:meth:`SphereGeometry.network_params`) and the raw ``w`` is trained
+    with the layer's backward pass (:meth:`SphereGeometry.loss_and_grad`); ``params`` are the model's
+    raw arrays (shared, updated in place by :func:`shockflow.training.train`).  It implements the
+    interface ``train`` uses: ``params``, ``forward``, ``loss``, ``loss_and_grad``,
+    ``per_sample_grads``, ``spec``, ``copy``.
+    """
+
+    def __init__(self, geometry: SphereGeometry, model: Model):
+        self.geometry = geometry
+        self.model = model
+        self.name = f"{model.name} (weight-normalised {geometry.parameter!r})"
+        self.output_dim = model.output_dim
+        self.loss_function = model.loss_function
+
+    @property
+    def params(self):
+        return self.model.params
+
+    def _network(self) -> Model:
+        clone = self.model.copy()
+        for k, v in self.geometry.network_params(self.model.params).items():
+            clone.params[k][...] = v
+        return clone
+
+    def forward(self, X):
+        return self._network().forward(X)
+
+    def loss(self, X, y) -> float:
+        return self._network().loss(X, y)
+
+    def loss_and_grad(self, X, y):
+        return self.geometry.loss_and_grad(self.model.params, X, y)
+
+    def per_sample_grads(self, X, y):
+        grads = self._network().per_sample_grads(X, y)
+        key = self.geometry.parameter
+        w = self.model.params[key].ravel()
+        n = np.linalg.norm(w)
+        u = w / n
+        g = grads[key].reshape(grads[key].shape[0], -1)
+        grads[key] = (self.geometry.gain / n * (g - (g @ u)[:, None] * u)).reshape(grads[key].shape)
+        return grads
+
+    def spec(self):
+        return self.model.spec()
+
+    def copy(self) -> "WeightNormalised":
+        return WeightNormalised(self.geometry, self.model.copy())

@@ -1,7 +1,7 @@
-"""The built-in network cases beyond the default and Saxe (issue 6): attention, CNN and mean-field, at reduced
+"""The built-in network cases beyond the default and Saxe (issue 6): attention, CNN, mean-field and sphere, at reduced
 size through `shockflow run`, with the measured median relative error asserted against a bound that
 reflects what was measured; and the pieces they rely on (the rescaling geometry on cnn1d and
-attention_qk, the collective mean-field chart, the linear-region test of the shock mapping, the head start)."""
+attention_qk, the collective mean-field chart, the weight-normalised training view, the linear-region test of the shock mapping, the head start)."""
 
 import math
 
@@ -16,11 +16,12 @@ from shockflow.prediction import ChartShock, Optimiser, predict_transitions
 #: name -> (size overrides, matches, bound on the median relative error, measured median at this size)
 #: measured: attention-qk 1.5% here (1.8% at full size); cnn-relu-channels 3.2% here (3.1% at full
 #: size; 21.6% / 20.8% without the head start of shockflow.prediction, see its test);
-#: mean-field-linear 1.1% here (1.3% at full size)
+#: mean-field-linear 1.1% here (1.3% at full size); sphere-direction 4.8% here (2.6% at full size)
 CASES = {
     "attention-qk": (["data.n=512", "extraction.cells=201"], 1, 0.05),
     "cnn-relu-channels": (["data.n=1024", "extraction.cells=401"], 2, 0.05),
     "mean-field-linear": (["data.n=1024", "extraction.cells=401"], 1, 0.05),
+    "sphere-direction": (["data.n=1024", "extraction.cells=401"], 1, 0.07),
 }
 
 
@@ -36,8 +37,10 @@ def test_more_builtin_cases_predict_their_transitions(name, tmp_path):
     outcome = _run(name, tmp_path)
     assert len(outcome.comparison.matches) == n_matches
     assert outcome.comparison.median_relative_error <= bound
-    # both ride the degenerate metric ridge at q = 0 (mobility sqrt(c² + 4q²)): the escape integral
-    assert {p.method for p in outcome.stage.predicted} == {"escape_integral"}
+    # attention, CNN, mean-field ride a degenerate metric ridge (mobility -> 0 at small init): the
+    # escape integral; the sphere's ridge is a genuine one (curvature -|β|/|w|², mobility 1/|w|²)
+    method = "shock" if name == "sphere-direction" else "escape_integral"
+    assert {p.method for p in outcome.stage.predicted} == {method}
     for c in outcome.stage.extraction.charts:
         # the landscape minimum is the basin the flow enters from x0 (downhill), on x0's side of q = 0
         assert np.sign(c.x_min) == np.sign(c.x0) or name != "cnn-relu-channels"
@@ -60,6 +63,24 @@ def test_more_builtin_cases_predict_their_transitions(name, tmp_path):
         (c,) = outcome.stage.extraction.charts
         X, y = data.X[:, 0], data.y.reshape(-1)
         assert geo.products(c.x_min).mean() == pytest.approx(X @ y / (X @ X), rel=1e-3)
+    if name == "sphere-direction":
+        # γ* = |w|²/(ρ|β|) for isotropic inputs (|β| = 2, ρ = 1), up to the sample covariance (n = 1024)
+        (c,) = outcome.stage.extraction.charts
+        (p,) = outcome.stage.predicted
+        assert p.gamma_star == pytest.approx(c.conserved["norm2"] / 2.0, rel=0.1)
+        # the ridge is the stationary point of L̄ next to the start (0.01 rad from the teacher's antipode
+        # for isotropic inputs, moved by the sample covariance), found here by root finding on the slope
+        from scipy.optimize import brentq
+
+        from shockflow.network_run import build_model_and_data
+
+        model, _, data, _ = build_model_and_data(load_case(name, overrides=CASES[name][0]), 0)
+        geo = geometry.build("sphere", model=model, parameter="W")
+        loss = lambda t: geo.chart_loss(np.array([[t % (2 * math.pi)]]), data.X, data.y)[0]
+        slope = lambda t: (loss(t + 1e-6) - loss(t - 1e-6)) / 2e-6
+        ridge = brentq(slope, c.x0 - 0.2, c.x0 + 0.2)
+        assert abs(p.location - ridge) < 2e-3
+        assert abs(abs(c.x_min - ridge) - math.pi) < 0.05
     if name == "attention-qk":
         # the teacher's B* = 2.39 is where the chart's landscape has its minimum (noise 0.01, n = 512)
         (c,) = outcome.stage.extraction.charts
@@ -122,6 +143,31 @@ def test_collective_mean_field_chart_refuses_a_nonlinear_network():
     net = models.build("mean_field", input_dim=1, width=4, activation="tanh", seed=0)
     with pytest.raises(geometry.GeometryError, match="activation 'identity'"):
         geometry.build("mean_field_collective", model=net)
+
+
+def test_weight_normalised_training_view_of_the_sphere_geometry():
+    """The view trains the normalised network: its forward is that of ρ w/|w|, its batch gradient is
+    the mean of its per-sample gradients and is orthogonal to w (|w|² conserved by gradient flow), and
+    it matches finite differences of its own loss."""
+    from shockflow.geometry.sphere import WeightNormalised
+
+    net = models.build("linear", input_dim=3, init_scale=2.0, seed=1)
+    geo = geometry.build("sphere", model=net, parameter="W", gain=1.5)
+    view = WeightNormalised(geo, net)
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(50, 3))
+    y = X @ np.array([1.0, -2.0, 0.5])
+    w = net.params["W"].ravel()
+    np.testing.assert_allclose(view.forward(X).ravel(), X @ (1.5 * w / np.linalg.norm(w)), rtol=1e-12)
+    value, g = view.loss_and_grad(X, y)
+    per = view.per_sample_grads(X, y)
+    np.testing.assert_allclose(per["W"].mean(axis=0), g["W"], rtol=1e-10, atol=1e-14)
+    assert abs(g["W"].ravel() @ w) < 1e-12 * np.linalg.norm(g["W"]) * np.linalg.norm(w)
+    e = np.zeros_like(net.params["W"]); e[0, 1] = 1e-6
+    plus, minus = net.copy(), net.copy()
+    plus.params["W"] += e; minus.params["W"] -= e
+    fd = (WeightNormalised(geo, plus).loss(X, y) - WeightNormalised(geo, minus).loss(X, y)) / 2e-6
+    assert g["W"][0, 1] == pytest.approx(fd, rel=1e-6)
 
 
 def test_rescaling_refuses_attention_with_wide_tokens():
