@@ -9,6 +9,7 @@ import h5py
 import numpy as np
 import pytest
 
+from shockflow.cases import kinds
 from shockflow.cli import main
 from shockflow.results import ResultFileError, read_result
 
@@ -92,7 +93,9 @@ def test_cases_command_lists_builtin_cases(capsys):
     names = {c["name"] for c in listed}
     assert names == {p.stem for p in (REPO / "cases").glob("*.toml")}
     for c in listed:
-        assert set(c) == {"name", "kind", "description"} and c["kind"] in ("pde", "network") and c["description"]
+        # "pde" and "network" (the two kinds) plus the theory kinds that plug in
+        assert set(c) == {"name", "kind", "description"} and c["kind"] in kinds() and c["description"]
+    assert {c["kind"] for c in listed} >= {"pde", "network", "nqf", "bbp", "scaling"}
 
 
 def test_bad_arguments_exit_with_status_2(capsys):
