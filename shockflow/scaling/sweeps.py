@@ -20,8 +20,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -122,24 +121,49 @@ def grid(*, d: Sequence[int], n: Sequence[int], p: Sequence[int | None], seeds: 
             for dd in d for nn in n for pp in p for s in seeds]
 
 
-def run_grid(points: Sequence[PathParams | dict], workers: int = 1, progress=None) -> list[dict]:
-    """Run :func:`run_path` on every point (in order); ``workers=2`` uses a process pool of 2.
-    ``progress``: optional callable(done, total)."""
+def run_grid(points: Sequence[PathParams | dict], workers: int = 1, progress=None, *,
+             scheduler: str | None = None, out=None, client=None) -> list[dict]:
+    """Run :func:`run_path` on every point; results in the order of ``points``.
+
+    ``workers=1`` with no ``scheduler``: a plain loop in this process (``progress``: optional
+    callable(done, total)).  Otherwise the points run on the sweep engine (:mod:`shockflow.sweeps`):
+    ``scheduler`` ``"local"`` (default when ``workers > 1``: a dask LocalCluster of ``workers``
+    processes), ``"serial"``, or a scheduler address; ``client`` an existing dask Client.  With
+    ``out`` (a directory) every point keeps its result file there, so an interrupted grid resumes
+    and only the missing points run; a point that fails is reported with its parameters.
+    """
     workers = _int("workers", workers)
-    points = list(points)
-    out: list[dict] = []
-    if workers == 1:
+    points = [p if isinstance(p, PathParams) else PathParams(**p) for p in points]
+    if workers == 1 and scheduler is None and client is None:
+        results: list[dict] = []
         for k, pt in enumerate(points):
-            out.append(run_path(pt))
+            results.append(run_path(pt))
             if progress:
                 progress(k + 1, len(points))
-        return out
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for k, res in enumerate(pool.map(run_path, points)):
-            out.append(res)
-            if progress:
-                progress(k + 1, len(points))
-    return out
+        return results
+    import tempfile
+    from pathlib import Path
+
+    from shockflow.sweeps import function_sweep, run_sweep
+    from shockflow.sweeps.records import read_task_values
+
+    names = [f.name for f in fields(PathParams)]
+    # zipped axes: one task per point (full width p = None travels as p = d, the same constraint)
+    axes = {name: [pt.d if name == "p" and pt.p is None else getattr(pt, name) for pt in points] for name in names}
+    sweep = function_sweep(run_path, axes, zips=(tuple(names),), name="scaling-grid")
+    with tempfile.TemporaryDirectory(prefix="shockflow-scaling-") as scratch:
+        directory = Path(out) if out is not None else Path(scratch)
+        summary = run_sweep(sweep, directory, scheduler=scheduler or "local", workers=workers, client=client,
+                            progress=bool(progress))
+        if summary.failed:
+            first = summary.failed[0]
+            raise RuntimeError(f"run_grid: {len(summary.failed)} of {len(points)} points failed; first: "
+                               f"{first.params} ({first.error})")
+        results = []
+        for task in sweep.tasks:
+            raw = read_task_values(directory / "tasks" / task.filename)
+            results.append({k: (raw[k].tolist() if isinstance(raw[k], np.ndarray) else raw[k]) for k in PATH_KEYS})
+    return results
 
 
 def error_table(results: Sequence[dict], x: str = "n", lam_index: int | str = 0, require_converged: bool = True,

@@ -200,9 +200,19 @@ def local_cluster(workers: int | None = None, **kwargs):
     return LocalCluster(**options)
 
 
+def _distributed():
+    """The dask.distributed module, or an error that says how to install it."""
+    try:
+        import distributed
+    except ImportError:
+        raise RuntimeError("sweeps on a cluster run on dask.distributed, which is not installed: "
+                           "pip install 'shockflow[sweep]' (or use scheduler='serial')") from None
+    return distributed
+
+
 @contextlib.contextmanager
 def _client(scheduler: str | None, workers: int | None):
-    from distributed import Client
+    Client = _distributed().Client
 
     if scheduler in (None, "", "local"):
         with local_cluster(workers) as cluster, Client(cluster) as client:

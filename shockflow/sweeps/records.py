@@ -34,7 +34,7 @@ import numpy as np
 from shockflow.atomic import atomic_open, atomic_path
 
 __all__ = ["TaskOutput", "TaskRecord", "TASK_FORMAT", "write_task_file", "read_task_record", "task_is_complete",
-           "write_failure", "read_failure", "scalar_figures"]
+           "write_failure", "read_failure", "scalar_figures", "read_task_values"]
 
 TASK_FORMAT = "shockflow-sweep-task"
 GROUP = "sweep"
@@ -141,6 +141,18 @@ def read_task_record(path: Path) -> TaskRecord | None:
                               seconds=float(a["seconds"]))
     except (OSError, KeyError, ValueError):
         return None
+
+
+def read_task_values(path: Path) -> dict:
+    """Everything a function task returned, from its result file: the scalars (key figures), the
+    arrays (``/values``) and the rest (``summary``), under the function's own (flattened) keys."""
+    with h5py.File(Path(path), "r") as f:
+        attrs = f[GROUP].attrs
+        out = dict(json.loads(attrs["summary"]))
+        out.update(json.loads(attrs["figures"]))
+        if "values" in f:
+            out.update({name: f["values"][name][()] for name in f["values"]})
+    return out
 
 
 def task_is_complete(path: Path, task_hash: str) -> bool:

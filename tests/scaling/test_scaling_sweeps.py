@@ -68,3 +68,19 @@ def test_dof_count_and_interpolation_onset():
     above = onset_curve(d, p, [2 * k], seeds=seeds)
     # E[RSS/Δ] = n − k with variance 2(n − k) per seed: 4 standard errors
     assert abs(above["dof_estimate_mean"] - k) < 4 * np.sqrt(2 * k / len(seeds)), above["dof_estimate_mean"]
+
+
+def test_grid_on_the_sweep_engine_matches_the_loop_and_resumes(tmp_path):
+    pts = grid(d=[6], n=[30, 60], p=[None, 2], seeds=[0], lams=(0.5, 0.05), gamma=1.5, noise=0.05)
+    loop = run_grid(pts)
+    engine = run_grid(pts, scheduler="serial", out=tmp_path)
+    for a, b in zip(loop, engine):
+        for k in PATH_KEYS:
+            if k != "seconds":
+                assert a[k] == b[k], k
+    files = sorted((tmp_path / "tasks").glob("*.h5"))
+    assert len(files) == len(pts)
+    stamps = [f.stat().st_mtime_ns for f in files]
+    again = run_grid(pts, scheduler="serial", out=tmp_path)          # finished points are reused, not rerun
+    assert [f.stat().st_mtime_ns for f in files] == stamps
+    assert [r["excess_error"] for r in again] == [r["excess_error"] for r in engine]
