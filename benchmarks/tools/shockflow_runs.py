@@ -44,7 +44,7 @@ class Shockflow:
     """``solve_conservation`` / ``solve_hj``, whole solve (Python step loop and ghost fills included)."""
 
     name = "shockflow"
-    label = "shockflow (Numba)"
+    label = "shockflow (Numba, 1 thread)"
 
     def __init__(self, scheme: str | None = None):
         self.scheme = scheme
@@ -67,7 +67,8 @@ class Shockflow:
                 return sol.u[-1], sol.steps
         else:
             def run():
-                sol = solve_conservation(grid, q0, [t_end], t0=t0, nu=problem.nu, **opts)
+                # one thread: the side-by-side rows compare single cores (the prange rows use both)
+                sol = solve_conservation(grid, q0, [t_end], t0=t0, nu=problem.nu, threads=1, **opts)
                 return sol.final, sol.steps
         return run
 
