@@ -134,33 +134,34 @@ MESH_DOMAINS = ("icosphere", "torus")
 
 # -- initial data ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Sine:
-    """u0(x) = amplitude · sin(2π · frequency · x + phase) + offset (interval)."""
+class _Wave:
+    """A single Fourier mode, ``amplitude · WAVE(2π · frequency · x + phase) + offset``, on an interval."""
 
-    TAG: ClassVar[str] = "sine"
     DOMAINS: ClassVar[tuple[str, ...]] = ("interval",)
+    WAVE: ClassVar[np.ufunc]
     amplitude: float = setting(1.0, doc="Amplitude.")
     frequency: float = setting(1.0, doc="Cycles per unit length.", bounds=greater_than(0))
     phase: float = setting(0.0, doc="Phase (radians).")
     offset: float = setting(0.0, doc="Constant added.")
 
     def evaluate(self, x, *rest):
-        return self.amplitude * np.sin(2 * np.pi * self.frequency * x + self.phase) + self.offset
+        return self.amplitude * self.WAVE(2 * np.pi * self.frequency * x + self.phase) + self.offset
 
 
 @dataclass(frozen=True)
-class Cosine:
+class Sine(_Wave):
+    """u0(x) = amplitude · sin(2π · frequency · x + phase) + offset (interval)."""
+
+    TAG: ClassVar[str] = "sine"
+    WAVE: ClassVar[np.ufunc] = np.sin
+
+
+@dataclass(frozen=True)
+class Cosine(_Wave):
     """u0(x) = amplitude · cos(2π · frequency · x + phase) + offset (interval)."""
 
     TAG: ClassVar[str] = "cosine"
-    DOMAINS: ClassVar[tuple[str, ...]] = ("interval",)
-    amplitude: float = setting(1.0, doc="Amplitude.")
-    frequency: float = setting(1.0, doc="Cycles per unit length.", bounds=greater_than(0))
-    phase: float = setting(0.0, doc="Phase (radians).")
-    offset: float = setting(0.0, doc="Constant added.")
-
-    def evaluate(self, x, *rest):
-        return self.amplitude * np.cos(2 * np.pi * self.frequency * x + self.phase) + self.offset
+    WAVE: ClassVar[np.ufunc] = np.cos
 
 
 @dataclass(frozen=True)
