@@ -12,7 +12,7 @@ ghost cells filled once, best of 7x5 steps), and
 the NumPy ghost fill) timed in the same run on ``numpy_cells`` cells.
 
 Run single-threaded:  NUMBA_NUM_THREADS=1 python benchmarks/bench_solvers.py
-(no kernel uses prange, so the thread count does not matter; it is fixed for reproducibility).
+(solve_conservation runs its prange kernels only with more than one thread).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
+from solvers import burgers_fast_path as fp  # noqa: E402
 from solvers import conservation_kernels as ck  # noqa: E402
 from solvers.boundary import BoundaryConditions, fill_ghosts_reference  # noqa: E402
 from solvers.conservation import solve_conservation  # noqa: E402
@@ -80,11 +81,13 @@ def time_kernel(grid, kernel, repeats=7, **kwargs):
              zeros, arate)
     dt = 0.2 / arate.max()
 
+    scratch = fp.scratch_1d() if grid.ndim == 1 else fp.scratch_2d(grid.cells[1])
+
     def step():
         if kernel == "fast" and grid.ndim == 1:
-            ck.burgers_godunov_euler_1d(q, bufs[0], dt, g, grid.dx[0], 1.0)
+            fp.burgers_godunov_euler_1d(q, bufs[0], dt, g, grid.dx[0], 1.0, None, scratch)
         elif kernel == "fast":
-            ck.burgers_godunov_euler_2d(q, bufs[0], dt, g, grid.dx[0], grid.dx[1], 1.0, 1.0, row[0])
+            fp.burgers_godunov_euler_2d(q, bufs[0], dt, g, grid.dx[0], grid.dx[1], 1.0, 1.0, None, scratch)
         else:
             prev = q
             for s, (alpha, beta) in enumerate(tab):

@@ -1,8 +1,8 @@
-"""Multi-core speed-up of the prange fast path (:mod:`solvers.parallel_kernels`) over threads.
+"""Multi-core speed-up of ``solve_conservation``'s fast path (:mod:`solvers.burgers_fast_path`) over threads.
 
-For each size the same solve runs with 1, 2, … threads (``numba.set_num_threads``; one chunk per
-thread), interleaved with the serial fast path of ``solve_conservation``; the speed-up is formed
-pair by pair within each repeat, ``wall(1 thread) / wall(k threads)``.  Needs Numba's thread pool to
+For each size the same solve runs with 1, 2, … threads (``threads=k`` and ``numba.set_num_threads(k)``: the
+serial kernel for one thread, the prange kernels with one chunk per thread otherwise), interleaved; the
+speed-up is formed pair by pair within each repeat, ``wall(1 thread) / wall(k threads)``.  Needs Numba's thread pool to
 hold the largest count: set ``NUMBA_NUM_THREADS`` before Numba is imported (run_all does).
 """
 
@@ -15,7 +15,7 @@ from benchmarks.machine import timed
 from benchmarks.problems import PROBLEMS
 from benchmarks.ratios import pairwise_ratios, rotated, summarise
 from benchmarks.throughput import step_estimate
-from benchmarks.tools.shockflow_runs import Shockflow, parallel_fast_path
+from benchmarks.tools.shockflow_runs import ShockflowParallel
 
 
 def measure(problem_name: str, sizes, *, steps: int, repeats: int, threads=None, log=print) -> list[dict]:
@@ -27,15 +27,15 @@ def measure(problem_name: str, sizes, *, steps: int, repeats: int, threads=None,
         cells = int(np.prod(grid.cells))
         q0 = problem.exact(grid, problem.t_start)
         t_end = problem.t_start + steps * step_estimate(problem, grid)
-        runners = {f"threads_{k}": (k, parallel_fast_path(grid, q0, problem.t_start, t_end, k)) for k in threads}
-        runners["serial_fast_path"] = (1, Shockflow().prepare(problem, grid, q0, problem.t_start, t_end))
+        runners = {f"threads_{k}": (k, ShockflowParallel(k).prepare(problem, grid, q0, problem.t_start, t_end))
+                   for k in threads}
         answers = {}
         for name, (k, run) in runners.items():
             numba.set_num_threads(k)
             answers[name] = run()
-        base = answers["serial_fast_path"][0]
+        base = answers["threads_1"][0]
         identical = {name: bool(np.array_equal(u, base)) for name, (u, _) in answers.items()}
-        taken = answers["serial_fast_path"][1]
+        taken = answers["threads_1"][1]
         walls = {name: [] for name in runners}
         cpus = {name: [] for name in runners}
         loads = []

@@ -31,13 +31,13 @@ Source terms: ``source="linear"`` with ``source_field=c`` gives ``s = c q`` (rel
 accepted too (x-dependence enters through ``c = source_field(x)``).  A user source, like a user
 flux, compiles the kernels once per process (not cached).
 
-The case (Burgers, Godunov, first order, Euler, constant a, no viscosity, no source) runs on a
-specialised kernel in 1-D and 2-D (``fast_path=True``, the default); a test compares it with the
-general one.  From ``PARALLEL_THRESHOLD`` cells and with more than one thread (``threads``, default
-Numba's setting) it runs the ``prange`` variant of :mod:`solvers.parallel_kernels`, bitwise the
-same result.  The fast path holds only the padded state, one padded work field and the snapshots:
-the coefficient fields (``a``, ``D``, ``source_field``, their face values and the rate weights) are
-built only where given or where the general kernel runs.
+The case (Burgers, Godunov, first order, Euler, constant a, no source, and either no viscosity or a constant
+one with ``viscous="explicit"``) runs on the specialised kernels of :mod:`solvers.burgers_fast_path` in 1-D and
+2-D (``fast_path=True``, the default; ``kernel`` is "fast"); tests compare them with the general kernel.  From
+``PARALLEL_THRESHOLD`` cells and with more than one thread (``threads``, default Numba's setting) it runs their
+``prange`` variants (``kernel`` "fast-parallel"), bitwise the same result.  The fast path holds only the padded
+state, one padded work field and the snapshots: the coefficient fields (``a``, ``D``, ``source_field``, their face
+values and the rate weights) are built only where given or where the general kernel runs.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ import numba
 import numpy as np
 
 from solvers import conservation_kernels as ck
-from solvers import parallel_kernels as pk
+from solvers import burgers_fast_path as fp
 from solvers.boundary import BoundaryConditions, fill_ghosts_compiled
 from solvers.diffusion import ImplicitDiffusion, face_average, parabolic_rate
 from solvers.errors import BlowUpError, SolverInputError, first_nonfinite, require_cfl, require_choice, require_finite
@@ -245,7 +245,7 @@ def solve_conservation(
     function ``s(q, c)``, with ``c`` from ``source_field`` (same forms as ``D``, default 0).
     ``boundary``: any specification :meth:`BoundaryConditions.parse` accepts.
     ``threads``: chunks of the multi-core fast path (None: ``numba.get_num_threads()``); the fast path runs
-    the ``prange`` kernels of :mod:`solvers.parallel_kernels` when the grid has at least
+    the ``prange`` kernels of :mod:`solvers.burgers_fast_path` when the grid has at least
     ``PARALLEL_THRESHOLD`` cells and ``threads > 1`` (``kernel="fast-parallel"``), the serial kernel otherwise
     (bitwise the same result).
     """
@@ -288,21 +288,23 @@ def solve_conservation(
         and settings.reconstruction == "first_order" and settings.integrator == "euler"
         and const_a is not None and source_name == "none"
     )
+    # a constant viscosity (no D) treated explicitly stays on the fast path, with no coefficient field
+    fast = fast and (settings.nu == 0 or (D is None and settings.viscous == "explicit"))
     D_cells = None
-    if D is not None or settings.nu > 0 or not fast:
+    if D is not None or not fast:
         D_cells = cell_field("D", D, grid, bc, 1.0)
         _check_sign("D", D_cells, grid, strict=False)
     s_cells = None
     if source_field is not None or not fast:
         s_cells = cell_field("source_field", source_field, grid, bc, 0.0)
-    nud_faces, has_diff = None, False
-    if settings.nu > 0 or not fast:
+    nud_faces, has_diff = None, settings.nu > 0
+    if D_cells is not None:
         nud_faces = [settings.nu * face_average(D_cells, k) for k in range(grid.ndim)]
         has_diff = settings.nu > 0 and any(float(np.max(c)) > 0 for c in nud_faces)
+    implicit = has_diff and settings.viscous == "implicit"
     if fast:
         _check_constant_a(a, const_a)
-        fast = not has_diff
-    implicit = has_diff and settings.viscous == "implicit"
+    fast_nu = settings.nu if fast and has_diff else None
     kernels = ck.kernels_for(flux_obj, user_source)
     tab = INTEGRATORS[settings.integrator]
     kinds, values = bc.arrays()
@@ -317,15 +319,15 @@ def solve_conservation(
         rate = ck.max_abs(q_init.reshape(-1) if q_init.flags.c_contiguous else q_init.ravel())
         rate = rate * (const_a[0] / grid.dx[0]) if grid.ndim == 1 else rate * (const_a[0] / grid.dx[0] + const_a[1] / grid.dx[1])
         chunks = threads if threads is not None else numba.get_num_threads()
-        parallel = math.prod(grid.shape) >= pk.PARALLEL_THRESHOLD and chunks > 1  # one chunk on a pool of threads: 10x slower
-        if parallel:
-            scratch = pk.scratch_1d(chunks) if grid.ndim == 1 else pk.scratch_2d(chunks, grid.shape[1])
+        parallel = math.prod(grid.shape) >= fp.PARALLEL_THRESHOLD and chunks > 1  # one chunk on a pool of threads: 10x slower
+        chunks = chunks if parallel else 1
+        scratch = fp.scratch_1d(chunks) if grid.ndim == 1 else fp.scratch_2d(grid.shape[1], chunks)
         kernel_name = "fast-parallel" if parallel else "fast"
-        par_rate = src_rate = 0.0
+        # parabolic_rate with nu D = nu on every face
+        par_rate = sum(2.0 * settings.nu / dx**2 for dx in grid.dx) if has_diff else 0.0
+        src_rate = 0.0
     else:
         kernel_name = "general"
-        if s_cells is None:  # the fast path was ruled out by the viscosity only
-            s_cells = cell_field("source_field", source_field, grid, bc, 0.0)
         a_cells = _a_fields(a, grid, bc)
         a_faces = [face_average(a_cells[k], k) for k in range(grid.ndim)]
         del a_cells
@@ -380,15 +382,12 @@ def solve_conservation(
             if fast:
                 fill_ghosts_compiled(q, g, kinds, values)
                 out = bufs[0]
-                if parallel and grid.ndim == 1:
-                    rate = pk.burgers_godunov_euler_1d_parallel(q, out, dt, g, grid.dx[0], const_a[0], scratch)
-                elif parallel:
-                    rate = pk.burgers_godunov_euler_2d_parallel(q, out, dt, g, grid.dx[0], grid.dx[1], const_a[0], const_a[1],
-                                                                scratch)
-                elif grid.ndim == 1:
-                    rate = ck.burgers_godunov_euler_1d(q, out, dt, g, grid.dx[0], const_a[0])
+                if grid.ndim == 1:
+                    step = fp.burgers_godunov_euler_1d_parallel if parallel else fp.burgers_godunov_euler_1d
+                    rate = step(q, out, dt, g, grid.dx[0], const_a[0], fast_nu, scratch)
                 else:
-                    rate = ck.burgers_godunov_euler_2d(q, out, dt, g, grid.dx[0], grid.dx[1], const_a[0], const_a[1], row_flux)
+                    step = fp.burgers_godunov_euler_2d_parallel if parallel else fp.burgers_godunov_euler_2d
+                    rate = step(q, out, dt, g, grid.dx[0], grid.dx[1], const_a[0], const_a[1], fast_nu, scratch)
                 _check_rate(rate, out, grid, clock, dt)
             else:
                 prev = q

@@ -25,9 +25,8 @@ cells ``i`` and ``i + 1``.
 Sources (code, s(q, c)): 0 none, 1 linear ``c q`` (relaxation with c = -k), 2 a field ``c``,
 3 a user compiled function ``user_source(q, c)`` (substituted like a user flux).
 
-:func:`burgers_godunov_euler_1d` / ``_2d`` are the fast path for the most common case
-(Burgers, exact Godunov, first order, forward Euler, constant a, no viscosity, no source); a
-test compares them with the general kernels and with :func:`stage_reference`.
+The most common case (Burgers, exact Godunov, first order, forward Euler, constant a, no source)
+has its own kernels in :mod:`solvers.burgers_fast_path`; tests compare them with these.
 """
 
 from __future__ import annotations
@@ -292,83 +291,6 @@ def max_abs(values):
             if v != v:
                 return v
     return m
-
-
-# -- fast path: Burgers, exact Godunov, first order, forward Euler, constant a ----------------------------------------
-@numba.njit(cache=True)
-def burgers_godunov_euler_1d(q, out, dt, g, dx, a):
-    """out = q - dt/dx (F_{i+1/2} - F_{i-1/2}), F = a max(max(q_i,0)^2, min(q_{i+1},0)^2)/2; returns a max|out|/dx.
-
-    One register carries the lower face flux and one the next cell value; the branch on the
-    running maximum is almost never taken, so it adds no dependency chain (a non-finite value
-    returns NaN at once).  Offset views keep every index non-negative (no wrap-around code).
-    """
-    n = q.shape[0] - 2 * g
-    qb = q[g:]
-    ob = out[g:]
-    c = 0.5 * a * dt / dx
-    lp = max(q[g - 1], 0.0)
-    rm = min(qb[0], 0.0)
-    f_lo = max(lp * lp, rm * rm)
-    m = 0.0
-    qi = qb[0]
-    for i in range(n):
-        qn = qb[i + 1]
-        lp = max(qi, 0.0)
-        rm = min(qn, 0.0)
-        f = max(lp * lp, rm * rm)
-        v = qi - c * (f - f_lo)
-        ob[i] = v
-        av = abs(v)
-        if not (av <= m):
-            m = av
-            if av != av:
-                return av
-        f_lo = f
-        qi = qn
-    return a * m / dx
-
-
-@numba.njit(cache=True)
-def burgers_godunov_euler_2d(q, out, dt, g, dx, dy, a0, a1, row_flux):
-    """The 2-D fast path (constant a per axis); returns max|out| (a0/dx + a1/dy)."""
-    nx = q.shape[0] - 2 * g
-    ny = q.shape[1] - 2 * g
-    qb = q[g - 1:, g - 1:]  # cell (i, j) is qb[i + 1, j + 1]
-    ob = out[g:, g:]
-    cx = 0.5 * a0 * dt / dx
-    cy = 0.5 * a1 * dt / dy
-    for j in range(ny):
-        lp = max(qb[0, j + 1], 0.0)
-        rm = min(qb[1, j + 1], 0.0)
-        row_flux[j] = max(lp * lp, rm * rm)
-    m = 0.0
-    for i in range(nx):
-        qrow = qb[i + 1]
-        qnext = qb[i + 2]
-        orow = ob[i]
-        lp = max(qrow[0], 0.0)
-        rm = min(qrow[1], 0.0)
-        k_lo = max(lp * lp, rm * rm)
-        qij = qrow[1]
-        for j in range(ny):
-            qe = qrow[j + 2]
-            lp = max(qij, 0.0)
-            rm = min(qnext[j + 1], 0.0)
-            h = max(lp * lp, rm * rm)
-            rm = min(qe, 0.0)
-            k = max(lp * lp, rm * rm)
-            v = qij - cx * (h - row_flux[j]) - cy * (k - k_lo)
-            orow[j] = v
-            row_flux[j] = h
-            k_lo = k
-            qij = qe
-            av = abs(v)
-            if not (av <= m):
-                m = av
-                if av != av:
-                    return av
-    return m * (a0 / dx + a1 / dy)
 
 
 #: The compiled functions of this module that see the flux or the source, in dependency order.

@@ -11,14 +11,18 @@
  * Two variants of the step:
  *   plain   -- one fused pass: the lower face flux carried in a register, max|out| taken in the same loop
  *              (the loop-carried flux and the reduction keep the compiler from vectorising);
- *   blocked -- per block of BLOCK cells, the BLOCK + 1 face fluxes into a small buffer that stays in L1,
- *              then the update, then max|out| in a separate pass over the block (all three vectorise).
+ *   blocked -- per block of BLOCK cells (2-D: per row), the face fluxes into a small buffer that stays in
+ *              L1, then the update, then max|out| in a separate pass: an integer maximum of the bit patterns
+ *              of |out| (for non-negative doubles their order is the values' order; inf and NaN have the
+ *              largest), which vectorises without -ffinite-math-only and is also the NaN test.  The same
+ *              scheme as solvers/burgers_fast_path.py.
  * Both give bitwise-identical results (the same operations per cell; a maximum does not round).
  *
  * Fields are padded with g ghost cells per side and axis, C order, as in solvers.grid.Grid.
  * Compiled at benchmark time by benchmarks/c_reference.py (cc -O3 -march=native -shared -fPIC).
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #define BLOCK 1024
@@ -29,6 +33,23 @@ static inline double godunov2(double l, double r) {
     lp *= lp;
     rm *= rm;
     return lp > rm ? lp : rm;
+}
+
+#define ABS_BITS 0x7FFFFFFFFFFFFFFFull
+#define INF_BITS 0x7FF0000000000000ull
+
+static inline uint64_t abs_bits(double v) {
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return b & ABS_BITS;
+}
+
+/* max(m, the value of the bit pattern bm), or NaN when bm is inf or NaN. */
+static inline double merge_peak(double m, uint64_t bm) {
+    double v;
+    if (bm >= INF_BITS) return NAN;
+    memcpy(&v, &bm, sizeof v);
+    return v > m ? v : m;
 }
 
 static void fill_periodic_1d(double *q, long n, long g) {
@@ -86,15 +107,13 @@ double step_blocked_1d(const double *q, double *out, long n, long g, double c) {
         for (long i = 0; i <= len; ++i) flux[i] = godunov2(qs[i - 1], qs[i]);
         double *os = ob + s;
         for (long i = 0; i < len; ++i) os[i] = qs[i] - c * (flux[i + 1] - flux[i]);
-        double bm = 0.0;
-        int bad = 0;
-        for (long i = 0; i < len; ++i) { /* one vectorisable pass: maximum and NaN flag (no early exit) */
-            double av = fabs(os[i]);
-            bm = av > bm ? av : bm;
-            bad |= av != av;
+        uint64_t bm = 0;
+        for (long i = 0; i < len; ++i) { /* one vectorisable pass: maximum and non-finite test (no early exit) */
+            uint64_t b = abs_bits(os[i]);
+            bm = b > bm ? b : bm;
         }
-        if (bad) return NAN;
-        m = bm > m ? bm : m;
+        m = merge_peak(m, bm);
+        if (m != m) return m;
     }
     return m;
 }
@@ -132,6 +151,7 @@ double step_plain_2d(const double *q, double *out, long nx, long ny, long g, dou
  * row buffer, then update and maximum as separate vectorisable passes. */
 double step_blocked_2d(const double *q, double *out, long nx, long ny, long g, double cx, double cy,
                        double *row_flux, double *yflux, double *xflux) {
+    double *tmp;
     long sy = ny + 2 * g;
     double m = 0.0;
     for (long j = 0; j < ny; ++j) row_flux[j] = godunov2(q[(g - 1) * sy + g + j], q[g * sy + g + j]);
@@ -143,16 +163,14 @@ double step_blocked_2d(const double *q, double *out, long nx, long ny, long g, d
         for (long j = 0; j <= ny; ++j) yflux[j] = godunov2(qr[j - 1], qr[j]);
         for (long j = 0; j < ny; ++j)
             orow[j] = qr[j] - cx * (xflux[j] - row_flux[j]) - cy * (yflux[j + 1] - yflux[j]);
-        double bm = 0.0;
-        int bad = 0;
+        uint64_t bm = 0;
         for (long j = 0; j < ny; ++j) {
-            double av = fabs(orow[j]);
-            bm = av > bm ? av : bm;
-            bad |= av != av;
+            uint64_t b = abs_bits(orow[j]);
+            bm = b > bm ? b : bm;
         }
-        if (bad) return NAN;
-        m = bm > m ? bm : m;
-        memcpy(row_flux, xflux, sizeof(double) * ny);
+        m = merge_peak(m, bm);
+        if (m != m) return m;
+        tmp = row_flux; row_flux = xflux; xflux = tmp; /* this row's upper faces are the next row's lower ones */
     }
     return m;
 }

@@ -22,7 +22,7 @@ from benchmarks.tools.shockflow_runs import NumPyReference, Shockflow, Shockflow
 def all_tools() -> dict:
     """Every tool of the suite by name (availability is checked by the caller)."""
     tools = [
-        Shockflow(), ShockflowParallel(), ShockflowParallel(chunks=1), NumPyReference(),
+        Shockflow(), ShockflowParallel(), NumPyReference(),
         CLoop("plain", "strict"), CLoop("blocked", "strict"), CLoop("blocked", "relaxed"),
         PyClawClassic(), PyPDEBurgers(),
     ]

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from solvers import conservation_kernels as ck
-from solvers import parallel_kernels as pk
+from solvers import burgers_fast_path as fp
 from solvers.boundary import BoundaryConditions, fill_ghosts_compiled, fill_ghosts_reference
 from solvers.conservation import solve_conservation
 from solvers.flux_functions import BURGERS
@@ -74,79 +74,37 @@ class Shockflow:
 
 
 class ShockflowParallel:
-    """The fast path with :mod:`solvers.parallel_kernels` (prange over chunks), driven with shockflow's step rule.
+    """``solve_conservation`` with ``threads`` chunks (default: Numba's thread count) on the multi-core fast path.
 
-    ``chunks`` defaults to the number of Numba threads; the thread count is set by the caller
-    (``numba.set_num_threads``).  Gives bitwise the answer of :class:`Shockflow`.
+    The caller sets the thread count (``numba.set_num_threads``).  Gives bitwise the answer of :class:`Shockflow`.
     """
 
-    def __init__(self, chunks: int | None = None):
-        self.chunks = chunks
-        if chunks == 1:  # one chunk: the cache-blocked kernel on one thread, a candidate serial fast path
-            self.name, self.label, self.min_cells = "shockflow_blocked", "shockflow blocked kernel (1 chunk)", 0
-        else:
-            self.name, self.label = "shockflow_parallel", "shockflow prange"
-            self.min_cells = pk.PARALLEL_THRESHOLD  # below it the fork/join of every step costs more than it saves
+    name, label = "shockflow_parallel", "shockflow prange"
+    #: below it solve_conservation stays on the serial kernel (the fork/join of every step costs more than it saves)
+    min_cells = fp.PARALLEL_THRESHOLD
+
+    def __init__(self, threads: int | None = None):
+        self.threads = threads
 
     def unavailable(self):
         return None
 
     def supports(self, problem) -> bool:
-        return problem.kind == "burgers"
+        return problem.kind in ("burgers", "viscous_burgers")
 
     def prepare(self, problem, grid, q0, t0, t_end):
         import numba
 
-        chunks = self.chunks or numba.get_num_threads()
-        run = parallel_fast_path(grid, q0, t0, t_end, chunks)
-        if chunks > 1:
-            return run
+        threads = self.threads or numba.get_num_threads()
+        q0 = np.array(q0)
 
-        def single_thread():
-            # One chunk on a pool of several threads wakes the idle workers at every step's fork/join:
-            # measured 10x slower (1.3e7 against 1.3e8 updates/s at 2e5 cells), so the pool is cut to one.
-            before = numba.get_num_threads()
-            numba.set_num_threads(1)
-            try:
-                return run()
-            finally:
-                numba.set_num_threads(before)
+        def run():
+            sol = solve_conservation(grid, q0, [t_end], t0=t0, nu=problem.nu, integrator="euler", threads=threads)
+            if threads > 1 and sol.kernel != "fast-parallel":
+                raise RuntimeError(f"expected the prange kernels, solve_conservation ran {sol.kernel!r}")
+            return sol.final, sol.steps
 
-        return single_thread
-
-
-def parallel_fast_path(grid, q0, t0, t_end, chunks, cfl=0.9):
-    """A runner of the Burgers fast path (Euler, Godunov, a = 1, periodic) on the parallel kernels."""
-    g = grid.ghost
-    kinds, values = BoundaryConditions.parse("periodic", grid.ndim).arrays()
-    arate = grid.zeros()
-    arate[grid.interior] = 0.0
-    for d in grid.dx:
-        arate[grid.interior] += 1.0 / d
-    scratch = pk.scratch_1d(chunks) if grid.ndim == 1 else pk.scratch_2d(chunks, grid.cells[1])
-    q_start = grid.pad(np.asarray(q0, dtype=np.float64))
-    out = grid.zeros()
-
-    def run():
-        q = q_start.copy()
-        buf = out
-        fill_ghosts_compiled(q, g, kinds, values)
-        rate = ck.hyperbolic_rate(q, arate)
-        clock = Clock(t0, [t_end], cfl)
-        while not clock.done:
-            dt, lands = clock.next_step(combine_bounds(1.0 / rate))
-            fill_ghosts_compiled(q, g, kinds, values)
-            if grid.ndim == 1:
-                rate = pk.burgers_godunov_euler_1d_parallel(q, buf, dt, g, grid.dx[0], 1.0, scratch)
-            else:
-                rate = pk.burgers_godunov_euler_2d_parallel(q, buf, dt, g, grid.dx[0], grid.dx[1], 1.0, 1.0, scratch)
-            if not math.isfinite(rate):
-                raise FloatingPointError(f"parallel fast path: non-finite value at step {clock.step + 1}")
-            q, buf = buf, q
-            clock.advance(dt, lands)
-        return q[grid.interior].copy(), clock.step
-
-    return run
+        return run
 
 
 class NumPyReference:

@@ -256,22 +256,51 @@ def test_three_dimensional_diagonal_burgers_and_conservation():
     assert abs(grid.integrate(sol.final) - grid.integrate(q0)) <= 1e-13 * 10 * abs(grid.integrate(q0))
 
 
-def test_two_dimensional_fast_path_agrees_with_general_kernel():
+@pytest.mark.parametrize("nu", [0.0, 2e-3])
+def test_two_dimensional_fast_path_agrees_with_general_kernel(nu):
     grid = Grid((0.0, 0.0), (1.0, 1.0), (40, 40))
     q0 = grid.cell_averages(lambda x, y: u0(x) * np.cos(2 * np.pi * y))
-    fast = solve_conservation(grid, q0, [0.1, 0.3], integrator="euler", a=(1.0, 0.5))
-    general = solve_conservation(grid, q0, [0.1, 0.3], integrator="euler", a=(1.0, 0.5), fast_path=False)
+    fast = solve_conservation(grid, q0, [0.1, 0.3], integrator="euler", a=(1.0, 0.5), nu=nu)
+    general = solve_conservation(grid, q0, [0.1, 0.3], integrator="euler", a=(1.0, 0.5), nu=nu, fast_path=False)
     assert fast.kernel == "fast" and general.kernel == "general" and fast.steps == general.steps
     assert np.abs(fast.snapshots - general.snapshots).max() <= 1e-13
 
 
-def test_one_dimensional_fast_path_agrees_with_general_kernel():
+@pytest.mark.parametrize("nu", [0.0, 2e-3])
+def test_one_dimensional_fast_path_agrees_with_general_kernel(nu):
     grid = Grid.line(300)
     q0 = grid.cell_averages(u0)
-    fast = solve_conservation(grid, q0, [0.2, 0.6], integrator="euler", a=1.5)
-    general = solve_conservation(grid, q0, [0.2, 0.6], integrator="euler", a=1.5, fast_path=False)
+    fast = solve_conservation(grid, q0, [0.2, 0.6], integrator="euler", a=1.5, nu=nu)
+    general = solve_conservation(grid, q0, [0.2, 0.6], integrator="euler", a=1.5, nu=nu, fast_path=False)
     assert fast.kernel == "fast" and general.kernel == "general" and fast.steps == general.steps
     assert np.abs(fast.snapshots - general.snapshots).max() <= 1e-13
+
+
+@pytest.mark.parametrize("kwargs, kernel", [
+    (dict(nu=0.01), "fast"),  # a constant viscosity, explicit
+    (dict(nu=0.01, viscous="implicit"), "general"),
+    (dict(nu=0.01, D=1.0), "general"),  # a D field is never assumed constant
+    (dict(nu=0.01, a=lambda x: 1.0 + 0 * x), "general"),
+    (dict(nu=0.01, reconstruction="muscl"), "general"),
+])
+def test_which_kernel_a_viscous_solve_runs(kwargs, kernel):
+    grid = Grid.line(64)
+    kwargs = dict(integrator="euler") | kwargs
+    assert solve_conservation(grid, grid.cell_averages(u0), [0.01], **kwargs).kernel == kernel
+
+
+@pytest.mark.parametrize("nu", [0.02, 0.01])
+def test_viscous_fast_path_against_hopf_cole(nu):
+    """The explicit viscous fast path (first order, forward Euler) converges at order one past the shock."""
+    t = 0.4
+    errors = []
+    for n in (200, 400, 800):
+        grid = Grid.line(n)
+        exact = grid.cell_averages(lambda x: viscous_burgers(u0, x, t, nu, period=1.0, tol=1e-11))
+        sol = solve_conservation(grid, grid.cell_averages(u0), [t], nu=nu, integrator="euler")
+        assert sol.kernel == "fast"
+        errors.append(l1(sol.final, exact, grid))
+    assert all(0.9 <= p <= 1.1 for p in orders(errors)), errors
 
 
 # -- sources, user fluxes ------------------------------------------------------------------------------------------

@@ -105,52 +105,12 @@ def test_user_flux_and_source_kernels_match_reference(ndim):
         assert np.abs(burgers_out - out).max() > 1e-3  # the flux really was substituted
 
 
-def test_fast_path_matches_general_kernel_and_reference_1d():
-    rng = np.random.default_rng(11)
-    grid = Grid.line(101)
-    bc = BoundaryConditions.parse("periodic", 1)
-    q = grid.pad(rng.uniform(-1.0, 1.0, grid.shape))
-    fill_ghosts(q, grid.ghost, bc)
-    a, dt = 1.7, 2e-3
-    out = grid.zeros()
-    rate = ck.burgers_godunov_euler_1d(q, out, dt, grid.ghost, grid.dx[0], a)
-    af = np.full(grid.padded_shape, a)
-    arate = grid.zeros()
-    arate[grid.interior] = a / grid.dx[0]
-    general = grid.zeros()
-    grate = ck.stage_1d(q, q, general, 0.0, 1.0, dt, grid.ghost, grid.dx[0], af, af * 0, False, 0, 0, 0, 0, af * 0, arate)
-    ref, ref_rate = ck.stage_reference(q, q, 0.0, 1.0, dt, grid.ghost, grid.dx, [af], None, "godunov", "first_order",
-                                       "minmod", BURGERS, 0, af * 0, arate)
-    assert np.abs(out[grid.interior] - ref).max() <= 1e-14
-    assert np.abs(general[grid.interior] - ref).max() <= 1e-14
-    assert rate == pytest.approx(ref_rate, rel=1e-14) and grate == pytest.approx(ref_rate, rel=1e-14)
-
-
-def test_fast_path_matches_reference_2d():
-    rng = np.random.default_rng(12)
-    grid = Grid((0.0, 0.0), (1.0, 2.0), (17, 23))
-    bc = BoundaryConditions.parse("periodic", 2)
-    q = grid.pad(rng.uniform(-1.0, 1.0, grid.shape))
-    fill_ghosts(q, grid.ghost, bc)
-    a0, a1, dt = 0.8, 1.3, 1e-3
-    out = grid.zeros()
-    rate = ck.burgers_godunov_euler_2d(q, out, dt, grid.ghost, grid.dx[0], grid.dx[1], a0, a1, np.zeros(23 + 6))
-    faces = [np.full(grid.padded_shape, a0), np.full(grid.padded_shape, a1)]
-    arate = grid.zeros()
-    arate[grid.interior] = a0 / grid.dx[0] + a1 / grid.dx[1]
-    ref, ref_rate = ck.stage_reference(q, q, 0.0, 1.0, dt, grid.ghost, grid.dx, faces, None, "godunov", "first_order",
-                                       "minmod", BURGERS, 0, grid.zeros(), arate)
-    assert np.abs(out[grid.interior] - ref).max() <= 1e-14
-    assert rate == pytest.approx(ref_rate, rel=1e-14)
-
-
 def test_kernel_reports_nan_early():
     grid = Grid.line(20)
     q = grid.pad(np.linspace(-1, 1, 20))
     q[grid.ghost + 7] = np.nan
     fill_ghosts(q, grid.ghost, BoundaryConditions.parse("outflow", 1))
     out = grid.zeros()
-    assert np.isnan(ck.burgers_godunov_euler_1d(q, out, 1e-3, grid.ghost, grid.dx[0], 1.0))
     ones = np.ones(grid.padded_shape)
     assert np.isnan(ck.stage_1d(q, q, out, 0.0, 1.0, 1e-3, grid.ghost, grid.dx[0], ones, ones * 0, False, 0, 1, 0, 0,
                                 ones * 0, ones))

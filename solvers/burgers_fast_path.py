@@ -1,0 +1,236 @@
+"""The fast path of :func:`solvers.conservation.solve_conservation`, serial and multi-core, and its NumPy reference.
+
+Burgers' flux, exact Godunov flux, first order, forward Euler, constant ``a`` per axis, no source, in 1-D and 2-D,
+optionally with a constant viscosity ``nu`` treated explicitly (THEORY.md §1).  In 1-D, with
+``F_{i+1/2} = max(max(q_i, 0)^2, min(q_{i+1}, 0)^2)`` (twice the Godunov flux of u^2/2),
+
+    inviscid:  out_i = q_i - c (F_{i+1/2} - F_{i-1/2}),                                c = a dt / (2 dx)
+    viscous:   out_i = q_i - (G_{i+1/2} - G_{i-1/2}),   G_{i+1/2} = c F_{i+1/2} - d (q_{i+1} - q_i),   d = nu dt / dx^2
+
+and in 2-D the same differences along both axes are subtracted in turn (axis 0 first).  Every kernel returns the
+hyperbolic rate of the new state, ``a max|out| / dx`` (2-D: ``max|out| (a0/dx + a1/dy)``), so that the next stable
+step is ``cfl / rate``, or NaN when a value of ``out`` is not finite.  The viscous kernels are the inviscid ones
+compiled with a number for ``nu`` instead of ``None`` (Numba removes the branch that does not apply).
+
+Why it is fast (figures in docs/benchmarks.md):
+
+* **Blocks.**  The face fluxes of a block of ``BLOCK`` cells (2-D: of one row) go into a scratch row that stays in
+  L1, then the block is updated.  No value is carried from one cell to the next, so both loops vectorise.
+* **The maximum as integers.**  For non-negative doubles the order of the bit patterns, read as int64, is the order
+  of the values, and inf and NaN have the largest patterns (``>= 0x7FF0...``).  So ``max|out|`` is an integer
+  maximum over ``bits(out) & 0x7FFF...``: it vectorises without fastmath (a floating-point max reduction needs
+  ``nnan``, which would also delete the NaN test), it is exact, and one pass gives both the rate and the blow-up
+  test.
+* **Chunks.**  The interior is cut into ``chunks`` contiguous pieces (1-D: cells; 2-D: rows along axis 0); the serial
+  kernels run one piece, the ``prange`` kernels one piece per iteration.  Each piece recomputes the face it shares
+  with its lower neighbour, so no piece waits for another and the result is bitwise the same for any number of
+  chunks.
+
+The scratch (:func:`scratch_1d`, :func:`scratch_2d`) is allocated once by the caller: nothing is allocated per step.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+from numba import prange
+
+#: Cells per 1-D block (its flux scratch, 8 (BLOCK + 1) bytes, stays in L1).
+BLOCK = 1024
+#: Interior cells from which the threaded kernels pay for their fork/join (about 10 µs per step).
+PARALLEL_THRESHOLD = 200_000
+#: Clears the sign bit of an IEEE double read as int64.
+ABS_BITS = 0x7FFF_FFFF_FFFF_FFFF
+#: Bit pattern of +inf: |v| is finite exactly when its pattern is below this.
+INF_BITS = 0x7FF0_0000_0000_0000
+
+
+class FastScratch(NamedTuple):
+    """Per-chunk work space: face fluxes (1-D ``(chunks, BLOCK + 1)``, 2-D ``(chunks, 3, ny + 1)``) and the
+    bit pattern of each chunk's ``max|out|`` (``(chunks,)`` int64)."""
+
+    flux: np.ndarray
+    peaks: np.ndarray
+
+
+def _chunks(chunks) -> int:
+    if isinstance(chunks, bool) or int(chunks) != chunks or int(chunks) < 1:
+        raise ValueError(f"chunks: expected a whole number >= 1, found {chunks!r}")
+    return int(chunks)
+
+
+def scratch_1d(chunks: int = 1) -> FastScratch:
+    """Scratch for the 1-D kernels with ``chunks`` pieces."""
+    n = _chunks(chunks)
+    return FastScratch(np.zeros((n, BLOCK + 1)), np.zeros(n, dtype=np.int64))
+
+
+def scratch_2d(ny: int, chunks: int = 1) -> FastScratch:
+    """Scratch for the 2-D kernels with ``chunks`` pieces; ``ny`` interior cells along axis 1."""
+    n = _chunks(chunks)
+    return FastScratch(np.zeros((n, 3, int(ny) + 1)), np.zeros(n, dtype=np.int64))
+
+
+@numba.njit(cache=True, inline="always")
+def _godunov(left, right):
+    """max(max(l, 0)^2, min(r, 0)^2): twice the exact Godunov flux of u^2/2."""
+    lp = max(left, 0.0)
+    rm = min(right, 0.0)
+    return max(lp * lp, rm * rm)
+
+
+@numba.njit(cache=True)
+def _largest(peaks):
+    """max|out| from the chunks' bit patterns; NaN if any value was not finite."""
+    top = 0
+    for p in range(peaks.shape[0]):
+        top = max(top, peaks[p])
+    if top >= INF_BITS:
+        return np.nan
+    values = peaks.view(np.float64)
+    m = 0.0
+    for p in range(values.shape[0]):
+        m = max(m, values[p])
+    return m
+
+
+# -- 1-D ----------------------------------------------------------------------------------------------------------------
+@numba.njit(cache=True)
+def _cells_1d(q, out, bits, lo, hi, g, dt, dx, a, nu, flux):
+    """Update cells [lo, hi) of the interior; returns the largest bit pattern of |out| there."""
+    c = 0.5 * a * dt / dx
+    d = 0.0 if nu is None else nu * dt / (dx * dx)
+    m = 0
+    for s in range(lo, hi, BLOCK):
+        e = min(s + BLOCK, hi)
+        length = e - s
+        qs = q[g - 1 + s:g + e + 1]  # qs[k] is cell s - 1 + k: slicing first keeps every index non-negative
+        os = out[g + s:g + e]
+        ob = bits[g + s:g + e]
+        if nu is None:
+            for k in range(length + 1):
+                flux[k] = _godunov(qs[k], qs[k + 1])
+            for k in range(length):
+                os[k] = qs[k + 1] - c * (flux[k + 1] - flux[k])
+        else:
+            for k in range(length + 1):
+                flux[k] = c * _godunov(qs[k], qs[k + 1]) - d * (qs[k + 1] - qs[k])
+            for k in range(length):
+                os[k] = qs[k + 1] - (flux[k + 1] - flux[k])
+        for k in range(length):
+            m = max(m, ob[k] & ABS_BITS)
+    return m
+
+
+@numba.njit(cache=True)
+def burgers_godunov_euler_1d(q, out, dt, g, dx, a, nu, scratch):
+    """One step of 1-D Burgers into ``out`` (one chunk); ``nu`` None or a viscosity; returns ``a max|out| / dx``."""
+    n = q.shape[0] - 2 * g
+    scratch.peaks[0] = _cells_1d(q, out, out.view(np.int64), 0, n, g, dt, dx, a, nu, scratch.flux[0])
+    return a * _largest(scratch.peaks[:1]) / dx
+
+
+@numba.njit(cache=True, parallel=True)
+def burgers_godunov_euler_1d_parallel(q, out, dt, g, dx, a, nu, scratch):
+    """The same step over ``scratch.flux.shape[0]`` chunks, one ``prange`` iteration each (bitwise the serial one)."""
+    n = q.shape[0] - 2 * g
+    chunks = scratch.flux.shape[0]
+    bits = out.view(np.int64)
+    flux, peaks = scratch  # (writing through scratch.peaks inside prange is lost: Numba 0.68)
+    for p in prange(chunks):
+        peaks[p] = _cells_1d(q, out, bits, (n * p) // chunks, (n * (p + 1)) // chunks, g, dt, dx, a, nu, flux[p])
+    return a * _largest(peaks) / dx
+
+
+# -- 2-D ----------------------------------------------------------------------------------------------------------------
+@numba.njit(cache=True)
+def _rows_2d(q, out, bits, lo, hi, g, dt, dx, dy, a0, a1, nu, rows):
+    """Update interior rows [lo, hi) (axis 0); ``rows`` holds the lower and upper x-face fluxes of a row and its
+    y-face fluxes.  Returns the largest bit pattern of |out| there."""
+    ny = q.shape[1] - 2 * g
+    cx = 0.5 * a0 * dt / dx
+    cy = 0.5 * a1 * dt / dy
+    dx2 = 0.0 if nu is None else nu * dt / (dx * dx)
+    dy2 = 0.0 if nu is None else nu * dt / (dy * dy)
+    lower = rows[0]
+    upper = rows[1]
+    side = rows[2]
+    below = q[g - 1 + lo, g:g + ny]
+    first = q[g + lo, g:g + ny]
+    for j in range(ny):
+        if nu is None:
+            lower[j] = _godunov(below[j], first[j])
+        else:
+            lower[j] = cx * _godunov(below[j], first[j]) - dx2 * (first[j] - below[j])
+    m = 0
+    for i in range(lo, hi):
+        row = q[g + i, g - 1:g + ny + 1]  # row[j + 1] is cell (i, j)
+        nxt = q[g + i + 1, g:g + ny]
+        o = out[g + i, g:g + ny]
+        ob = bits[g + i, g:g + ny]
+        if nu is None:
+            for j in range(ny):
+                upper[j] = _godunov(row[j + 1], nxt[j])
+            for j in range(ny + 1):
+                side[j] = _godunov(row[j], row[j + 1])
+            for j in range(ny):
+                o[j] = row[j + 1] - cx * (upper[j] - lower[j]) - cy * (side[j + 1] - side[j])
+        else:
+            for j in range(ny):
+                upper[j] = cx * _godunov(row[j + 1], nxt[j]) - dx2 * (nxt[j] - row[j + 1])
+            for j in range(ny + 1):
+                side[j] = cy * _godunov(row[j], row[j + 1]) - dy2 * (row[j + 1] - row[j])
+            for j in range(ny):
+                o[j] = row[j + 1] - (upper[j] - lower[j]) - (side[j + 1] - side[j])
+        for j in range(ny):
+            m = max(m, ob[j] & ABS_BITS)
+        lower, upper = upper, lower
+    return m
+
+
+@numba.njit(cache=True)
+def burgers_godunov_euler_2d(q, out, dt, g, dx, dy, a0, a1, nu, scratch):
+    """One step of 2-D Burgers into ``out`` (one chunk); returns ``max|out| (a0/dx + a1/dy)``."""
+    nx = q.shape[0] - 2 * g
+    scratch.peaks[0] = _rows_2d(q, out, out.view(np.int64), 0, nx, g, dt, dx, dy, a0, a1, nu, scratch.flux[0])
+    return _largest(scratch.peaks[:1]) * (a0 / dx + a1 / dy)
+
+
+@numba.njit(cache=True, parallel=True)
+def burgers_godunov_euler_2d_parallel(q, out, dt, g, dx, dy, a0, a1, nu, scratch):
+    """The same step with the rows split over ``scratch.flux.shape[0]`` chunks (bitwise the serial one)."""
+    nx = q.shape[0] - 2 * g
+    chunks = scratch.flux.shape[0]
+    bits = out.view(np.int64)
+    flux, peaks = scratch
+    for p in prange(chunks):
+        peaks[p] = _rows_2d(q, out, bits, (nx * p) // chunks, (nx * (p + 1)) // chunks, g, dt, dx, dy, a0, a1, nu,
+                            flux[p])
+    return _largest(peaks) * (a0 / dx + a1 / dy)
+
+
+# -- NumPy reference ----------------------------------------------------------------------------------------------------
+def burgers_godunov_euler_reference(q: np.ndarray, dt: float, g: int, dx, a, nu=None) -> tuple[np.ndarray, float]:
+    """NumPy reference of every kernel here (ghost cells of ``q`` already filled): ``(out_interior, rate)``."""
+    dx = tuple(np.atleast_1d(dx).astype(float))
+    a = tuple(np.broadcast_to(np.asarray(a, dtype=float), (q.ndim,)))
+    interior = tuple(slice(g, s - g) for s in q.shape)
+    out = q[interior].copy()
+    for k in range(q.ndim):
+        sel = list(interior)
+        sel[k] = slice(g - 1, q.shape[k] - g)  # cells -1 .. n-1 along k
+        left = q[tuple(sel)]
+        sel[k] = slice(g, q.shape[k] - g + 1)  # cells 0 .. n
+        right = q[tuple(sel)]
+        f = np.maximum(np.maximum(left, 0.0) ** 2, np.minimum(right, 0.0) ** 2)
+        c = 0.5 * a[k] * dt / dx[k]
+        if nu is None:
+            f = np.moveaxis(f, k, 0)
+            out -= np.moveaxis(c * (f[1:] - f[:-1]), 0, k)
+        else:
+            h = np.moveaxis(c * f - nu * dt / dx[k] ** 2 * (right - left), k, 0)
+            out -= np.moveaxis(h[1:] - h[:-1], 0, k)
+    rate = float(np.max(np.abs(out))) * sum(ak / dk for ak, dk in zip(a, dx))
+    return out, rate
