@@ -24,6 +24,12 @@ Discretisation (method of lines, finite differences on the cell-centre values ``
 The hyperbolic bound is evaluated on the state at the start of every step (a separate pass after
 the last stage: the fused stage kernel only sees its input).
 
+Fast path: for a built-in Hamiltonian in 1-D or 2-D (any derivative, numerical Hamiltonian,
+integrator, boundary, coefficients and ν), :meth:`HJDiscretisation.step` runs a kernel of
+:mod:`solvers.hj_fast_kernels` specialised at compile time, with direct indexing and the next
+step's speed bound computed inside the last stage; it gives bitwise the result of the general
+kernel.  ``fast_path=False`` forces the general kernel; :attr:`HJSolution.kernel` says which ran.
+
 One fused Numba kernel, :func:`stage_kernel`, evaluates a whole Runge–Kutta stage on the
 flattened padded field for any dimension; :meth:`HJDiscretisation.stage_reference` is its NumPy
 reference.  :func:`step_kernel` runs all stages of a step with their ghost fills in one compiled
@@ -55,6 +61,7 @@ from solvers.errors import (
     require_positive,
     require_times,
 )
+from solvers import hj_fast_kernels
 from solvers.grid import Grid
 from solvers.hj_boundary import HJBoundary, fill_ghosts_flat, fill_hj_ghosts
 from solvers.hamiltonians import (
@@ -90,6 +97,7 @@ class HJSettings:
     boundary: HJBoundary | BoundaryConditions | str = "symmetric"
     max_steps: int = 1_000_000
     max_dt: float = math.inf
+    fast_path: bool = True  # use the specialised kernel of solvers.hj_fast_kernels where it applies
 
     def __post_init__(self):
         hamiltonian_code(self.hamiltonian)
@@ -107,6 +115,13 @@ class HJSettings:
         if not (float(self.max_dt) > 0):
             raise SolverInputError(f"max_dt: expected a number > 0 (or inf), found {self.max_dt!r}")
         object.__setattr__(self, "max_dt", float(self.max_dt))
+        if not isinstance(self.fast_path, (bool, np.bool_)):
+            raise SolverInputError(f"fast_path: expected True or False, found {self.fast_path!r}")
+        object.__setattr__(self, "fast_path", bool(self.fast_path))
+
+    def fast_path_applies(self) -> bool:
+        """The specialised kernel serves built-in Hamiltonians in 1-D and 2-D (and is not switched off)."""
+        return self.fast_path and self.ndim in (1, 2) and not isinstance(self.hamiltonian, CompiledHamiltonian)
 
 
 # -- the fused kernels -------------------------------------------------------------------------
@@ -347,6 +362,8 @@ class HJDiscretisation:
     bc_kinds: np.ndarray  # (ndim, 2) boundary codes of solvers.boundary
     bc_values: np.ndarray  # (ndim, 2) boundary values
     bc_extrapolate: np.ndarray  # (ndim, 2) 1 where the side extrapolates linearly
+    kernel: str = "general"  # "fast" (solvers.hj_fast_kernels) or "general" (step_kernel)
+    coef_varies: bool = True  # a_k differs between cells on some axis (the fast kernel reads it per cell)
 
     @classmethod
     def build(cls, grid: Grid, settings: HJSettings, *, a=None, D=None, density=None) -> "HJDiscretisation":
@@ -387,6 +404,7 @@ class HJDiscretisation:
         return cls(
             grid, settings, coef, kface, inv_w, bound, (ham, num, deriv), shape3, strides,
             np.array(grid.dx), np.array(grid.lower), diffusive_step, *settings.boundary.arrays(),
+            "fast" if settings.fast_path_applies() else "general", bool(np.any(coef != coef[:, :1])),
         )  # fmt: skip
 
     @property
@@ -418,9 +436,24 @@ class HJDiscretisation:
         )  # fmt: skip
 
     def step(self, q, buffers, rk, dt, scratch=None) -> tuple[float, int, int]:
-        """A whole step by :func:`step_kernel`; returns ``(speed, buffer index, failed stage or -1)``."""
-        pm, pp, pbar, x, lf = self.scratch() if scratch is None else scratch
+        """A whole step from the padded field ``q`` into ``buffers[0]`` / ``buffers[1]``; returns
+        ``(speed, buffer index, failed stage or -1)``, ``speed`` the bound on ``|∂H/∂p|`` of the new state.
+
+        Runs the fast kernel (:mod:`solvers.hj_fast_kernels`) where :attr:`kernel` is ``"fast"``, else
+        :func:`step_kernel`.  ``scratch[4]`` carries the per-axis speed bounds of ``q`` from step to step
+        (as :meth:`max_speed` and both kernels leave it); without ``scratch`` they are computed here.
+        """
+        if scratch is None:
+            scratch = self.scratch()
+            self.max_speed(q, scratch)
+        pm, pp, pbar, x, lf = scratch
         ham, num, deriv = self.codes
+        if self.kernel == "fast":
+            return self.fast_kernel(
+                q, buffers[0], buffers[1], rk, float(dt), self.bc_kinds, self.bc_values, self.bc_extrapolate,
+                self.shape3, self.grid.ghost, self.dx, self._padded(self.coef), self.settings.nu,
+                self._padded(self.kface), self.inv_w.reshape(self.grid.padded_shape), lf,
+            )  # fmt: skip
         return self.kernels[2](
             q.reshape(-1), buffers[0].reshape(-1), buffers[1].reshape(-1), rk, float(dt), self.bc_kinds, self.bc_values, self.bc_extrapolate,
             self.grid.ndim, self.shape3, self.grid.ghost, self.strides, self.dx, self.lower,
@@ -428,6 +461,16 @@ class HJDiscretisation:
             self.settings.nu, self.kface, self.inv_w,
             pm, pp, pbar, x, lf,
         )  # fmt: skip
+
+    @property
+    def fast_kernel(self):
+        """The compiled kernel of :mod:`solvers.hj_fast_kernels` for this scheme (``kernel == "fast"`` only)."""
+        ham, num, deriv = self.codes
+        return hj_fast_kernels.step_kernel(self.grid.ndim, deriv, num, ham, self.coef_varies, self.settings.nu > 0)
+
+    def _padded(self, field: np.ndarray) -> np.ndarray:
+        """A ``(ndim, N)`` flat field as ``(ndim, *padded_shape)`` (a view)."""
+        return field.reshape(self.grid.ndim, *self.grid.padded_shape)
 
     def max_speed(self, q, scratch=None) -> float:
         """Largest bound on ``|∂H/∂p_k|`` over the interior of the padded field ``q`` (NaN if not finite)."""
@@ -490,6 +533,7 @@ class HJSolution:
     u: np.ndarray
     steps: int
     settings: HJSettings
+    kernel: str = "general"  # which step kernel ran: "fast" (solvers.hj_fast_kernels) or "general"
 
     def gradient(self, index: int = -1) -> tuple[np.ndarray, ...]:
         """``p = ∇u`` of snapshot ``index`` by centred differences (see :func:`centred_gradient`)."""
@@ -536,6 +580,7 @@ def solve_hj(
     t0: float = 0.0,
     max_steps: int = 1_000_000,
     max_dt: float = math.inf,
+    fast_path: bool = True,
 ) -> HJSolution:
     """Solve ``u_t + H(x, ∇u) = ν (1/w) div(w D ∇u)`` from ``u0`` at ``t0`` to each of ``times``.
 
@@ -548,12 +593,15 @@ def solve_hj(
     ``a``, ``D``, ``density``: coefficients ``a_k(x) > 0``, ``D_k(x) >= 0``, ``w(x) > 0``, each a number,
     a function of the coordinates, an array of ``grid.shape`` (all axes) or ``(ndim, *grid.shape)``
     (``density``: one field); default 1.  ``max_dt`` caps the step (after the CFL factor).
+    ``fast_path``: use the specialised kernel (built-in Hamiltonians, 1-D and 2-D; bitwise the same
+    result) where it applies; ``False`` forces the general kernel.  ``HJSolution.kernel`` says which ran.
     Raises :class:`SolverInputError` on bad input and :class:`BlowUpError` if ``u`` stops being finite.
     """
     if not isinstance(grid, Grid):
         raise SolverInputError(f"grid: expected a solvers.grid.Grid, found {type(grid).__name__}")
     settings = HJSettings(
-        grid.ndim, hamiltonian, numerical_hamiltonian, derivative, integrator, cfl, nu, boundary, max_steps, max_dt
+        grid.ndim, hamiltonian, numerical_hamiltonian, derivative, integrator, cfl, nu, boundary, max_steps, max_dt,
+        fast_path,
     )
     if callable(u0):
         u0 = grid.sample(u0)
@@ -587,7 +635,7 @@ def solve_hj(
     u.flags.writeable = False
     times = times.copy()
     times.flags.writeable = False
-    return HJSolution(grid, times, u, clock.step, settings)
+    return HJSolution(grid, times, u, clock.step, settings, op.kernel)
 
 
 def _raise_blowup(grid: Grid, q: np.ndarray, step: int, time: float, speed: float):

@@ -11,7 +11,8 @@ and ``D⁺u_i = (u_{i+1} - u_i)/dx``:
 
 ``eno2``         Osher–Shu second-order ENO: with ``Q_j = (u_{j+1} - 2u_j + u_{j-1})/dx²``,
                  ``p⁻ = D⁻u_i + (dx/2) m(Q_{i-1}, Q_i)``, ``p⁺ = D⁺u_i - (dx/2) m(Q_i, Q_{i+1})``
-                 where ``m(a, b)`` is the argument of smaller magnitude (the smoother stencil).
+                 where ``m(a, b)`` is the argument of smaller magnitude (the smoother stencil);
+                 evaluated as ``(u_i - u_{i-1} + ½ m(dx²Q_{i-1}, dx²Q_i)) · (1/dx)``.
                  Exact for quadratics; two ghost cells.
 
 ``weno5``        Jiang–Peng fifth-order WENO on the five one-sided differences
@@ -20,7 +21,9 @@ and ``D⁺u_i = (u_{i+1} - u_i)/dx``:
                  ``ε = 10⁻⁶ max v_k² + 10⁻⁹⁹`` (Osher–Fedkiw's scaling); three ghost cells.
 
 The compiled :func:`one_sided` works on a *flattened* padded field with the stride of the axis,
-so a single kernel serves 1-, 2- and 3-D grids.  :func:`one_sided_reference` is the NumPy
+so a single kernel serves 1-, 2- and 3-D grids; it and the direct-index fast kernels
+(:mod:`solvers.hj_fast_kernels`) share the scalar stencils :func:`first_order_pair`,
+:func:`eno2_pair` and :func:`weno5_pair` (same arithmetic, so bitwise the same derivatives).  :func:`one_sided_reference` is the NumPy
 reference on an ``n``-D padded array that tests compare it with.
 """
 
@@ -75,33 +78,51 @@ def _weno5(v1, v2, v3, v4, v5):
     return (a1 * phi1 + a2 * phi2 + a3 * phi3) / (a1 + a2 + a3)
 
 
+# The stencils multiply by ``1/dx`` (a loop invariant the compiler hoists) instead of dividing in every
+# cell, and ENO2 compares the undivided second differences ``Δ²u = dx² Q`` (the same choice as comparing
+# ``Q``): ``p⁻ = (Δ⁻u_i + ½ m(Δ²u_{i-1}, Δ²u_i)) / dx``.  Divisions dominated the cost of a cell.
+@numba.njit(cache=True)
+def first_order_pair(um1, u00, up1, dx):
+    """First-order ``(p⁻, p⁺)`` from the values ``u_{i-1}, u_i, u_{i+1}``."""
+    inv = 1.0 / dx
+    return (u00 - um1) * inv, (up1 - u00) * inv
+
+
+@numba.njit(cache=True)
+def eno2_pair(um2, um1, u00, up1, up2, dx):
+    """ENO2 ``(p⁻, p⁺)`` from the values ``u_{i-2} .. u_{i+2}``."""
+    inv = 1.0 / dx
+    qm = u00 - 2.0 * um1 + um2
+    q0 = up1 - 2.0 * u00 + um1
+    qp = up2 - 2.0 * up1 + u00
+    pm = ((u00 - um1) + 0.5 * _smaller(qm, q0)) * inv
+    pp = ((up1 - u00) - 0.5 * _smaller(q0, qp)) * inv
+    return pm, pp
+
+
+@numba.njit(cache=True)
+def weno5_pair(um3, um2, um1, u00, up1, up2, up3, dx):
+    """WENO5 ``(p⁻, p⁺)`` from the values ``u_{i-3} .. u_{i+3}``."""
+    inv = 1.0 / dx
+    d0 = (um2 - um3) * inv  # d[k] = D⁻u_{i-2+k}
+    d1 = (um1 - um2) * inv
+    d2 = (u00 - um1) * inv
+    d3 = (up1 - u00) * inv
+    d4 = (up2 - up1) * inv
+    d5 = (up3 - up2) * inv
+    return _weno5(d0, d1, d2, d3, d4), _weno5(d5, d4, d3, d2, d1)
+
+
+# The scalar stencils above are shared by the flat-index kernel (:func:`one_sided`) and the
+# direct-index fast kernels (:mod:`solvers.hj_fast_kernels`), so both do the same arithmetic.
 @numba.njit(cache=True)
 def one_sided(u, i, s, dx, kind):
     """``(p⁻, p⁺)`` at flat index ``i`` of the flattened padded field ``u`` along the axis of stride ``s``."""
     if kind == FIRST_ORDER:
-        return (u[i] - u[i - s]) / dx, (u[i + s] - u[i]) / dx
+        return first_order_pair(u[i - s], u[i], u[i + s], dx)
     if kind == ENO2:
-        um2 = u[i - 2 * s]
-        um1 = u[i - s]
-        u00 = u[i]
-        up1 = u[i + s]
-        up2 = u[i + 2 * s]
-        qm = (u00 - 2.0 * um1 + um2) / (dx * dx)
-        q0 = (up1 - 2.0 * u00 + um1) / (dx * dx)
-        qp = (up2 - 2.0 * up1 + u00) / (dx * dx)
-        pm = (u00 - um1) / dx + 0.5 * dx * _smaller(qm, q0)
-        pp = (up1 - u00) / dx - 0.5 * dx * _smaller(q0, qp)
-        return pm, pp
-    # WENO5: differences D⁻u_j for j = i-2 .. i+3 (d[k] = D⁻u_{i-2+k})
-    d0 = (u[i - 2 * s] - u[i - 3 * s]) / dx
-    d1 = (u[i - s] - u[i - 2 * s]) / dx
-    d2 = (u[i] - u[i - s]) / dx
-    d3 = (u[i + s] - u[i]) / dx
-    d4 = (u[i + 2 * s] - u[i + s]) / dx
-    d5 = (u[i + 3 * s] - u[i + 2 * s]) / dx
-    pm = _weno5(d0, d1, d2, d3, d4)
-    pp = _weno5(d5, d4, d3, d2, d1)
-    return pm, pp
+        return eno2_pair(u[i - 2 * s], u[i - s], u[i], u[i + s], u[i + 2 * s], dx)
+    return weno5_pair(u[i - 3 * s], u[i - 2 * s], u[i - s], u[i], u[i + s], u[i + 2 * s], u[i + 3 * s], dx)
 
 
 # -- NumPy reference ---------------------------------------------------------------------------
@@ -118,15 +139,16 @@ def one_sided_reference(u: np.ndarray, axis: int, dx: float, name: str, ghost: i
     """NumPy reference of :func:`one_sided`: ``(p⁻, p⁺)`` on the interior of the padded field ``u``."""
     derivative_code(name, ghost)
     v = {m: _shifted(u, axis, m, ghost) for m in range(-3, 4) if abs(m) <= GHOSTS_NEEDED[name]}
+    inv = 1.0 / dx
     if name == "first_order":
-        return (v[0] - v[-1]) / dx, (v[1] - v[0]) / dx
+        return (v[0] - v[-1]) * inv, (v[1] - v[0]) * inv
     if name == "eno2":
-        q = {m: (v[m + 1] - 2.0 * v[m] + v[m - 1]) / dx**2 for m in (-1, 0, 1)}
+        q = {m: v[m + 1] - 2.0 * v[m] + v[m - 1] for m in (-1, 0, 1)}  # dx² Q_{i+m}
         smaller = lambda a, b: np.where(np.abs(a) <= np.abs(b), a, b)  # noqa: E731
-        pm = (v[0] - v[-1]) / dx + 0.5 * dx * smaller(q[-1], q[0])
-        pp = (v[1] - v[0]) / dx - 0.5 * dx * smaller(q[0], q[1])
+        pm = ((v[0] - v[-1]) + 0.5 * smaller(q[-1], q[0])) * inv
+        pp = ((v[1] - v[0]) - 0.5 * smaller(q[0], q[1])) * inv
         return pm, pp
-    d = {m: (v[m] - v[m - 1]) / dx for m in range(-2, 4)}  # D⁻u_{i+m}
+    d = {m: (v[m] - v[m - 1]) * inv for m in range(-2, 4)}  # D⁻u_{i+m}
 
     def weno(v1, v2, v3, v4, v5):
         phi = (
