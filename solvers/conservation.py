@@ -58,7 +58,7 @@ from solvers.flux_functions import ConvexFlux, get_flux
 from solvers.grid import Grid
 from solvers.numerical_fluxes import NUMERICAL_FLUXES
 from solvers.reconstruction import LIMITERS, RECONSTRUCTIONS
-from solvers.time_stepping import INTEGRATORS, Clock, combine_bounds
+from solvers.time_stepping import INTEGRATORS, Clock, combine_bounds, step_limit_error
 
 VISCOUS = ("explicit", "implicit")
 SOURCE_KINDS = ("linear", "field")
@@ -372,24 +372,17 @@ def solve_conservation(
     if fast and parallel and threads is not None:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
-        while not clock.done:
-            dt_stable = combine_bounds(*(1.0 / r if r > 0 else math.inf for r in (rate, par_rate, src_rate)))
-            if implicit and math.isfinite(dt_stable):  # few distinct steps: the implicit factorisations are reused
-                dt_stable = 2.0 ** (math.floor(8.0 * math.log2(dt_stable)) / 8.0)
-            dt, lands = clock.next_step(dt_stable)
-            if implicit:
-                q[grid.interior] = diffusion.step(q[grid.interior], 0.5 * dt)
-            if fast:
-                fill_ghosts_compiled(q, g, kinds, values)
-                out = bufs[0]
-                if grid.ndim == 1:
-                    step = fp.burgers_godunov_euler_1d_parallel if parallel else fp.burgers_godunov_euler_1d
-                    rate = step(q, out, dt, g, grid.dx[0], const_a[0], fast_nu, scratch)
-                else:
-                    step = fp.burgers_godunov_euler_2d_parallel if parallel else fp.burgers_godunov_euler_2d
-                    rate = step(q, out, dt, g, grid.dx[0], grid.dx[1], const_a[0], const_a[1], fast_nu, scratch)
-                _check_rate(rate, out, grid, clock, dt)
-            else:
+        if fast:
+            steps = _run_fast(q, bufs[0], grid, clock, snapshots, rate, par_rate, kinds, values, const_a, fast_nu,
+                              scratch, parallel)
+        else:
+            while not clock.done:
+                dt_stable = combine_bounds(*(1.0 / r if r > 0 else math.inf for r in (rate, par_rate, src_rate)))
+                if implicit and math.isfinite(dt_stable):  # few distinct steps: the implicit factorisations are reused
+                    dt_stable = 2.0 ** (math.floor(8.0 * math.log2(dt_stable)) / 8.0)
+                dt, lands = clock.next_step(dt_stable)
+                if implicit:
+                    q[grid.interior] = diffusion.step(q[grid.interior], 0.5 * dt)
                 prev = q
                 for s in range(tab.shape[0]):
                     fill_ghosts_compiled(prev, g, kinds, values)
@@ -397,17 +390,44 @@ def solve_conservation(
                     rate = stage(prev, q, out, tab[s, 0], tab[s, 1], dt, *stage_args, *coeffs)
                     _check_rate(rate, out, grid, clock, dt)
                     prev = out
-            last = (tab.shape[0] - 1) % 2 if not fast else 0
-            q, bufs[last] = bufs[last], q
-            if implicit:
-                q[grid.interior] = diffusion.step(q[grid.interior], 0.5 * dt)
-                rate = kernels.hyperbolic_rate(q, arate)  # of the state after the last diffusion half-step
-            if clock.advance(dt, lands):
-                snapshots[out_index] = q[grid.interior]
-                out_index += 1
+                last = (tab.shape[0] - 1) % 2
+                q, bufs[last] = bufs[last], q
+                if implicit:
+                    q[grid.interior] = diffusion.step(q[grid.interior], 0.5 * dt)
+                    rate = kernels.hyperbolic_rate(q, arate)  # of the state after the last diffusion half-step
+                if clock.advance(dt, lands):
+                    snapshots[out_index] = q[grid.interior]
+                    out_index += 1
+            steps = clock.step
     finally:
         numba.set_num_threads(pool)
-    return ConservationSolution(grid, times, snapshots, clock.step, settings, kernel_name)
+    return ConservationSolution(grid, times, snapshots, steps, settings, kernel_name)
+
+
+def _run_fast(q, work, grid: Grid, clock: Clock, snapshots, rate, par_rate, kinds, values, const_a, nu, scratch,
+              parallel) -> int:
+    """The fast path's step loop, compiled from one output time to the next (``burgers_fast_path.advance_1d``/
+    ``_2d``, which apply the clock's rule); returns the number of steps."""
+    g = grid.ghost
+    t, step = clock.t, 0
+    if grid.ndim == 1:
+        advance, geometry = fp.advance_1d, (grid.dx[0], const_a[0])
+    else:
+        advance, geometry = fp.advance_2d, (grid.dx[0], grid.dx[1], const_a[0], const_a[1])
+    for index in range(clock.initial_outputs, len(clock.times)):
+        t, dt, rate, step, swapped, status = advance(q, work, t, float(clock.times[index]), clock.cfl, rate, par_rate,
+                                                     step, clock.max_steps, g, kinds, values, *geometry, nu, scratch,
+                                                     parallel)
+        if swapped:
+            q, work = work, q
+        if status == fp.BLEW_UP:
+            found = first_nonfinite(work[grid.interior])
+            cell, value = found if found is not None else ((), math.nan)
+            raise BlowUpError("q", step + 1, t + dt, cell, value)
+        if status == fp.STEP_LIMIT:
+            raise step_limit_error(clock.max_steps, clock.times[-1], t)
+        snapshots[index] = q[grid.interior]
+    return step
 
 
 def _check_rate(rate: float, out: np.ndarray, grid: Grid, clock: Clock, dt: float) -> None:

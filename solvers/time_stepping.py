@@ -39,6 +39,15 @@ def tableau(name: str) -> np.ndarray:
     return INTEGRATORS[require_choice("integrator", name, INTEGRATORS)]
 
 
+def step_limit_error(max_steps: int, t_end: float, t: float) -> SolverInputError:
+    """The error of a solve that would need more than ``max_steps`` steps (raised by :class:`Clock` and by the
+    compiled step loops that apply its rule)."""
+    return SolverInputError(
+        f"max_steps: the solve needs more than {max_steps} steps to reach t = {t_end!r} "
+        f"(now at t = {t!r}); raise max_steps or coarsen the grid"
+    )
+
+
 def combine_bounds(*bounds: float) -> float:
     """The stable step of a sum of terms whose own stable steps are ``bounds`` (harmonic sum).
 
@@ -108,10 +117,7 @@ class Clock:
 
     def next_step(self, dt_stable: float) -> tuple[float, bool]:
         if self.step >= self.max_steps:
-            raise SolverInputError(
-                f"max_steps: the solve needs more than {self.max_steps} steps to reach t = {self.times[-1]!r} "
-                f"(now at t = {self.t!r}); raise max_steps or coarsen the grid"
-            )
+            raise step_limit_error(self.max_steps, self.times[-1], self.t)
         target = self.times[self.index]
         dt = self.cfl * dt_stable
         if not dt > 0:

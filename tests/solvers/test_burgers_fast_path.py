@@ -182,3 +182,51 @@ def test_solve_conservation_rejects_bad_threads(threads):
     grid = Grid.line(100)
     with pytest.raises(SolverInputError, match="threads: expected None or a whole number"):
         solve_conservation(grid, np.zeros(100), [0.1], integrator="euler", threads=threads)
+
+
+# -- the compiled step loop inside solve_conservation ----------------------------------------------------------------
+@pytest.mark.parametrize("n, threads", [(400, 1), (fp.PARALLEL_THRESHOLD + 10, 2)])
+def test_blow_up_on_the_fast_path_names_step_and_cell(n, threads):
+    """A value whose square overflows makes the first step non-finite: the error names step 1 and the cell."""
+    import numba
+
+    from solvers.conservation import solve_conservation
+    from solvers.errors import BlowUpError
+
+    if threads > numba.config.NUMBA_NUM_THREADS:
+        pytest.skip("Numba has a single thread here")
+    grid = Grid.line(n)
+    q0 = np.zeros(n)
+    q0[37] = 1e160
+    with pytest.raises(BlowUpError) as info:
+        solve_conservation(grid, q0, [1.0], integrator="euler", threads=threads)
+    err = info.value
+    assert err.step == 1 and err.cell == (37,) and not np.isfinite(err.value)
+    assert err.time == pytest.approx(0.9 * grid.dx[0] / 1e160, rel=1e-12)
+
+
+def test_step_limit_on_the_fast_path():
+    from solvers.conservation import solve_conservation
+    from solvers.errors import SolverInputError
+
+    grid = Grid.line(200)
+    q0 = np.sin(2 * np.pi * grid.mesh()[0])
+    with pytest.raises(SolverInputError, match="max_steps: the solve needs more than 7 steps"):
+        solve_conservation(grid, q0, [0.5], integrator="euler", max_steps=7)
+    assert solve_conservation(grid, q0, [0.5], integrator="euler", max_steps=200).steps < 200
+
+
+@pytest.mark.parametrize("nu", [0.0, 1e-3])
+def test_output_times_snapshots_and_steps_match_the_general_loop(nu):
+    """Output at t0, several landings, one very close to the previous: the compiled loop takes the clock's steps."""
+    from solvers.conservation import solve_conservation
+
+    grid = Grid.line(257)
+    q0 = 0.3 + np.sin(2 * np.pi * grid.mesh()[0])
+    times = [0.0, 0.05, 0.05 + 1e-9, 0.2, 0.31]
+    fast = solve_conservation(grid, q0, times, integrator="euler", nu=nu)
+    general = solve_conservation(grid, q0, times, integrator="euler", nu=nu, fast_path=False)
+    assert fast.kernel == "fast" and general.kernel == "general"
+    assert fast.steps == general.steps
+    assert np.array_equal(fast.snapshots[0], q0)
+    assert np.abs(fast.snapshots - general.snapshots).max() <= 1e-13
