@@ -63,9 +63,13 @@ def measure_problem(problem_name: str, sizes, tools: dict, *, repeats: int = 1, 
 
 
 def time_at_equal_error(records: list[dict], problem: str, tool: str, scheme: str | None = None) -> dict:
-    """For each run of ``tool`` (and ``scheme``) on ``problem``: its time, and the time the fastest shockflow
-    scheme needs for the same L1 error (interpolated on its curve), and their ratio (``speedup``; for
-    py-pde also ``speedup_stepping_only``, its time stepping alone against shockflow's whole solve)."""
+    """For each run of ``tool`` (and ``scheme``) on ``problem``: its time, the time shockflow needs for an L1 error
+    at least as small, and their ratio (``speedup``; for py-pde also ``speedup_stepping_only``, its time stepping
+    alone against shockflow's whole solve).
+
+    shockflow's time is the least over its schemes of the time interpolated (log–log) on the scheme's curve at
+    that error and the time of any run of the scheme that was already as accurate: a user who wants the error
+    runs the cheapest grid that reaches it (a higher-order scheme's coarsest run may already beat the error)."""
     mine = [r for r in records if r["problem"] == problem and r["tool"] == tool and (scheme is None or r["scheme"] == scheme)]
     shock = [r for r in records if r["problem"] == problem and r["tool"] == "shockflow"]
     out = []
@@ -74,6 +78,9 @@ def time_at_equal_error(records: list[dict], problem: str, tool: str, scheme: st
         for s in {x["scheme"] for x in shock}:
             curve = [x for x in shock if x["scheme"] == s]
             t = interpolate_loglog([x["l1_error"] for x in curve], [x["wall_s"] for x in curve], r["l1_error"])
+            accurate = [x["wall_s"] for x in curve if x["l1_error"] <= r["l1_error"]]
+            if accurate and (t is None or min(accurate) < t):
+                t = min(accurate)
             if t is not None and (best is None or t < best[1]):
                 best = (s, t)
         if best is not None:

@@ -45,3 +45,25 @@ def test_loglog_interpolation_is_exact_for_power_laws():
     times = [e ** -1.5 for e in errors]  # time ~ error^(-3/2)
     assert interpolate_loglog(errors, times, 3e-3) == pytest.approx((3e-3) ** -1.5, rel=1e-12)
     assert interpolate_loglog(errors, times, 1e-4) is None  # outside the measured range
+
+
+def test_time_at_equal_error_takes_the_cheapest_run_at_least_as_accurate():
+    """Interpolated on a scheme's curve where the error lies on it; a coarser-than-needed accurate run counts too."""
+    from benchmarks.accuracy import time_at_equal_error
+
+    def rec(tool, scheme, n, error, wall, stepping=None):
+        return {"problem": "p", "tool": tool, "scheme": scheme, "n": n, "l1_error": error, "wall_s": wall,
+                "stepping_s": stepping}
+
+    records = [
+        rec("shockflow", "first", 100, 1e-2, 0.01), rec("shockflow", "first", 200, 5e-3, 0.04),
+        rec("shockflow", "second", 100, 1e-4, 0.03), rec("shockflow", "second", 200, 2.5e-5, 0.12),
+        rec("other", "x", 50, 7.071067811865475e-3, 1.0, 0.5),  # on the first-order curve: 0.02 s there
+        rec("other", "x", 400, 1e-3, 2.0),  # only the second-order coarse run (0.03 s) is as accurate
+        rec("other", "x", 800, 1e-6, 3.0),  # nobody reaches it: no point
+    ]
+    points = time_at_equal_error(records, "p", "other")["points"]
+    assert [p["n"] for p in points] == [50, 400]
+    assert points[0]["shockflow_s"] == pytest.approx(0.02) and points[0]["shockflow_scheme"] == "first"
+    assert points[0]["speedup"] == pytest.approx(50.0) and points[0]["speedup_stepping_only"] == pytest.approx(25.0)
+    assert points[1]["shockflow_s"] == 0.03 and points[1]["shockflow_scheme"] == "second"
