@@ -232,6 +232,13 @@ def markdown(records: list[dict], machine: dict, figures_written: list[str], *, 
             lines.append(f"| {r['problem']} | {r['cells']:,} | {r['variant']} | {r['updates_per_s']['median']:.3g} | "
                          f"{s['median']:.2f} [{s['low']:.2f}, {s['high']:.2f}] | {r['bitwise_equal_to_serial']} |")
         lines.append("")
+    for r in _by(records, "cores"):
+        if "vector_speedup" in r:
+            v, lat = r["vector_speedup"], r["latency_speedup"]
+            lines += [f"Do the two logical cores share one physical core? Twice the work on 2 threads as on 1: "
+                      f"vectorised arithmetic from L1 ×{v['median']:.2f} [{v['low']:.2f}, {v['high']:.2f}], a latency-bound "
+                      f"chain ×{lat['median']:.2f} [{lat['low']:.2f}, {lat['high']:.2f}] (separate cores give about 2 for "
+                      f"both; two hyperthreads of one core give about 1 for vector work and 2 for the chain).", ""]
     mem = [r for r in _by(records, "memory") if "peak_rss_bytes" in r]
     if mem:
         lines += ["### Memory (1-D Burgers, fresh process per tool)", "",

@@ -42,7 +42,7 @@ ACCURACY_SIZES = {
     "quick": {"burgers_1d": [200, 400, 800], "burgers_2d": [16, 32], "viscous_1d": [200, 400, 800],
               "hj_1d": [100, 200, 400], "hj_2d": [16, 32]},
 }
-SCALING = {"full": ({"burgers_1d": [1_000_000, 4_000_000], "burgers_2d": [1024, 2048]}, 20),
+SCALING = {"full": ({"burgers_1d": [1_000_000, 4_000_000], "burgers_2d": [1024, 2048]}, 200),
            "quick": ({"burgers_1d": [200_000], "burgers_2d": [512]}, 5)}
 MEMORY_CELLS = {"full": 10_000_000, "quick": 1_000_000}
 
@@ -123,6 +123,8 @@ def main(argv=None) -> int:
                 if p in problems:
                     log(f"[scaling] {p}")
                     emit(scaling.measure(p, ns, steps=steps, repeats=repeats, log=log))
+            log("[scaling] do the logical cores share a physical core?")
+            emit([scaling.core_sharing()])
         if "memory" in studies:
             log("[memory]")
             emit(memory.measure(MEMORY_CELLS[mode], log=log))
