@@ -279,14 +279,19 @@ README_END = "<!-- benchmarks:end -->"
 
 
 def update_readme(readme: Path, results_md: Path) -> bool:
-    """Replace the text between the README's benchmark markers with ``results_md`` (figure links made relative
-    to the README); returns False (and changes nothing) when the markers are absent."""
+    """Replace the text between the README's benchmark markers with the head of ``results_md`` (machine, load
+    and the targets table; everything before its "### Throughput" section) and a pointer to the whole file;
+    returns False (and changes nothing) when the markers are absent."""
     text = readme.read_text()
     if README_START not in text or README_END not in text:
         return False
     rel = results_md.parent.resolve().relative_to(readme.parent.resolve()) if results_md.parent.resolve().is_relative_to(
         readme.parent.resolve()) else results_md.parent
-    body = results_md.read_text().replace("](", f"]({rel.as_posix()}/").replace(f"]({rel.as_posix()}/http", "](http")
+    body = results_md.read_text().split("### Throughput", 1)[0].rstrip()
+    body = body.replace("## Benchmark results\n\n", "", 1)
+    body += (f"\n\nThroughput per tool and size, accuracy against cost, multi-core, memory and start-up, with figures: "
+             f"[`{(rel / results_md.name).as_posix()}`]({(rel / results_md.name).as_posix()}) (regenerate with "
+             f"`python -m benchmarks.run_all --out benchmarks/results --readme README.md`; `docs/benchmarks.md`).")
     head, rest = text.split(README_START, 1)
     _, tail = rest.split(README_END, 1)
     tmp = readme.with_suffix(".tmp")
