@@ -312,7 +312,6 @@ def solve_conservation(
     # buffers, allocated once
     q = grid.pad(q_init)
     fill_ghosts_compiled(q, g, kinds, values)
-    row_flux = np.zeros(grid.padded_shape[-1]) if grid.ndim > 1 else None  # in 1-D it would be a full field
     if fast:
         bufs = [grid.zeros()]
         # the initial rate max|q| sum_k a_k/dx_k (the fast kernels return the same expression for each new state)
@@ -325,9 +324,9 @@ def solve_conservation(
         kernel_name = "fast-parallel" if parallel else "fast"
         # parabolic_rate with nu D = nu on every face
         par_rate = sum(2.0 * settings.nu / dx**2 for dx in grid.dx) if has_diff else 0.0
-        src_rate = 0.0
     else:
         kernel_name = "general"
+        row_flux = np.zeros(grid.padded_shape[-1]) if grid.ndim > 1 else None  # in 1-D it would be a full field
         a_cells = _a_fields(a, grid, bc)
         a_faces = [face_average(a_cells[k], k) for k in range(grid.ndim)]
         del a_cells
