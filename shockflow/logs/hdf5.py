@@ -23,6 +23,7 @@ import h5py
 import numpy as np
 
 from shockflow.atomic import atomic_path
+from shockflow.hdf5_files import open_hdf5
 
 from .record import TrainingRecord
 
@@ -71,17 +72,8 @@ def write_training_log(record: TrainingRecord, path: str | os.PathLike) -> Path:
 def read_training_log(path: str | os.PathLike) -> TrainingRecord:
     """Read a file written by ``write_training_log`` back into a ``TrainingRecord``."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"read_training_log: file {str(path)!r} does not exist")
-    try:
-        f = h5py.File(path, "r")
-    except OSError as exc:
-        raise ValueError(f"read_training_log: {str(path)!r} is not an HDF5 file ({exc})") from None
-    with f:
-        fmt = f.attrs.get("format")
-        if fmt != FORMAT:
-            raise ValueError(f"read_training_log: {str(path)!r} is not a shockflow training log "
-                             f"(root attribute 'format' is {fmt!r}, expected {FORMAT!r})")
+    with open_hdf5(path, format=FORMAT, kind="a shockflow training log", error=ValueError,
+                   missing=FileNotFoundError) as f:
         groups = {}
         for gname in _GROUPS:
             if gname not in f:

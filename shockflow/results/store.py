@@ -30,6 +30,7 @@ import h5py
 import numpy as np
 
 from shockflow.atomic import atomic_path
+from shockflow.hdf5_files import open_hdf5
 
 __all__ = ["Result", "write_result", "read_result", "FORMAT", "FORMAT_VERSION", "ResultFileError"]
 
@@ -179,21 +180,8 @@ def _read_attr(value):
 
 def read_result(path: str | os.PathLike) -> Result:
     """Read a file written by :func:`write_result`."""
-    path = Path(path)
-    if not path.is_file():
-        raise ResultFileError(f"result file {str(path)!r}: no such file")
-    try:
-        f = h5py.File(path, "r")
-    except OSError as exc:
-        raise ResultFileError(f"result file {str(path)!r}: not an HDF5 file ({exc})") from None
-    with f:
-        if f.attrs.get("format") != FORMAT:
-            raise ResultFileError(f"result file {str(path)!r}: not a shockflow result file "
-                                  f"(format attribute {f.attrs.get('format')!r}, expected {FORMAT!r})")
-        version = int(f.attrs["format_version"])
-        if version > FORMAT_VERSION:
-            raise ResultFileError(f"result file {str(path)!r}: format version {version} is newer than this "
-                                  f"shockflow reads ({FORMAT_VERSION})")
+    with open_hdf5(path, format=FORMAT, kind="a shockflow result file", error=ResultFileError,
+                   max_version=FORMAT_VERSION) as f:
         prob = f["problem"]
         problem = {k: _read_attr(prob.attrs[k]) for k in json.loads(prob.attrs["keys"])}
         coords = {k: prob["coordinates"][k][()] for k in json.loads(prob["coordinates"].attrs["order"])}

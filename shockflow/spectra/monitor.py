@@ -191,11 +191,10 @@ def load_weight_stack(source, param: str | None = None):
             return _pick(arrays, param, str(path))
         import h5py
 
-        try:
-            f = h5py.File(path, "r")
-        except OSError as exc:
-            raise ValueError(f"source: {str(path)!r} is neither .npz nor HDF5 ({exc})") from None
-        with f:
+        from shockflow.hdf5_files import open_hdf5
+
+        with open_hdf5(path, format=None, kind="a training log, an HDF5 weight stack or an .npz archive",
+                       error=ValueError) as f:
             is_log = f.attrs.get("format") == "shockflow-training-log"
             if not is_log:
                 arrays = {}
@@ -256,11 +255,10 @@ def write_spectral_trace(trace: SpectralTrace, path) -> Path:
 
 
 def read_spectral_trace(path) -> SpectralTrace:
-    import h5py
+    from shockflow.hdf5_files import open_hdf5
 
-    with h5py.File(path, "r") as f:
-        if f.attrs.get("format") != TRACE_FORMAT:
-            raise ValueError(f"path: {str(path)!r} is not a {TRACE_FORMAT} file")
+    with open_hdf5(path, format=TRACE_FORMAT, kind="a shockflow spectral trace", error=ValueError,
+                   missing=FileNotFoundError) as f:
         kw = {name: f[name][()] for name in _ARRAYS}
         errs = {int(k): v for k, v in json.loads(f.attrs["fit_errors"]).items()}
         return SpectralTrace(**kw, fit_errors=errs, shape=tuple(int(x) for x in f.attrs["shape"]),

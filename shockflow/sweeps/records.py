@@ -32,6 +32,7 @@ import h5py
 import numpy as np
 
 from shockflow.atomic import atomic_open, atomic_path
+from shockflow.hdf5_files import open_hdf5
 
 __all__ = ["TaskOutput", "TaskRecord", "TASK_FORMAT", "write_task_file", "read_task_record", "task_is_complete",
            "write_failure", "read_failure", "scalar_figures", "read_task_values"]
@@ -146,7 +147,7 @@ def read_task_record(path: Path) -> TaskRecord | None:
 def read_task_values(path: Path) -> dict:
     """Everything a function task returned, from its result file: the scalars (key figures), the
     arrays (``/values``) and the rest (``summary``), under the function's own (flattened) keys."""
-    with h5py.File(Path(path), "r") as f:
+    with open_hdf5(path, format=None, kind="a sweep task file", error=ValueError, missing=FileNotFoundError) as f:
         attrs = f[GROUP].attrs
         out = dict(json.loads(attrs["summary"]))
         out.update(json.loads(attrs["figures"]))

@@ -1,0 +1,79 @@
+"""Opening shockflow's HDF5 files for reading, with the file checked before anything is read.
+
+shockflow's HDF5 files mark what they are with two root attributes (docs/training-log.md,
+docs/result-file.md)::
+
+    /    attrs: format          a string naming the layout, e.g. "shockflow-result"
+                format_version  an integer, raised when the layout changes
+
+:func:`open_hdf5` opens a file read-only and turns each way it can fail to be the file the caller
+expects into the caller's own error type, with a message that quotes the path and says what was
+expected and what was found:
+
+1. no such file (a directory counts as none)          -> ``missing`` (default: ``error``)
+2. not an HDF5 file (h5py cannot open it)             -> ``error``
+3. root attribute ``format`` absent or not ``format`` -> ``error``      (skipped if ``format=None``)
+4. ``format_version`` absent, not an integer, or
+   above ``max_version``                              -> ``error``      (skipped if ``max_version=None``)
+
+Older versions (``format_version <= max_version``) are accepted: a reader that knows version n
+is expected to read every earlier one.  ``format=None`` serves readers that accept any HDF5
+file and look at its contents themselves (e.g. a weight stack of unknown origin).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import h5py
+
+__all__ = ["open_hdf5"]
+
+
+@contextmanager
+def open_hdf5(path: str | os.PathLike, *, format: str | None, kind: str, error: type[Exception],
+              missing: type[Exception] | None = None, max_version: int | None = None) -> Iterator[h5py.File]:
+    """Open ``path`` read-only as ``kind`` and yield the ``h5py.File``; it is closed on leaving.
+
+    ``format``: the required value of the root attribute ``format`` (None: any HDF5 file).
+    ``kind``: what the caller expects, with its article, for the messages ("a shockflow result file").
+    ``error``: the exception raised for a file that is not HDF5 or not the expected format;
+    ``missing``: the one raised for a missing file (default ``error``).
+    ``max_version``: the newest ``format_version`` the caller reads (None: not checked).
+    """
+    path = Path(path)
+    where = repr(str(path))
+    if not path.is_file():
+        raise (missing or error)(f"{where}: no such file (expected {kind})")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise error(f"{where} is not an HDF5 file (expected {kind}; h5py: {exc})") from None
+    with f:
+        if format is not None:
+            found = f.attrs.get("format")
+            if not (isinstance(found, str) and found == format):
+                state = "missing" if found is None else f"{found!r}"
+                raise error(f"{where} is not {kind}: root attribute 'format' is {state}, expected {format!r}")
+        if max_version is not None:
+            _check_version(f.attrs.get("format_version"), max_version, where, kind, format, error)
+        yield f
+
+
+def _check_version(found, max_version: int, where: str, kind: str, format: str | None,
+                   error: type[Exception]) -> None:
+    expected = f"an integer format version up to {max_version}"
+    if found is None:
+        raise error(f"{where} is not {kind}: root attribute 'format_version' is missing, expected {expected}")
+    try:
+        version = int(found)
+    except (TypeError, ValueError):
+        raise error(f"{where} is not {kind}: root attribute 'format_version' is {found!r}, "
+                    f"expected {expected}") from None
+    if version > max_version:
+        name = f"{format!r} " if format is not None else ""
+        raise error(f"{where}: {name}format version {version} is newer than this shockflow reads "
+                    f"(versions up to {max_version})")
