@@ -27,6 +27,7 @@ import numpy as np
 
 from shockflow import __version__
 from shockflow.atomic import atomic_path
+from shockflow.hdf5_files import open_hdf5
 from shockflow.sweeps.axes import toml_value
 
 __all__ = ["write_index", "read_index", "BASE_COLUMNS"]
@@ -96,12 +97,8 @@ def write_index(path, sweep, reports) -> Path:
 
 def read_index(path) -> dict[str, np.ndarray]:
     """The index table of ``path`` as ``{column: array}`` (text columns as ``str`` arrays)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"sweep index {str(path)!r}: no such file")
-    with h5py.File(path, "r") as f:
-        if f.attrs.get("format") != "shockflow-sweep-index":
-            raise ValueError(f"sweep index {str(path)!r}: not a sweep index (format {f.attrs.get('format')!r})")
+    with open_hdf5(path, format="shockflow-sweep-index", kind="a sweep index", error=ValueError,
+                   missing=FileNotFoundError) as f:
         names = json.loads(f.attrs["columns"])
         data = f["tasks"][()]
     out = {}

@@ -6,6 +6,7 @@ import json
 
 import h5py
 import numpy as np
+import pytest
 
 from shockflow.sweeps import function_sweep, read_index, run_sweep
 from shockflow.sweeps.records import read_task_record
@@ -75,3 +76,13 @@ def test_interrupt_keeps_finished_tasks_writes_the_index_and_resumes(tmp_path):
     resumed = run_sweep(sweep, out, scheduler="serial", progress=False)
     assert [r.status for r in resumed.reports] == ["reused"] * 3 + ["done"] * 3
     assert list(read_index(out / "index.h5")["x2"]) == [x * x for x in range(6)]
+
+
+def test_read_index_names_the_file_and_what_it_expected(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        read_index(tmp_path / "absent.h5")
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as f:
+        f.attrs["format"] = "shockflow-result"
+    with pytest.raises(ValueError, match=r"other\.h5.*'shockflow-result', expected 'shockflow-sweep-index'"):
+        read_index(other)
