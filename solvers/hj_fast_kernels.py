@@ -12,9 +12,10 @@ the same discretisation and the same arithmetic (bitwise the same result; a test
   integer constants, so Numba and LLVM fold every scheme branch away (a closure over plain
   integers is cached on disk: the integers are part of Numba's cache key);
 * the loops index the padded arrays directly, ``q[i]`` / ``q[i, j]`` (no flat index, no scratch
-  arrays) with *unsigned* indices: a signed index makes Numba test every access for a negative
-  (wrap-around) index, which stops LLVM vectorising the loop (measured: 3x slower); the stencils of :mod:`solvers.hj_derivatives` and the per-axis building blocks of
-  :mod:`solvers.hamiltonians` inlined;
+  arrays), with *unsigned* indices: a signed index makes Numba test every access for a negative
+  (wrap-around) index, which turns the loads into gathers (measured: 3x slower); the stencils of
+  :mod:`solvers.hj_derivatives` and the per-axis building blocks of :mod:`solvers.hamiltonians`
+  are inlined;
 * the hyperbolic speed bound ``max_k max_x |∂H/∂p_k|`` of the *new* state (the next step's CFL
   speed; for global Lax–Friedrichs, the next stage's ``α_k``) is computed inside the stage that
   produces it, lagged behind the update by the stencil radius ``r`` — by blocks of cells in 1-D,
@@ -25,6 +26,10 @@ the same discretisation and the same arithmetic (bitwise the same result; a test
 NaN/inf: every stage checks that its output is finite and reports the stage, as the general
 kernel does (the driver then raises :class:`~solvers.errors.BlowUpError` with the step and cell).
 The NumPy reference of a stage is :meth:`solvers.hamilton_jacobi.HJDiscretisation.stage_reference`.
+
+Numba's disk cache keys a kernel on its own source file only: after editing the stencils or the
+building blocks in another module, delete the stale ``hj_fast_kernels.*.nbi/nbc`` (and
+``hamilton_jacobi.*``) files in ``solvers/__pycache__``.
 """
 
 from __future__ import annotations
