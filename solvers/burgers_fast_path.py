@@ -1,7 +1,8 @@
 """The fast path of :func:`solvers.conservation.solve_conservation`, serial and multi-core, and its NumPy reference.
 
-Burgers' flux, exact Godunov flux, first order, forward Euler, constant ``a`` per axis, no source, in 1-D and 2-D,
-optionally with a constant viscosity ``nu`` treated explicitly (THEORY.md §1).  In 1-D, with
+Burgers' flux, exact Godunov flux, first order, constant ``a`` per axis, no source, in 1-D and 2-D, optionally with
+a constant viscosity ``nu`` treated explicitly (THEORY.md §1); forward Euler, or the stages of SSP-RK2/3 (a stage
+is an Euler step blended with the step's initial state, ``blend``).  In 1-D, with
 ``F_{i+1/2} = max(max(q_i, 0)^2, min(q_{i+1}, 0)^2)`` (twice the Godunov flux of u^2/2),
 
     inviscid:  out_i = q_i - c (F_{i+1/2} - F_{i-1/2}),                                c = a dt / (2 dx)
@@ -106,7 +107,7 @@ def _largest(peaks):
 
 # -- 1-D ----------------------------------------------------------------------------------------------------------------
 @numba.njit(cache=True)
-def _cells_1d(q, out, bits, lo, hi, g, dt, dx, a, nu, flux):
+def _cells_1d(q, out, bits, lo, hi, g, dt, dx, a, nu, blend, flux):
     """Update cells [lo, hi) of the interior; returns the largest bit pattern of |out| there."""
     c = 0.5 * a * dt / dx
     d = 0.0 if nu is None else nu * dt / (dx * dx)
@@ -127,34 +128,44 @@ def _cells_1d(q, out, bits, lo, hi, g, dt, dx, a, nu, flux):
                 flux[k] = c * _godunov(qs[k], qs[k + 1]) - d * (qs[k + 1] - qs[k])
             for k in range(length):
                 os[k] = qs[k + 1] - (flux[k + 1] - flux[k])
+        if blend is not None:
+            q0s = blend[0][g + s:g + e]
+            alpha = blend[1]
+            beta = blend[2]
+            for k in range(length):
+                os[k] = alpha * q0s[k] + beta * os[k]
         for k in range(length):
             m = max(m, ob[k] & ABS_BITS)
     return m
 
 
 @numba.njit(cache=True)
-def burgers_godunov_euler_1d(q, out, dt, g, dx, a, nu, scratch):
-    """One step of 1-D Burgers into ``out`` (one chunk); ``nu`` None or a viscosity; returns ``a max|out| / dx``."""
+def burgers_godunov_euler_1d(q, out, dt, g, dx, a, nu, blend, scratch):
+    """One forward-Euler step of 1-D Burgers into ``out`` (one chunk); returns ``a max|out| / dx``.
+
+    ``nu``: None or a viscosity.  ``blend``: None, or ``(q0, alpha, beta)`` for a Shu–Osher stage
+    ``out = alpha q0 + beta (q + dt L(q))`` (:mod:`solvers.time_stepping`)."""
     n = q.shape[0] - 2 * g
-    scratch.peaks[0] = _cells_1d(q, out, out.view(np.int64), 0, n, g, dt, dx, a, nu, scratch.flux[0])
+    scratch.peaks[0] = _cells_1d(q, out, out.view(np.int64), 0, n, g, dt, dx, a, nu, blend, scratch.flux[0])
     return a * _largest(scratch.peaks[:1]) / dx
 
 
 @numba.njit(cache=True, parallel=True)
-def burgers_godunov_euler_1d_parallel(q, out, dt, g, dx, a, nu, scratch):
+def burgers_godunov_euler_1d_parallel(q, out, dt, g, dx, a, nu, blend, scratch):
     """The same step over ``scratch.flux.shape[0]`` chunks, one ``prange`` iteration each (bitwise the serial one)."""
     n = q.shape[0] - 2 * g
     chunks = scratch.flux.shape[0]
     bits = out.view(np.int64)
     flux, peaks = scratch  # (writing through scratch.peaks inside prange is lost: Numba 0.68)
     for p in prange(chunks):
-        peaks[p] = _cells_1d(q, out, bits, (n * p) // chunks, (n * (p + 1)) // chunks, g, dt, dx, a, nu, flux[p])
+        peaks[p] = _cells_1d(q, out, bits, (n * p) // chunks, (n * (p + 1)) // chunks, g, dt, dx, a, nu, blend,
+                             flux[p])
     return a * _largest(peaks) / dx
 
 
 # -- 2-D ----------------------------------------------------------------------------------------------------------------
 @numba.njit(cache=True)
-def _rows_2d(q, out, bits, lo, hi, g, dt, dx, dy, a0, a1, nu, rows):
+def _rows_2d(q, out, bits, lo, hi, g, dt, dx, dy, a0, a1, nu, blend, rows):
     """Update interior rows [lo, hi) (axis 0); ``rows`` holds the lower and upper x-face fluxes of a row and its
     y-face fluxes.  Returns the largest bit pattern of |out| there."""
     ny = q.shape[1] - 2 * g
@@ -192,6 +203,12 @@ def _rows_2d(q, out, bits, lo, hi, g, dt, dx, dy, a0, a1, nu, rows):
                 side[j] = cy * _godunov(row[j], row[j + 1]) - dy2 * (row[j + 1] - row[j])
             for j in range(ny):
                 o[j] = row[j + 1] - (upper[j] - lower[j]) - (side[j + 1] - side[j])
+        if blend is not None:
+            q0row = blend[0][g + i, g:g + ny]
+            alpha = blend[1]
+            beta = blend[2]
+            for j in range(ny):
+                o[j] = alpha * q0row[j] + beta * o[j]
         for j in range(ny):
             m = max(m, ob[j] & ABS_BITS)
         lower, upper = upper, lower
@@ -199,15 +216,16 @@ def _rows_2d(q, out, bits, lo, hi, g, dt, dx, dy, a0, a1, nu, rows):
 
 
 @numba.njit(cache=True)
-def burgers_godunov_euler_2d(q, out, dt, g, dx, dy, a0, a1, nu, scratch):
-    """One step of 2-D Burgers into ``out`` (one chunk); returns ``max|out| (a0/dx + a1/dy)``."""
+def burgers_godunov_euler_2d(q, out, dt, g, dx, dy, a0, a1, nu, blend, scratch):
+    """One forward-Euler step of 2-D Burgers into ``out`` (one chunk; ``nu``, ``blend`` as in 1-D); returns
+    ``max|out| (a0/dx + a1/dy)``."""
     nx = q.shape[0] - 2 * g
-    scratch.peaks[0] = _rows_2d(q, out, out.view(np.int64), 0, nx, g, dt, dx, dy, a0, a1, nu, scratch.flux[0])
+    scratch.peaks[0] = _rows_2d(q, out, out.view(np.int64), 0, nx, g, dt, dx, dy, a0, a1, nu, blend, scratch.flux[0])
     return _largest(scratch.peaks[:1]) * (a0 / dx + a1 / dy)
 
 
 @numba.njit(cache=True, parallel=True)
-def burgers_godunov_euler_2d_parallel(q, out, dt, g, dx, dy, a0, a1, nu, scratch):
+def burgers_godunov_euler_2d_parallel(q, out, dt, g, dx, dy, a0, a1, nu, blend, scratch):
     """The same step with the rows split over ``scratch.flux.shape[0]`` chunks (bitwise the serial one)."""
     nx = q.shape[0] - 2 * g
     chunks = scratch.flux.shape[0]
@@ -215,7 +233,7 @@ def burgers_godunov_euler_2d_parallel(q, out, dt, g, dx, dy, a0, a1, nu, scratch
     flux, peaks = scratch
     for p in prange(chunks):
         peaks[p] = _rows_2d(q, out, bits, (nx * p) // chunks, (nx * (p + 1)) // chunks, g, dt, dx, dy, a0, a1, nu,
-                            flux[p])
+                            blend, flux[p])
     return _largest(peaks) * (a0 / dx + a1 / dy)
 
 
@@ -241,65 +259,93 @@ def _next_step(t, target, cfl, rate, par_rate):
 
 
 @numba.njit(cache=True)
-def advance_1d(q, work, t, target, cfl, rate, par_rate, step, max_steps, g, kinds, values, dx, a, nu, scratch,
-               parallel):  # fmt: skip
-    """Step the padded state ``q`` from ``t`` until it lands on ``target`` (``work``: the other buffer).
+def _stage_1d(q_prev, out, dt, g, dx, a, nu, blend, scratch, parallel):
+    if parallel:
+        return burgers_godunov_euler_1d_parallel(q_prev, out, dt, g, dx, a, nu, blend, scratch)
+    return burgers_godunov_euler_1d(q_prev, out, dt, g, dx, a, nu, blend, scratch)
 
-    ``rate`` is the hyperbolic rate of ``q``, ``par_rate`` the parabolic one (0 without viscosity), ``step`` the
-    steps taken so far.  Returns ``(t, dt, rate, step, swapped, status)``: ``swapped`` says the state now lives in
-    ``work``; ``status`` is LANDED, BLEW_UP (the last step, of size ``dt``, produced a non-finite value in the
-    buffer that does not hold the state) or STEP_LIMIT (``max_steps`` reached before ``target``).
+
+@numba.njit(cache=True)
+def _stage_2d(q_prev, out, dt, g, dx, dy, a0, a1, nu, blend, scratch, parallel):
+    if parallel:
+        return burgers_godunov_euler_2d_parallel(q_prev, out, dt, g, dx, dy, a0, a1, nu, blend, scratch)
+    return burgers_godunov_euler_2d(q_prev, out, dt, g, dx, dy, a0, a1, nu, blend, scratch)
+
+
+@numba.njit(cache=True)
+def advance_1d(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_steps, g, kinds, values, dx, a, nu,
+               scratch, parallel):  # fmt: skip
+    """Step the padded state ``q`` from ``t`` until it lands on ``target``, with the Shu–Osher stages ``tab``
+    (:data:`solvers.time_stepping.INTEGRATORS`; the first stage is a plain Euler step).
+
+    ``work`` and ``spare`` are the stage buffers (one stage: ``spare`` may be ``work``); ``rate`` is the hyperbolic
+    rate of ``q``, ``par_rate`` the parabolic one (0 without viscosity), ``step`` the steps taken so far.
+    Returns ``(q, work, spare, t, dt, rate, step, stage, status)`` with the three buffers in their new roles
+    (``q`` holds the state); ``status`` is LANDED, BLEW_UP (stage ``stage`` of the step of size ``dt`` produced a
+    non-finite value, in ``work`` for even stages and ``spare`` for odd ones) or STEP_LIMIT (``max_steps`` reached
+    before ``target``).
     """
-    swapped = False
     dt = 0.0
     while True:
         if step >= max_steps:
-            return t, dt, rate, step, swapped, STEP_LIMIT
+            return q, work, spare, t, dt, rate, step, -1, STEP_LIMIT
         dt, lands = _next_step(t, target, cfl, rate, par_rate)
-        fill_ghosts_compiled(q, g, kinds, values)
-        if parallel:
-            new_rate = burgers_godunov_euler_1d_parallel(q, work, dt, g, dx, a, nu, scratch)
-        else:
-            new_rate = burgers_godunov_euler_1d(q, work, dt, g, dx, a, nu, scratch)
-        if not math.isfinite(new_rate):
-            return t, dt, rate, step, swapped, BLEW_UP
+        prev = q
+        for s in range(tab.shape[0]):
+            out = work if s % 2 == 0 else spare
+            fill_ghosts_compiled(prev, g, kinds, values)
+            if s == 0:
+                new_rate = _stage_1d(prev, out, dt, g, dx, a, nu, None, scratch, parallel)
+            else:
+                new_rate = _stage_1d(prev, out, dt, g, dx, a, nu, (q, tab[s, 0], tab[s, 1]), scratch, parallel)
+            if not math.isfinite(new_rate):
+                return q, work, spare, t, dt, rate, step, s, BLEW_UP
+            prev = out
         rate = new_rate
-        q, work = work, q
-        swapped = not swapped
+        if tab.shape[0] % 2 == 1:
+            q, work = work, q
+        else:
+            q, spare = spare, q
         step += 1
         if lands:
-            return target, dt, rate, step, swapped, LANDED
+            return q, work, spare, target, dt, rate, step, -1, LANDED
         t += dt
 
 
 @numba.njit(cache=True)
-def advance_2d(q, work, t, target, cfl, rate, par_rate, step, max_steps, g, kinds, values, dx, dy, a0, a1, nu,
-               scratch, parallel):  # fmt: skip
+def advance_2d(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_steps, g, kinds, values, dx, dy, a0,
+               a1, nu, scratch, parallel):  # fmt: skip
     """:func:`advance_1d` in 2-D."""
-    swapped = False
     dt = 0.0
     while True:
         if step >= max_steps:
-            return t, dt, rate, step, swapped, STEP_LIMIT
+            return q, work, spare, t, dt, rate, step, -1, STEP_LIMIT
         dt, lands = _next_step(t, target, cfl, rate, par_rate)
-        fill_ghosts_compiled(q, g, kinds, values)
-        if parallel:
-            new_rate = burgers_godunov_euler_2d_parallel(q, work, dt, g, dx, dy, a0, a1, nu, scratch)
-        else:
-            new_rate = burgers_godunov_euler_2d(q, work, dt, g, dx, dy, a0, a1, nu, scratch)
-        if not math.isfinite(new_rate):
-            return t, dt, rate, step, swapped, BLEW_UP
+        prev = q
+        for s in range(tab.shape[0]):
+            out = work if s % 2 == 0 else spare
+            fill_ghosts_compiled(prev, g, kinds, values)
+            if s == 0:
+                new_rate = _stage_2d(prev, out, dt, g, dx, dy, a0, a1, nu, None, scratch, parallel)
+            else:
+                new_rate = _stage_2d(prev, out, dt, g, dx, dy, a0, a1, nu, (q, tab[s, 0], tab[s, 1]), scratch, parallel)
+            if not math.isfinite(new_rate):
+                return q, work, spare, t, dt, rate, step, s, BLEW_UP
+            prev = out
         rate = new_rate
-        q, work = work, q
-        swapped = not swapped
+        if tab.shape[0] % 2 == 1:
+            q, work = work, q
+        else:
+            q, spare = spare, q
         step += 1
         if lands:
-            return target, dt, rate, step, swapped, LANDED
+            return q, work, spare, target, dt, rate, step, -1, LANDED
         t += dt
 
 
 # -- NumPy reference ----------------------------------------------------------------------------------------------------
-def burgers_godunov_euler_reference(q: np.ndarray, dt: float, g: int, dx, a, nu=None) -> tuple[np.ndarray, float]:
+def burgers_godunov_euler_reference(q: np.ndarray, dt: float, g: int, dx, a, nu=None,
+                                    blend=None) -> tuple[np.ndarray, float]:
     """NumPy reference of every kernel here (ghost cells of ``q`` already filled): ``(out_interior, rate)``."""
     dx = tuple(np.atleast_1d(dx).astype(float))
     a = tuple(np.broadcast_to(np.asarray(a, dtype=float), (q.ndim,)))
@@ -319,5 +365,8 @@ def burgers_godunov_euler_reference(q: np.ndarray, dt: float, g: int, dx, a, nu=
         else:
             h = np.moveaxis(c * f - nu * dt / dx[k] ** 2 * (right - left), k, 0)
             out -= np.moveaxis(h[1:] - h[:-1], 0, k)
+    if blend is not None:
+        q0, alpha, beta = blend
+        out = alpha * q0[interior] + beta * out
     rate = float(np.max(np.abs(out))) * sum(ak / dk for ak, dk in zip(a, dx))
     return out, rate

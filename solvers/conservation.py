@@ -31,8 +31,8 @@ Source terms: ``source="linear"`` with ``source_field=c`` gives ``s = c q`` (rel
 accepted too (x-dependence enters through ``c = source_field(x)``).  A user source, like a user
 flux, compiles the kernels once per process (not cached).
 
-The case (Burgers, Godunov, first order, Euler, constant a, no source, and either no viscosity or a constant
-one with ``viscous="explicit"``) runs on the specialised kernels of :mod:`solvers.burgers_fast_path` in 1-D and
+The case (Burgers, Godunov, first order, any integrator, constant a, no source, and either no viscosity or a
+constant one with ``viscous="explicit"``) runs on the specialised kernels of :mod:`solvers.burgers_fast_path` in 1-D and
 2-D (``fast_path=True``, the default; ``kernel`` is "fast"); tests compare them with the general kernel.  From
 ``PARALLEL_THRESHOLD`` cells and with more than one thread (``threads``, default Numba's setting) it runs their
 ``prange`` variants (``kernel`` "fast-parallel"), bitwise the same result.  The fast path holds only the padded
@@ -285,8 +285,7 @@ def solve_conservation(
     const_a = _constant_a(a, grid.ndim)
     fast = (
         settings.fast_path and grid.ndim <= 2 and flux_obj.builtin and settings.numerical_flux == "godunov"
-        and settings.reconstruction == "first_order" and settings.integrator == "euler"
-        and const_a is not None and source_name == "none"
+        and settings.reconstruction == "first_order" and const_a is not None and source_name == "none"
     )
     # a constant viscosity (no D) treated explicitly stays on the fast path, with no coefficient field
     fast = fast and (settings.nu == 0 or (D is None and settings.viscous == "explicit"))
@@ -313,7 +312,7 @@ def solve_conservation(
     q = grid.pad(q_init)
     fill_ghosts_compiled(q, g, kinds, values)
     if fast:
-        bufs = [grid.zeros()]
+        bufs = [grid.zeros()] * 2 if tab.shape[0] == 1 else [grid.zeros(), grid.zeros()]  # Euler needs one buffer
         # the initial rate max|q| sum_k a_k/dx_k (the fast kernels return the same expression for each new state)
         rate = ck.max_abs(q_init.reshape(-1) if q_init.flags.c_contiguous else q_init.ravel())
         rate = rate * (const_a[0] / grid.dx[0]) if grid.ndim == 1 else rate * (const_a[0] / grid.dx[0] + const_a[1] / grid.dx[1])
@@ -372,7 +371,7 @@ def solve_conservation(
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
         if fast:
-            steps = _run_fast(q, bufs[0], grid, clock, snapshots, rate, par_rate, kinds, values, const_a, fast_nu,
+            steps = _run_fast(q, bufs, tab, grid, clock, snapshots, rate, par_rate, kinds, values, const_a, fast_nu,
                               scratch, parallel)
         else:
             while not clock.done:
@@ -403,24 +402,23 @@ def solve_conservation(
     return ConservationSolution(grid, times, snapshots, steps, settings, kernel_name)
 
 
-def _run_fast(q, work, grid: Grid, clock: Clock, snapshots, rate, par_rate, kinds, values, const_a, nu, scratch,
+def _run_fast(q, bufs, tab, grid: Grid, clock: Clock, snapshots, rate, par_rate, kinds, values, const_a, nu, scratch,
               parallel) -> int:
     """The fast path's step loop, compiled from one output time to the next (``burgers_fast_path.advance_1d``/
     ``_2d``, which apply the clock's rule); returns the number of steps."""
     g = grid.ghost
+    work, spare = bufs
     t, step = clock.t, 0
     if grid.ndim == 1:
         advance, geometry = fp.advance_1d, (grid.dx[0], const_a[0])
     else:
         advance, geometry = fp.advance_2d, (grid.dx[0], grid.dx[1], const_a[0], const_a[1])
     for index in range(clock.initial_outputs, len(clock.times)):
-        t, dt, rate, step, swapped, status = advance(q, work, t, float(clock.times[index]), clock.cfl, rate, par_rate,
-                                                     step, clock.max_steps, g, kinds, values, *geometry, nu, scratch,
-                                                     parallel)
-        if swapped:
-            q, work = work, q
+        q, work, spare, t, dt, rate, step, stage, status = advance(
+            q, work, spare, tab, t, float(clock.times[index]), clock.cfl, rate, par_rate, step, clock.max_steps, g,
+            kinds, values, *geometry, nu, scratch, parallel)
         if status == fp.BLEW_UP:
-            found = first_nonfinite(work[grid.interior])
+            found = first_nonfinite((work if stage % 2 == 0 else spare)[grid.interior])
             cell, value = found if found is not None else ((), math.nan)
             raise BlowUpError("q", step + 1, t + dt, cell, value)
         if status == fp.STEP_LIMIT:

@@ -20,15 +20,16 @@ def _field(grid, seed=0):
     return q
 
 
-def _fast(q, out, dt, grid, a, nu, chunks=None):
+def _fast(q, out, dt, grid, a, nu, chunks=None, blend=None):
     """One fast-path step: the serial kernel (chunks None) or the prange kernel over ``chunks`` pieces."""
     if grid.ndim == 1:
         if chunks is None:
-            return fp.burgers_godunov_euler_1d(q, out, dt, grid.ghost, grid.dx[0], a[0], nu, fp.scratch_1d())
-        return fp.burgers_godunov_euler_1d_parallel(q, out, dt, grid.ghost, grid.dx[0], a[0], nu, fp.scratch_1d(chunks))
+            return fp.burgers_godunov_euler_1d(q, out, dt, grid.ghost, grid.dx[0], a[0], nu, blend, fp.scratch_1d())
+        return fp.burgers_godunov_euler_1d_parallel(q, out, dt, grid.ghost, grid.dx[0], a[0], nu, blend,
+                                                    fp.scratch_1d(chunks))
     if chunks is None:
-        return fp.burgers_godunov_euler_2d(q, out, dt, grid.ghost, *grid.dx, *a, nu, fp.scratch_2d(grid.shape[1]))
-    return fp.burgers_godunov_euler_2d_parallel(q, out, dt, grid.ghost, *grid.dx, *a, nu,
+        return fp.burgers_godunov_euler_2d(q, out, dt, grid.ghost, *grid.dx, *a, nu, blend, fp.scratch_2d(grid.shape[1]))
+    return fp.burgers_godunov_euler_2d_parallel(q, out, dt, grid.ghost, *grid.dx, *a, nu, blend,
                                                 fp.scratch_2d(grid.shape[1], chunks))
 
 
@@ -66,30 +67,34 @@ def test_matches_general_kernel_and_stage_reference(dims, nu):
     assert rate == pytest.approx(ref_rate, rel=1e-14) and rate == pytest.approx(grate, rel=1e-14)
 
 
+@pytest.mark.parametrize("stage", [None, (0.5, 0.5), (0.75, 0.25)])
 @pytest.mark.parametrize("nu", [None, 3e-4])
 @pytest.mark.parametrize("dims", ["1d", "2d"])
-def test_matches_own_reference(dims, nu):
+def test_matches_own_reference(dims, nu, stage):
     grid = GRIDS[dims]()
     q = _field(grid, 2)
+    blend = None if stage is None else (_field(grid, 5), *stage)
     a = (1.0,) if grid.ndim == 1 else (1.0, 0.5)
     dt = 0.3 * min(grid.dx)
     out = grid.zeros()
-    rate = _fast(q, out, dt, grid, a, nu)
-    ref, ref_rate = fp.burgers_godunov_euler_reference(q, dt, grid.ghost, grid.dx, a, nu)
+    rate = _fast(q, out, dt, grid, a, nu, blend=blend)
+    ref, ref_rate = fp.burgers_godunov_euler_reference(q, dt, grid.ghost, grid.dx, a, nu, blend)
     np.testing.assert_allclose(out[grid.interior], ref, rtol=0, atol=1e-14)
     assert rate == pytest.approx(ref_rate, rel=1e-14)
 
 
+@pytest.mark.parametrize("blended", [False, True])
 @pytest.mark.parametrize("nu", [None, 3e-4])
 @pytest.mark.parametrize("dims, chunks", [("1d", 1), ("1d", 2), ("1d", 3), ("1d", 7), ("2d", 1), ("2d", 2), ("2d", 5)])
-def test_chunks_are_bitwise_the_serial_kernel(dims, chunks, nu):
+def test_chunks_are_bitwise_the_serial_kernel(dims, chunks, nu, blended):
     grid = GRIDS[dims]()
     q = _field(grid, 1)
+    blend = (_field(grid, 6), 0.75, 0.25) if blended else None
     a = (1.0,) if grid.ndim == 1 else (1.0, 0.5)
     dt = 0.2 * min(grid.dx)
     serial, par = grid.zeros(), grid.zeros()
-    r_serial = _fast(q, serial, dt, grid, a, nu)
-    r_par = _fast(q, par, dt, grid, a, nu, chunks)
+    r_serial = _fast(q, serial, dt, grid, a, nu, blend=blend)
+    r_par = _fast(q, par, dt, grid, a, nu, chunks, blend=blend)
     assert r_par == r_serial
     assert np.array_equal(par, serial)
 
@@ -185,8 +190,9 @@ def test_solve_conservation_rejects_bad_threads(threads):
 
 
 # -- the compiled step loop inside solve_conservation ----------------------------------------------------------------
+@pytest.mark.parametrize("integrator", ["euler", "ssprk3"])
 @pytest.mark.parametrize("n, threads", [(400, 1), (fp.PARALLEL_THRESHOLD + 10, 2)])
-def test_blow_up_on_the_fast_path_names_step_and_cell(n, threads):
+def test_blow_up_on_the_fast_path_names_step_and_cell(n, threads, integrator):
     """A value whose square overflows makes the first step non-finite: the error names step 1 and the cell."""
     import numba
 
@@ -199,7 +205,7 @@ def test_blow_up_on_the_fast_path_names_step_and_cell(n, threads):
     q0 = np.zeros(n)
     q0[37] = 1e160
     with pytest.raises(BlowUpError) as info:
-        solve_conservation(grid, q0, [1.0], integrator="euler", threads=threads)
+        solve_conservation(grid, q0, [1.0], integrator=integrator, threads=threads)
     err = info.value
     assert err.step == 1 and err.cell == (37,) and not np.isfinite(err.value)
     assert err.time == pytest.approx(0.9 * grid.dx[0] / 1e160, rel=1e-12)
@@ -216,17 +222,26 @@ def test_step_limit_on_the_fast_path():
     assert solve_conservation(grid, q0, [0.5], integrator="euler", max_steps=200).steps < 200
 
 
+@pytest.mark.parametrize("integrator", ["euler", "ssprk2", "ssprk3"])
 @pytest.mark.parametrize("nu", [0.0, 1e-3])
-def test_output_times_snapshots_and_steps_match_the_general_loop(nu):
+def test_output_times_snapshots_and_steps_match_the_general_loop(nu, integrator):
     """Output at t0, several landings, one very close to the previous: the compiled loop takes the clock's steps."""
     from solvers.conservation import solve_conservation
 
     grid = Grid.line(257)
     q0 = 0.3 + np.sin(2 * np.pi * grid.mesh()[0])
     times = [0.0, 0.05, 0.05 + 1e-9, 0.2, 0.31]
-    fast = solve_conservation(grid, q0, times, integrator="euler", nu=nu)
-    general = solve_conservation(grid, q0, times, integrator="euler", nu=nu, fast_path=False)
+    fast = solve_conservation(grid, q0, times, integrator=integrator, nu=nu)
+    general = solve_conservation(grid, q0, times, integrator=integrator, nu=nu, fast_path=False)
     assert fast.kernel == "fast" and general.kernel == "general"
     assert fast.steps == general.steps
     assert np.array_equal(fast.snapshots[0], q0)
     assert np.abs(fast.snapshots - general.snapshots).max() <= 1e-13
+
+
+def test_every_integrator_starts_with_a_plain_euler_stage():
+    """The compiled loop runs stage 0 unblended: (alpha, beta) must be (0, 1) for every integrator."""
+    from solvers.time_stepping import INTEGRATORS
+
+    for tab in INTEGRATORS.values():
+        assert tuple(tab[0]) == (0.0, 1.0)

@@ -256,22 +256,24 @@ def test_three_dimensional_diagonal_burgers_and_conservation():
     assert abs(grid.integrate(sol.final) - grid.integrate(q0)) <= 1e-13 * 10 * abs(grid.integrate(q0))
 
 
+@pytest.mark.parametrize("integrator", ["euler", "ssprk2", "ssprk3"])
 @pytest.mark.parametrize("nu", [0.0, 2e-3])
-def test_two_dimensional_fast_path_agrees_with_general_kernel(nu):
+def test_two_dimensional_fast_path_agrees_with_general_kernel(nu, integrator):
     grid = Grid((0.0, 0.0), (1.0, 1.0), (40, 40))
     q0 = grid.cell_averages(lambda x, y: u0(x) * np.cos(2 * np.pi * y))
-    fast = solve_conservation(grid, q0, [0.1, 0.3], integrator="euler", a=(1.0, 0.5), nu=nu)
-    general = solve_conservation(grid, q0, [0.1, 0.3], integrator="euler", a=(1.0, 0.5), nu=nu, fast_path=False)
+    fast = solve_conservation(grid, q0, [0.1, 0.3], integrator=integrator, a=(1.0, 0.5), nu=nu)
+    general = solve_conservation(grid, q0, [0.1, 0.3], integrator=integrator, a=(1.0, 0.5), nu=nu, fast_path=False)
     assert fast.kernel == "fast" and general.kernel == "general" and fast.steps == general.steps
     assert np.abs(fast.snapshots - general.snapshots).max() <= 1e-13
 
 
+@pytest.mark.parametrize("integrator", ["euler", "ssprk2", "ssprk3"])
 @pytest.mark.parametrize("nu", [0.0, 2e-3])
-def test_one_dimensional_fast_path_agrees_with_general_kernel(nu):
+def test_one_dimensional_fast_path_agrees_with_general_kernel(nu, integrator):
     grid = Grid.line(300)
     q0 = grid.cell_averages(u0)
-    fast = solve_conservation(grid, q0, [0.2, 0.6], integrator="euler", a=1.5, nu=nu)
-    general = solve_conservation(grid, q0, [0.2, 0.6], integrator="euler", a=1.5, nu=nu, fast_path=False)
+    fast = solve_conservation(grid, q0, [0.2, 0.6], integrator=integrator, a=1.5, nu=nu)
+    general = solve_conservation(grid, q0, [0.2, 0.6], integrator=integrator, a=1.5, nu=nu, fast_path=False)
     assert fast.kernel == "fast" and general.kernel == "general" and fast.steps == general.steps
     assert np.abs(fast.snapshots - general.snapshots).max() <= 1e-13
 
@@ -282,6 +284,8 @@ def test_one_dimensional_fast_path_agrees_with_general_kernel(nu):
     (dict(nu=0.01, D=1.0), "general"),  # a D field is never assumed constant
     (dict(nu=0.01, a=lambda x: 1.0 + 0 * x), "general"),
     (dict(nu=0.01, reconstruction="muscl"), "general"),
+    (dict(nu=0.01, integrator="ssprk3"), "fast"),
+    (dict(numerical_flux="rusanov"), "general"),
 ])
 def test_which_kernel_a_viscous_solve_runs(kwargs, kernel):
     grid = Grid.line(64)
