@@ -85,9 +85,9 @@ def time_kernel(grid, kernel, repeats=7, **kwargs):
 
     def step():
         if kernel == "fast" and grid.ndim == 1:
-            fp.burgers_godunov_euler_1d(q, bufs[0], dt, g, grid.dx[0], 1.0, None, None, scratch)
+            fp.burgers_godunov_euler_1d(q, bufs[0], dt, g, grid.dx[0], 1.0, None, None, None, scratch)
         elif kernel == "fast":
-            fp.burgers_godunov_euler_2d(q, bufs[0], dt, g, grid.dx[0], grid.dx[1], 1.0, 1.0, None, None, scratch)
+            fp.burgers_godunov_euler_2d(q, bufs[0], dt, g, grid.dx[0], grid.dx[1], 1.0, 1.0, None, None, None, scratch)
         else:
             prev = q
             for s, (alpha, beta) in enumerate(tab):

@@ -45,6 +45,7 @@ import numpy as np
 from numba import prange
 
 from solvers.boundary import fill_ghosts_compiled
+from solvers.reconstruction import MC, MINMOD, face_states_reference, minmod, monotonized_central, van_leer
 
 #: Cells per 1-D block (its flux scratch, 8 (BLOCK + 1) bytes, stays in L1).
 BLOCK = 1024
@@ -57,8 +58,8 @@ INF_BITS = 0x7FF0_0000_0000_0000
 
 
 class FastScratch(NamedTuple):
-    """Per-chunk work space: face fluxes (1-D ``(chunks, BLOCK + 1)``, 2-D ``(chunks, 3, ny + 1)``) and the
-    bit pattern of each chunk's ``max|out|`` (``(chunks,)`` int64)."""
+    """Per-chunk work space: face fluxes and MUSCL slopes (1-D ``(chunks, 2, BLOCK + 2)``, 2-D
+    ``(chunks, 6, ny + 2)``) and the bit pattern of each chunk's ``max|out|`` (``(chunks,)`` int64)."""
 
     flux: np.ndarray
     peaks: np.ndarray
@@ -73,13 +74,13 @@ def _chunks(chunks) -> int:
 def scratch_1d(chunks: int = 1) -> FastScratch:
     """Scratch for the 1-D kernels with ``chunks`` pieces."""
     n = _chunks(chunks)
-    return FastScratch(np.zeros((n, BLOCK + 1)), np.zeros(n, dtype=np.int64))
+    return FastScratch(np.zeros((n, 2, BLOCK + 2)), np.zeros(n, dtype=np.int64))
 
 
 def scratch_2d(ny: int, chunks: int = 1) -> FastScratch:
     """Scratch for the 2-D kernels with ``chunks`` pieces; ``ny`` interior cells along axis 1."""
     n = _chunks(chunks)
-    return FastScratch(np.zeros((n, 3, int(ny) + 1)), np.zeros(n, dtype=np.int64))
+    return FastScratch(np.zeros((n, 6, int(ny) + 2)), np.zeros(n, dtype=np.int64))
 
 
 @numba.njit(cache=True, inline="always")
@@ -105,12 +106,48 @@ def _largest(peaks):
     return m
 
 
+# -- one face, one cell ---------------------------------------------------------------------------------------------
+@numba.njit(cache=True, inline="always")
+def _face(left, right, below, above, c, d, nu):
+    """A face flux in the units of the update: ``F(left, right)`` (inviscid; scaled by ``c`` in :func:`_change`) or
+    ``c F - d (above - below)`` with the cell values ``below``/``above`` on either side."""
+    if nu is None:
+        return _godunov(left, right)
+    return c * _godunov(left, right) - d * (above - below)
+
+
+@numba.njit(cache=True, inline="always")
+def _change(upper, lower, c, nu):
+    """What a cell loses between its two faces: ``c (F_hi - F_lo)`` or ``G_hi - G_lo``."""
+    if nu is None:
+        return c * (upper - lower)
+    return upper - lower
+
+
+@numba.njit(cache=True, inline="always")
+def _slopes(limiter, below, here, above, out, count):
+    """MUSCL slopes (times dx) of ``count`` cells from three aligned views of their neighbours (one loop per
+    limiter, so that the choice is not made per cell)."""
+    if limiter == MINMOD:
+        for j in range(count):
+            out[j] = minmod(here[j] - below[j], above[j] - here[j])
+    elif limiter == MC:
+        for j in range(count):
+            out[j] = monotonized_central(here[j] - below[j], above[j] - here[j])
+    else:
+        for j in range(count):
+            out[j] = van_leer(here[j] - below[j], above[j] - here[j])
+
+
 # -- 1-D ----------------------------------------------------------------------------------------------------------------
 @numba.njit(cache=True)
-def _cells_1d(q, out, bits, lo, hi, g, dt, dx, a, nu, blend, flux):
-    """Update cells [lo, hi) of the interior; returns the largest bit pattern of |out| there."""
+def _cells_1d(q, out, bits, lo, hi, g, dt, dx, a, nu, limiter, blend, rows):
+    """Update cells [lo, hi) of the interior (``limiter`` None: first order; a code of
+    :data:`solvers.reconstruction.LIMITERS`: MUSCL); returns the largest bit pattern of |out| there."""
     c = 0.5 * a * dt / dx
     d = 0.0 if nu is None else nu * dt / (dx * dx)
+    flux = rows[0]
+    slope = rows[1]
     m = 0
     for s in range(lo, hi, BLOCK):
         e = min(s + BLOCK, hi)
@@ -118,16 +155,15 @@ def _cells_1d(q, out, bits, lo, hi, g, dt, dx, a, nu, blend, flux):
         qs = q[g - 1 + s:g + e + 1]  # qs[k] is cell s - 1 + k: slicing first keeps every index non-negative
         os = out[g + s:g + e]
         ob = bits[g + s:g + e]
-        if nu is None:
+        if limiter is None:
             for k in range(length + 1):
-                flux[k] = _godunov(qs[k], qs[k + 1])
-            for k in range(length):
-                os[k] = qs[k + 1] - c * (flux[k + 1] - flux[k])
-        else:
+                flux[k] = _face(qs[k], qs[k + 1], qs[k], qs[k + 1], c, d, nu)
+        else:  # slope[k] is that of cell s - 1 + k
+            _slopes(limiter, q[g - 2 + s:], qs, q[g + s:], slope, length + 2)
             for k in range(length + 1):
-                flux[k] = c * _godunov(qs[k], qs[k + 1]) - d * (qs[k + 1] - qs[k])
-            for k in range(length):
-                os[k] = qs[k + 1] - (flux[k + 1] - flux[k])
+                flux[k] = _face(qs[k] + 0.5 * slope[k], qs[k + 1] - 0.5 * slope[k + 1], qs[k], qs[k + 1], c, d, nu)
+        for k in range(length):
+            os[k] = qs[k + 1] - _change(flux[k + 1], flux[k], c, nu)
         if blend is not None:
             q0s = blend[0][g + s:g + e]
             alpha = blend[1]
@@ -140,34 +176,35 @@ def _cells_1d(q, out, bits, lo, hi, g, dt, dx, a, nu, blend, flux):
 
 
 @numba.njit(cache=True)
-def burgers_godunov_euler_1d(q, out, dt, g, dx, a, nu, blend, scratch):
+def burgers_godunov_euler_1d(q, out, dt, g, dx, a, nu, limiter, blend, scratch):
     """One forward-Euler step of 1-D Burgers into ``out`` (one chunk); returns ``a max|out| / dx``.
 
-    ``nu``: None or a viscosity.  ``blend``: None, or ``(q0, alpha, beta)`` for a Shu–Osher stage
-    ``out = alpha q0 + beta (q + dt L(q))`` (:mod:`solvers.time_stepping`)."""
+    ``nu``: None or a viscosity.  ``limiter``: None (first order) or a limiter code (MUSCL).  ``blend``: None, or
+    ``(q0, alpha, beta)`` for a Shu–Osher stage ``out = alpha q0 + beta (q + dt L(q))`` (:mod:`solvers.time_stepping`)."""
     n = q.shape[0] - 2 * g
-    scratch.peaks[0] = _cells_1d(q, out, out.view(np.int64), 0, n, g, dt, dx, a, nu, blend, scratch.flux[0])
+    scratch.peaks[0] = _cells_1d(q, out, out.view(np.int64), 0, n, g, dt, dx, a, nu, limiter, blend, scratch.flux[0])
     return a * _largest(scratch.peaks[:1]) / dx
 
 
 @numba.njit(cache=True, parallel=True)
-def burgers_godunov_euler_1d_parallel(q, out, dt, g, dx, a, nu, blend, scratch):
+def burgers_godunov_euler_1d_parallel(q, out, dt, g, dx, a, nu, limiter, blend, scratch):
     """The same step over ``scratch.flux.shape[0]`` chunks, one ``prange`` iteration each (bitwise the serial one)."""
     n = q.shape[0] - 2 * g
     chunks = scratch.flux.shape[0]
     bits = out.view(np.int64)
     flux, peaks = scratch  # (writing through scratch.peaks inside prange is lost: Numba 0.68)
     for p in prange(chunks):
-        peaks[p] = _cells_1d(q, out, bits, (n * p) // chunks, (n * (p + 1)) // chunks, g, dt, dx, a, nu, blend,
-                             flux[p])
+        peaks[p] = _cells_1d(q, out, bits, (n * p) // chunks, (n * (p + 1)) // chunks, g, dt, dx, a, nu, limiter,
+                             blend, flux[p])
     return a * _largest(peaks) / dx
 
 
 # -- 2-D ----------------------------------------------------------------------------------------------------------------
 @numba.njit(cache=True)
-def _rows_2d(q, out, bits, lo, hi, g, dt, dx, dy, a0, a1, nu, blend, rows):
-    """Update interior rows [lo, hi) (axis 0); ``rows`` holds the lower and upper x-face fluxes of a row and its
-    y-face fluxes.  Returns the largest bit pattern of |out| there."""
+def _rows_2d(q, out, bits, lo, hi, g, dt, dx, dy, a0, a1, nu, limiter, blend, rows):
+    """Update interior rows [lo, hi) (axis 0).  ``rows`` holds the lower and upper x-face fluxes of a row, its
+    y-face fluxes, the x-slopes of the row and of the next one, and the y-slopes.  Returns the largest bit
+    pattern of |out| there."""
     ny = q.shape[1] - 2 * g
     cx = 0.5 * a0 * dt / dx
     cy = 0.5 * a1 * dt / dy
@@ -176,33 +213,40 @@ def _rows_2d(q, out, bits, lo, hi, g, dt, dx, dy, a0, a1, nu, blend, rows):
     lower = rows[0]
     upper = rows[1]
     side = rows[2]
+    sx_here = rows[3]
+    sx_next = rows[4]
+    sy = rows[5]
     below = q[g - 1 + lo, g:g + ny]
     first = q[g + lo, g:g + ny]
-    for j in range(ny):
-        if nu is None:
-            lower[j] = _godunov(below[j], first[j])
-        else:
-            lower[j] = cx * _godunov(below[j], first[j]) - dx2 * (first[j] - below[j])
+    if limiter is None:
+        for j in range(ny):
+            lower[j] = _face(below[j], first[j], below[j], first[j], cx, dx2, nu)
+    else:  # x-slopes of the row below (in sx_next for now) and of the first row
+        _slopes(limiter, q[g - 2 + lo, g:], below, first, sx_next, ny)
+        _slopes(limiter, below, first, q[g + lo + 1, g:], sx_here, ny)
+        for j in range(ny):
+            lower[j] = _face(below[j] + 0.5 * sx_next[j], first[j] - 0.5 * sx_here[j], below[j], first[j], cx, dx2, nu)
     m = 0
     for i in range(lo, hi):
         row = q[g + i, g - 1:g + ny + 1]  # row[j + 1] is cell (i, j)
+        here = row[1:]
         nxt = q[g + i + 1, g:g + ny]
         o = out[g + i, g:g + ny]
         ob = bits[g + i, g:g + ny]
-        if nu is None:
+        if limiter is None:
             for j in range(ny):
-                upper[j] = _godunov(row[j + 1], nxt[j])
+                upper[j] = _face(here[j], nxt[j], here[j], nxt[j], cx, dx2, nu)
             for j in range(ny + 1):
-                side[j] = _godunov(row[j], row[j + 1])
-            for j in range(ny):
-                o[j] = row[j + 1] - cx * (upper[j] - lower[j]) - cy * (side[j + 1] - side[j])
+                side[j] = _face(row[j], row[j + 1], row[j], row[j + 1], cy, dy2, nu)
         else:
+            _slopes(limiter, here, nxt, q[g + i + 2, g:], sx_next, ny)
             for j in range(ny):
-                upper[j] = cx * _godunov(row[j + 1], nxt[j]) - dx2 * (nxt[j] - row[j + 1])
+                upper[j] = _face(here[j] + 0.5 * sx_here[j], nxt[j] - 0.5 * sx_next[j], here[j], nxt[j], cx, dx2, nu)
+            _slopes(limiter, q[g + i, g - 2:], row, q[g + i, g:], sy, ny + 2)  # sy[j]: the y-slope of cell (i, j - 1)
             for j in range(ny + 1):
-                side[j] = cy * _godunov(row[j], row[j + 1]) - dy2 * (row[j + 1] - row[j])
-            for j in range(ny):
-                o[j] = row[j + 1] - (upper[j] - lower[j]) - (side[j + 1] - side[j])
+                side[j] = _face(row[j] + 0.5 * sy[j], row[j + 1] - 0.5 * sy[j + 1], row[j], row[j + 1], cy, dy2, nu)
+        for j in range(ny):
+            o[j] = here[j] - _change(upper[j], lower[j], cx, nu) - _change(side[j + 1], side[j], cy, nu)
         if blend is not None:
             q0row = blend[0][g + i, g:g + ny]
             alpha = blend[1]
@@ -212,20 +256,22 @@ def _rows_2d(q, out, bits, lo, hi, g, dt, dx, dy, a0, a1, nu, blend, rows):
         for j in range(ny):
             m = max(m, ob[j] & ABS_BITS)
         lower, upper = upper, lower
+        sx_here, sx_next = sx_next, sx_here
     return m
 
 
 @numba.njit(cache=True)
-def burgers_godunov_euler_2d(q, out, dt, g, dx, dy, a0, a1, nu, blend, scratch):
-    """One forward-Euler step of 2-D Burgers into ``out`` (one chunk; ``nu``, ``blend`` as in 1-D); returns
+def burgers_godunov_euler_2d(q, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch):
+    """One forward-Euler step of 2-D Burgers into ``out`` (one chunk; ``nu``, ``limiter``, ``blend`` as in 1-D); returns
     ``max|out| (a0/dx + a1/dy)``."""
     nx = q.shape[0] - 2 * g
-    scratch.peaks[0] = _rows_2d(q, out, out.view(np.int64), 0, nx, g, dt, dx, dy, a0, a1, nu, blend, scratch.flux[0])
+    scratch.peaks[0] = _rows_2d(q, out, out.view(np.int64), 0, nx, g, dt, dx, dy, a0, a1, nu, limiter, blend,
+                                scratch.flux[0])
     return _largest(scratch.peaks[:1]) * (a0 / dx + a1 / dy)
 
 
 @numba.njit(cache=True, parallel=True)
-def burgers_godunov_euler_2d_parallel(q, out, dt, g, dx, dy, a0, a1, nu, blend, scratch):
+def burgers_godunov_euler_2d_parallel(q, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch):
     """The same step with the rows split over ``scratch.flux.shape[0]`` chunks (bitwise the serial one)."""
     nx = q.shape[0] - 2 * g
     chunks = scratch.flux.shape[0]
@@ -233,7 +279,7 @@ def burgers_godunov_euler_2d_parallel(q, out, dt, g, dx, dy, a0, a1, nu, blend, 
     flux, peaks = scratch
     for p in prange(chunks):
         peaks[p] = _rows_2d(q, out, bits, (nx * p) // chunks, (nx * (p + 1)) // chunks, g, dt, dx, dy, a0, a1, nu,
-                            blend, flux[p])
+                            limiter, blend, flux[p])
     return _largest(peaks) * (a0 / dx + a1 / dy)
 
 
@@ -259,26 +305,27 @@ def _next_step(t, target, cfl, rate, par_rate):
 
 
 @numba.njit(cache=True)
-def _stage_1d(q_prev, out, dt, g, dx, a, nu, blend, scratch, parallel):
+def _stage_1d(q_prev, out, dt, g, dx, a, nu, limiter, blend, scratch, parallel):
     if parallel:
-        return burgers_godunov_euler_1d_parallel(q_prev, out, dt, g, dx, a, nu, blend, scratch)
-    return burgers_godunov_euler_1d(q_prev, out, dt, g, dx, a, nu, blend, scratch)
+        return burgers_godunov_euler_1d_parallel(q_prev, out, dt, g, dx, a, nu, limiter, blend, scratch)
+    return burgers_godunov_euler_1d(q_prev, out, dt, g, dx, a, nu, limiter, blend, scratch)
 
 
 @numba.njit(cache=True)
-def _stage_2d(q_prev, out, dt, g, dx, dy, a0, a1, nu, blend, scratch, parallel):
+def _stage_2d(q_prev, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch, parallel):
     if parallel:
-        return burgers_godunov_euler_2d_parallel(q_prev, out, dt, g, dx, dy, a0, a1, nu, blend, scratch)
-    return burgers_godunov_euler_2d(q_prev, out, dt, g, dx, dy, a0, a1, nu, blend, scratch)
+        return burgers_godunov_euler_2d_parallel(q_prev, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch)
+    return burgers_godunov_euler_2d(q_prev, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch)
 
 
 @numba.njit(cache=True)
 def advance_1d(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_steps, g, kinds, values, dx, a, nu,
-               scratch, parallel):  # fmt: skip
+               limiter, scratch, parallel):  # fmt: skip
     """Step the padded state ``q`` from ``t`` until it lands on ``target``, with the Shu–Osher stages ``tab``
     (:data:`solvers.time_stepping.INTEGRATORS`; the first stage is a plain Euler step).
 
-    ``work`` and ``spare`` are the stage buffers (one stage: ``spare`` may be ``work``); ``rate`` is the hyperbolic
+    ``nu`` and ``limiter`` as in :func:`burgers_godunov_euler_1d`.  ``work`` and ``spare`` are the stage buffers
+    (one stage: ``spare`` may be ``work``); ``rate`` is the hyperbolic
     rate of ``q``, ``par_rate`` the parabolic one (0 without viscosity), ``step`` the steps taken so far.
     Returns ``(q, work, spare, t, dt, rate, step, stage, status)`` with the three buffers in their new roles
     (``q`` holds the state); ``status`` is LANDED, BLEW_UP (stage ``stage`` of the step of size ``dt`` produced a
@@ -295,9 +342,10 @@ def advance_1d(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_st
             out = work if s % 2 == 0 else spare
             fill_ghosts_compiled(prev, g, kinds, values)
             if s == 0:
-                new_rate = _stage_1d(prev, out, dt, g, dx, a, nu, None, scratch, parallel)
+                new_rate = _stage_1d(prev, out, dt, g, dx, a, nu, limiter, None, scratch, parallel)
             else:
-                new_rate = _stage_1d(prev, out, dt, g, dx, a, nu, (q, tab[s, 0], tab[s, 1]), scratch, parallel)
+                new_rate = _stage_1d(prev, out, dt, g, dx, a, nu, limiter, (q, tab[s, 0], tab[s, 1]), scratch,
+                                     parallel)
             if not math.isfinite(new_rate):
                 return q, work, spare, t, dt, rate, step, s, BLEW_UP
             prev = out
@@ -314,7 +362,7 @@ def advance_1d(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_st
 
 @numba.njit(cache=True)
 def advance_2d(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_steps, g, kinds, values, dx, dy, a0,
-               a1, nu, scratch, parallel):  # fmt: skip
+               a1, nu, limiter, scratch, parallel):  # fmt: skip
     """:func:`advance_1d` in 2-D."""
     dt = 0.0
     while True:
@@ -326,9 +374,10 @@ def advance_2d(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_st
             out = work if s % 2 == 0 else spare
             fill_ghosts_compiled(prev, g, kinds, values)
             if s == 0:
-                new_rate = _stage_2d(prev, out, dt, g, dx, dy, a0, a1, nu, None, scratch, parallel)
+                new_rate = _stage_2d(prev, out, dt, g, dx, dy, a0, a1, nu, limiter, None, scratch, parallel)
             else:
-                new_rate = _stage_2d(prev, out, dt, g, dx, dy, a0, a1, nu, (q, tab[s, 0], tab[s, 1]), scratch, parallel)
+                new_rate = _stage_2d(prev, out, dt, g, dx, dy, a0, a1, nu, limiter, (q, tab[s, 0], tab[s, 1]), scratch,
+                                     parallel)
             if not math.isfinite(new_rate):
                 return q, work, spare, t, dt, rate, step, s, BLEW_UP
             prev = out
@@ -344,20 +393,26 @@ def advance_2d(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_st
 
 
 # -- NumPy reference ----------------------------------------------------------------------------------------------------
-def burgers_godunov_euler_reference(q: np.ndarray, dt: float, g: int, dx, a, nu=None,
-                                    blend=None) -> tuple[np.ndarray, float]:
-    """NumPy reference of every kernel here (ghost cells of ``q`` already filled): ``(out_interior, rate)``."""
+def burgers_godunov_euler_reference(q: np.ndarray, dt: float, g: int, dx, a, nu=None, blend=None,
+                                    limiter=None) -> tuple[np.ndarray, float]:
+    """NumPy reference of every kernel here (ghost cells of ``q`` already filled): ``(out_interior, rate)``;
+    ``limiter`` a name of :data:`solvers.reconstruction.LIMITERS` for MUSCL, None for first order."""
     dx = tuple(np.atleast_1d(dx).astype(float))
     a = tuple(np.broadcast_to(np.asarray(a, dtype=float), (q.ndim,)))
     interior = tuple(slice(g, s - g) for s in q.shape)
     out = q[interior].copy()
     for k in range(q.ndim):
         sel = list(interior)
-        sel[k] = slice(g - 1, q.shape[k] - g)  # cells -1 .. n-1 along k
+        sel[k] = slice(g - 1, q.shape[k] - g)  # cells -1 .. n-1 along k: also the faces -1/2 .. n-1/2
         left = q[tuple(sel)]
+        faces = tuple(sel)
         sel[k] = slice(g, q.shape[k] - g + 1)  # cells 0 .. n
         right = q[tuple(sel)]
-        f = np.maximum(np.maximum(left, 0.0) ** 2, np.minimum(right, 0.0) ** 2)
+        if limiter is None:
+            ql, qr = left, right
+        else:
+            ql, qr = (states[faces] for states in face_states_reference(q, k, "muscl", limiter))
+        f = np.maximum(np.maximum(ql, 0.0) ** 2, np.minimum(qr, 0.0) ** 2)
         c = 0.5 * a[k] * dt / dx[k]
         if nu is None:
             f = np.moveaxis(f, k, 0)

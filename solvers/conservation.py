@@ -31,8 +31,8 @@ Source terms: ``source="linear"`` with ``source_field=c`` gives ``s = c q`` (rel
 accepted too (x-dependence enters through ``c = source_field(x)``).  A user source, like a user
 flux, compiles the kernels once per process (not cached).
 
-The case (Burgers, Godunov, first order, any integrator, constant a, no source, and either no viscosity or a
-constant one with ``viscous="explicit"``) runs on the specialised kernels of :mod:`solvers.burgers_fast_path` in 1-D and
+The case (Burgers, Godunov, first order or MUSCL, any integrator, constant a, no source, and either no viscosity
+or a constant one with ``viscous="explicit"``) runs on the specialised kernels of :mod:`solvers.burgers_fast_path` in 1-D and
 2-D (``fast_path=True``, the default; ``kernel`` is "fast"); tests compare them with the general kernel.  From
 ``PARALLEL_THRESHOLD`` cells and with more than one thread (``threads``, default Numba's setting) it runs their
 ``prange`` variants (``kernel`` "fast-parallel"), bitwise the same result.  The fast path holds only the padded
@@ -285,7 +285,7 @@ def solve_conservation(
     const_a = _constant_a(a, grid.ndim)
     fast = (
         settings.fast_path and grid.ndim <= 2 and flux_obj.builtin and settings.numerical_flux == "godunov"
-        and settings.reconstruction == "first_order" and const_a is not None and source_name == "none"
+        and settings.reconstruction in ("first_order", "muscl") and const_a is not None and source_name == "none"
     )
     # a constant viscosity (no D) treated explicitly stays on the fast path, with no coefficient field
     fast = fast and (settings.nu == 0 or (D is None and settings.viscous == "explicit"))
@@ -371,8 +371,9 @@ def solve_conservation(
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
         if fast:
+            limiter = LIMITERS[settings.limiter] if settings.reconstruction == "muscl" else None
             steps = _run_fast(q, bufs, tab, grid, clock, snapshots, rate, par_rate, kinds, values, const_a, fast_nu,
-                              scratch, parallel)
+                              limiter, scratch, parallel)
         else:
             while not clock.done:
                 dt_stable = combine_bounds(*(1.0 / r if r > 0 else math.inf for r in (rate, par_rate, src_rate)))
@@ -402,8 +403,8 @@ def solve_conservation(
     return ConservationSolution(grid, times, snapshots, steps, settings, kernel_name)
 
 
-def _run_fast(q, bufs, tab, grid: Grid, clock: Clock, snapshots, rate, par_rate, kinds, values, const_a, nu, scratch,
-              parallel) -> int:
+def _run_fast(q, bufs, tab, grid: Grid, clock: Clock, snapshots, rate, par_rate, kinds, values, const_a, nu, limiter,
+              scratch, parallel) -> int:
     """The fast path's step loop, compiled from one output time to the next (``burgers_fast_path.advance_1d``/
     ``_2d``, which apply the clock's rule); returns the number of steps."""
     g = grid.ghost
@@ -416,7 +417,7 @@ def _run_fast(q, bufs, tab, grid: Grid, clock: Clock, snapshots, rate, par_rate,
     for index in range(clock.initial_outputs, len(clock.times)):
         q, work, spare, t, dt, rate, step, stage, status = advance(
             q, work, spare, tab, t, float(clock.times[index]), clock.cfl, rate, par_rate, step, clock.max_steps, g,
-            kinds, values, *geometry, nu, scratch, parallel)
+            kinds, values, *geometry, nu, limiter, scratch, parallel)
         if status == fp.BLEW_UP:
             found = first_nonfinite((work if stage % 2 == 0 else spare)[grid.interior])
             cell, value = found if found is not None else ((), math.nan)

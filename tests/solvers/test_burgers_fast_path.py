@@ -9,6 +9,7 @@ from solvers import conservation_kernels as ck
 from solvers.boundary import BoundaryConditions, fill_ghosts_compiled
 from solvers.flux_functions import get_flux
 from solvers.grid import Grid
+from solvers.reconstruction import LIMITERS, RECONSTRUCTIONS
 
 BURGERS = get_flux("burgers")
 
@@ -20,16 +21,19 @@ def _field(grid, seed=0):
     return q
 
 
-def _fast(q, out, dt, grid, a, nu, chunks=None, blend=None):
+def _fast(q, out, dt, grid, a, nu, chunks=None, blend=None, limiter=None):
     """One fast-path step: the serial kernel (chunks None) or the prange kernel over ``chunks`` pieces."""
+    code = None if limiter is None else LIMITERS[limiter]
     if grid.ndim == 1:
         if chunks is None:
-            return fp.burgers_godunov_euler_1d(q, out, dt, grid.ghost, grid.dx[0], a[0], nu, blend, fp.scratch_1d())
-        return fp.burgers_godunov_euler_1d_parallel(q, out, dt, grid.ghost, grid.dx[0], a[0], nu, blend,
+            return fp.burgers_godunov_euler_1d(q, out, dt, grid.ghost, grid.dx[0], a[0], nu, code, blend,
+                                               fp.scratch_1d())
+        return fp.burgers_godunov_euler_1d_parallel(q, out, dt, grid.ghost, grid.dx[0], a[0], nu, code, blend,
                                                     fp.scratch_1d(chunks))
     if chunks is None:
-        return fp.burgers_godunov_euler_2d(q, out, dt, grid.ghost, *grid.dx, *a, nu, blend, fp.scratch_2d(grid.shape[1]))
-    return fp.burgers_godunov_euler_2d_parallel(q, out, dt, grid.ghost, *grid.dx, *a, nu, blend,
+        return fp.burgers_godunov_euler_2d(q, out, dt, grid.ghost, *grid.dx, *a, nu, code, blend,
+                                           fp.scratch_2d(grid.shape[1]))
+    return fp.burgers_godunov_euler_2d_parallel(q, out, dt, grid.ghost, *grid.dx, *a, nu, code, blend,
                                                 fp.scratch_2d(grid.shape[1], chunks))
 
 
@@ -37,64 +41,69 @@ GRIDS = {"1d": lambda: Grid.line(5 * fp.BLOCK + 17),  # several blocks and a rag
          "2d": lambda: Grid((0.0, 0.0), (1.0, 2.0), (23, 41))}
 
 
+@pytest.mark.parametrize("limiter", [None, "minmod", "mc", "van_leer"])
 @pytest.mark.parametrize("nu", [None, 3e-4])
 @pytest.mark.parametrize("dims", ["1d", "2d"])
-def test_matches_general_kernel_and_stage_reference(dims, nu):
+def test_matches_general_kernel_and_stage_reference(dims, nu, limiter):
     """The fast step against the general stage kernel and solvers.conservation_kernels.stage_reference."""
     grid = GRIDS[dims]()
     q = _field(grid, 11)
     a = (1.7,) if grid.ndim == 1 else (0.8, 1.3)
     dt = 0.2 * min(grid.dx) / max(a)
     out = grid.zeros()
-    rate = _fast(q, out, dt, grid, a, nu)
+    rate = _fast(q, out, dt, grid, a, nu, limiter=limiter)
+    recon = ("first_order", "minmod") if limiter is None else ("muscl", limiter)
+    codes = (0, RECONSTRUCTIONS[recon[0]], LIMITERS[recon[1]])
     a_faces = [np.full(grid.padded_shape, ak) for ak in a]
     nud = [np.full(grid.padded_shape, 0.0 if nu is None else nu) for _ in a]
     arate = grid.zeros()
     arate[grid.interior] = sum(ak / dk for ak, dk in zip(a, grid.dx))
     zero = grid.zeros()
-    ref, ref_rate = ck.stage_reference(q, q, 0.0, 1.0, dt, grid.ghost, grid.dx, a_faces, nud, "godunov", "first_order",
-                                       "minmod", BURGERS, ck.NO_SOURCE, zero, arate)
+    ref, ref_rate = ck.stage_reference(q, q, 0.0, 1.0, dt, grid.ghost, grid.dx, a_faces, nud, "godunov", *recon,
+                                       BURGERS, ck.NO_SOURCE, zero, arate)
     general = grid.zeros()
     if grid.ndim == 1:
         grate = ck.stage_1d(q, q, general, 0.0, 1.0, dt, grid.ghost, grid.dx[0], a_faces[0], nud[0], nu is not None,
-                            0, 0, 0, ck.NO_SOURCE, zero, arate)
+                            *codes, ck.NO_SOURCE, zero, arate)
     else:
         rows = [np.zeros(grid.padded_shape[1]) for _ in range(2)]
         grate = ck.stage_2d(q, q, general, 0.0, 1.0, dt, grid.ghost, *grid.dx, *a_faces, *nud, nu is not None,
-                            0, 0, 0, ck.NO_SOURCE, zero, arate, *rows)
+                            *codes, ck.NO_SOURCE, zero, arate, *rows)
     assert np.abs(out[grid.interior] - ref).max() <= 1e-14
     assert np.abs(out - general)[grid.interior].max() <= 1e-14
     assert rate == pytest.approx(ref_rate, rel=1e-14) and rate == pytest.approx(grate, rel=1e-14)
 
 
-@pytest.mark.parametrize("stage", [None, (0.5, 0.5), (0.75, 0.25)])
+@pytest.mark.parametrize("limiter", [None, "minmod", "mc", "van_leer"])
+@pytest.mark.parametrize("stage", [None, (0.75, 0.25)])
 @pytest.mark.parametrize("nu", [None, 3e-4])
 @pytest.mark.parametrize("dims", ["1d", "2d"])
-def test_matches_own_reference(dims, nu, stage):
+def test_matches_own_reference(dims, nu, stage, limiter):
     grid = GRIDS[dims]()
     q = _field(grid, 2)
     blend = None if stage is None else (_field(grid, 5), *stage)
     a = (1.0,) if grid.ndim == 1 else (1.0, 0.5)
     dt = 0.3 * min(grid.dx)
     out = grid.zeros()
-    rate = _fast(q, out, dt, grid, a, nu, blend=blend)
-    ref, ref_rate = fp.burgers_godunov_euler_reference(q, dt, grid.ghost, grid.dx, a, nu, blend)
+    rate = _fast(q, out, dt, grid, a, nu, blend=blend, limiter=limiter)
+    ref, ref_rate = fp.burgers_godunov_euler_reference(q, dt, grid.ghost, grid.dx, a, nu, blend, limiter)
     np.testing.assert_allclose(out[grid.interior], ref, rtol=0, atol=1e-14)
     assert rate == pytest.approx(ref_rate, rel=1e-14)
 
 
+@pytest.mark.parametrize("limiter", [None, "mc"])
 @pytest.mark.parametrize("blended", [False, True])
 @pytest.mark.parametrize("nu", [None, 3e-4])
 @pytest.mark.parametrize("dims, chunks", [("1d", 1), ("1d", 2), ("1d", 3), ("1d", 7), ("2d", 1), ("2d", 2), ("2d", 5)])
-def test_chunks_are_bitwise_the_serial_kernel(dims, chunks, nu, blended):
+def test_chunks_are_bitwise_the_serial_kernel(dims, chunks, nu, blended, limiter):
     grid = GRIDS[dims]()
     q = _field(grid, 1)
     blend = (_field(grid, 6), 0.75, 0.25) if blended else None
     a = (1.0,) if grid.ndim == 1 else (1.0, 0.5)
     dt = 0.2 * min(grid.dx)
     serial, par = grid.zeros(), grid.zeros()
-    r_serial = _fast(q, serial, dt, grid, a, nu, blend=blend)
-    r_par = _fast(q, par, dt, grid, a, nu, chunks, blend=blend)
+    r_serial = _fast(q, serial, dt, grid, a, nu, blend=blend, limiter=limiter)
+    r_par = _fast(q, par, dt, grid, a, nu, chunks, blend=blend, limiter=limiter)
     assert r_par == r_serial
     assert np.array_equal(par, serial)
 
