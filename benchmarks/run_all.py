@@ -33,7 +33,7 @@ THROUGHPUT_SIZES = {
               "hj_1d": [1_000, 10_000], "hj_2d": [32, 64]},
 }
 #: Updates shockflow performs per timed run (small grids take more steps, up to 5000).
-STEPS_TARGET = {"full": {"burgers": 1e8, "viscous_burgers": 2e7, "hj": 2e7},
+STEPS_TARGET = {"full": {"burgers": 1e8, "viscous_burgers": 1e8, "hj": 5e7},
                 "quick": {"burgers": 2e6, "viscous_burgers": 1e6, "hj": 1e6}}
 ACCURACY_SIZES = {
     "full": {"burgers_1d": [200 * 2 ** k for k in range(7)], "burgers_2d": [32, 64, 128, 256],

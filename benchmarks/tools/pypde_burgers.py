@@ -24,6 +24,9 @@ class PyPDEBurgers:
     name = "pypde"
     label = "py-pde (Numba)"
 
+    def scheme_for(self, problem) -> str:
+        return "central_fd_euler"
+
     def __init__(self):
         self.last_profile = {}
 

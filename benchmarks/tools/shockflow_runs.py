@@ -41,13 +41,15 @@ def schemes_for(kind: str) -> dict:
 
 
 class Shockflow:
-    """``solve_conservation`` / ``solve_hj``, whole solve (Python step loop and ghost fills included)."""
+    """``solve_conservation`` / ``solve_hj``, the whole call (set-up, step loop and ghost fills included);
+    ``kernel`` is the kernel the last run used ("fast", "general", ...)."""
 
     name = "shockflow"
     label = "shockflow (Numba, 1 thread)"
 
     def __init__(self, scheme: str | None = None):
         self.scheme = scheme
+        self.kernel = None
 
     def unavailable(self):
         return None
@@ -64,11 +66,13 @@ class Shockflow:
         if problem.kind == "hj":
             def run():
                 sol = solve_hj(grid, q0, [t_end], t0=t0, boundary="periodic", **opts)
+                self.kernel = sol.kernel
                 return sol.u[-1], sol.steps
         else:
             def run():
                 # one thread: the side-by-side rows compare single cores (the prange rows use both)
                 sol = solve_conservation(grid, q0, [t_end], t0=t0, nu=problem.nu, threads=1, **opts)
+                self.kernel = sol.kernel
                 return sol.final, sol.steps
         return run
 
@@ -123,8 +127,11 @@ class NumPyReference:
     def supports(self, problem) -> bool:
         return True
 
+    def scheme_for(self, problem) -> str:
+        return self.scheme or DEFAULT_SCHEME[problem.kind]
+
     def prepare(self, problem, grid, q0, t0, t_end):
-        opts = schemes_for(problem.kind)[self.scheme or DEFAULT_SCHEME[problem.kind]]
+        opts = schemes_for(problem.kind)[self.scheme_for(problem)]
         if problem.kind == "hj":
             return _hj_reference_runner(grid, q0, t0, t_end, opts)
         if opts.get("viscous", "explicit") != "explicit":
