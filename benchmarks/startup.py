@@ -7,9 +7,9 @@ the cache (*cold*), a second process with the same directory loads it (*warm*). 
 SciPy and Numba included, as a user pays them); for each case the first call minus a second
 identical call is the compilation (cold) or cache-loading (warm) overhead.
 
-Cases: the Burgers fast path (the default case of the command line: first order Godunov, Euler),
-the general conservation kernel with the library defaults (first order, SSP-RK2), MUSCL, and the
-HJ solver with its defaults (ENO2, SSP-RK3).
+Cases: the Burgers fast path with forward Euler, the library defaults (first order, SSP-RK2: the fast path's
+stages), MUSCL-MC (fast path), WENO5 (the general conservation kernel), and the HJ solver with its defaults
+(ENO2, SSP-RK3; its fast kernel).
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ def child() -> dict:
     u0 = grid.sample(lambda x: -0.5 * np.cos(2 * np.pi * x) / (2 * np.pi))
     cases = {
         "fast_path": lambda: cons.solve_conservation(grid, q0, [0.05], integrator="euler"),
-        "general_default": lambda: cons.solve_conservation(grid, q0, [0.05]),
+        "default_ssprk2": lambda: cons.solve_conservation(grid, q0, [0.05]),
         "muscl_ssprk2": lambda: cons.solve_conservation(grid, q0, [0.05], reconstruction="muscl", limiter="mc"),
+        "weno5_general": lambda: cons.solve_conservation(grid, q0, [0.05], reconstruction="weno5", integrator="ssprk3"),
         "hj_default": lambda: hj.solve_hj(grid, u0, [0.05], boundary="periodic"),
     }
     for name, call in cases.items():
