@@ -107,7 +107,7 @@ def _largest(peaks):
 
 
 # -- one face, one cell ---------------------------------------------------------------------------------------------
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _face(left, right, below, above, c, d, nu):
     """A face flux in the units of the update: ``F(left, right)`` (inviscid; scaled by ``c`` in :func:`_change`) or
     ``c F - d (above - below)`` with the cell values ``below``/``above`` on either side."""
@@ -116,7 +116,7 @@ def _face(left, right, below, above, c, d, nu):
     return c * _godunov(left, right) - d * (above - below)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _change(upper, lower, c, nu):
     """What a cell loses between its two faces: ``c (F_hi - F_lo)`` or ``G_hi - G_lo``."""
     if nu is None:
@@ -124,7 +124,7 @@ def _change(upper, lower, c, nu):
     return upper - lower
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _slopes(limiter, below, here, above, out, count):
     """MUSCL slopes (times dx) of ``count`` cells from three aligned views of their neighbours (one loop per
     limiter, so that the choice is not made per cell)."""
@@ -306,16 +306,18 @@ def _next_step(t, target, cfl, rate, par_rate):
 
 @numba.njit(cache=True)
 def _stage_1d(q_prev, out, dt, g, dx, a, nu, limiter, blend, scratch, parallel):
-    if parallel:
-        return burgers_godunov_euler_1d_parallel(q_prev, out, dt, g, dx, a, nu, limiter, blend, scratch)
-    return burgers_godunov_euler_1d(q_prev, out, dt, g, dx, a, nu, limiter, blend, scratch)
+    """The serial kernel for ``parallel`` None, the prange one for True (compiled only then: it is slow to compile)."""
+    if parallel is None:
+        return burgers_godunov_euler_1d(q_prev, out, dt, g, dx, a, nu, limiter, blend, scratch)
+    return burgers_godunov_euler_1d_parallel(q_prev, out, dt, g, dx, a, nu, limiter, blend, scratch)
 
 
 @numba.njit(cache=True)
 def _stage_2d(q_prev, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch, parallel):
-    if parallel:
-        return burgers_godunov_euler_2d_parallel(q_prev, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch)
-    return burgers_godunov_euler_2d(q_prev, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch)
+    """:func:`_stage_1d` in 2-D."""
+    if parallel is None:
+        return burgers_godunov_euler_2d(q_prev, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch)
+    return burgers_godunov_euler_2d_parallel(q_prev, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch)
 
 
 @numba.njit(cache=True)
@@ -324,7 +326,8 @@ def advance_1d(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_st
     """Step the padded state ``q`` from ``t`` until it lands on ``target``, with the Shu–Osher stages ``tab``
     (:data:`solvers.time_stepping.INTEGRATORS`; the first stage is a plain Euler step).
 
-    ``nu`` and ``limiter`` as in :func:`burgers_godunov_euler_1d`.  ``work`` and ``spare`` are the stage buffers
+    ``nu`` and ``limiter`` as in :func:`burgers_godunov_euler_1d`; ``parallel`` None (serial kernels) or True
+    (prange kernels).  ``work`` and ``spare`` are the stage buffers
     (one stage: ``spare`` may be ``work``); ``rate`` is the hyperbolic
     rate of ``q``, ``par_rate`` the parabolic one (0 without viscosity), ``step`` the steps taken so far.
     Returns ``(q, work, spare, t, dt, rate, step, stage, status)`` with the three buffers in their new roles

@@ -417,7 +417,7 @@ def _run_fast(q, bufs, tab, grid: Grid, clock: Clock, snapshots, rate, par_rate,
     for index in range(clock.initial_outputs, len(clock.times)):
         q, work, spare, t, dt, rate, step, stage, status = advance(
             q, work, spare, tab, t, float(clock.times[index]), clock.cfl, rate, par_rate, step, clock.max_steps, g,
-            kinds, values, *geometry, nu, limiter, scratch, parallel)
+            kinds, values, *geometry, nu, limiter, scratch, True if parallel else None)
         if status == fp.BLEW_UP:
             found = first_nonfinite((work if stage % 2 == 0 else spare)[grid.interior])
             cell, value = found if found is not None else ((), math.nan)
