@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Iterator
@@ -26,6 +27,10 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     The temporary file is created (empty) so the name is reserved; writers may overwrite or
     truncate it. On any exception (including KeyboardInterrupt) the temporary file is removed
     and the exception propagates; ``target`` is left untouched.
+
+    The finished file gets the permissions of the file it replaces, or those of a newly created
+    file (``0o666`` less the umask) — not the ``0o600`` of the temporary file, which would hide
+    results from the other members of a group on a shared cluster.
     """
     target = Path(target)
     directory = target.parent if str(target.parent) else Path(".")
@@ -38,11 +43,31 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
+        os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
+
+
+def _mode_for(target: Path) -> int:
+    """The permission bits ``target`` has, or a new file would get."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where /proc says (Linux), else set and restored."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager

@@ -35,6 +35,25 @@ def test_atomic_path_new_target_is_absent_after_failure_and_missing_directory_is
             pass
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_atomic_files_get_the_umask_permissions_or_keep_the_replaced_ones(tmp_path, umask):
+    """Not the temporary file's 0o600: a new file gets 0o666 less the umask, a replaced file keeps its mode."""
+    previous = os.umask(umask)
+    try:
+        new = tmp_path / "new.txt"
+        with atomic_open(new) as fh:
+            fh.write("x")
+        assert new.stat().st_mode & 0o777 == 0o666 & ~umask
+        old = tmp_path / "old.txt"
+        old.write_text("old")
+        old.chmod(0o640)
+        with atomic_path(old) as tmp:
+            tmp.write_text("new")
+        assert old.read_text() == "new" and old.stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(previous)
+
+
 class FakeTTY(io.StringIO):
     def isatty(self):
         return True
