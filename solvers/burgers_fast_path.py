@@ -1,9 +1,10 @@
 """The fast path of :func:`solvers.conservation.solve_conservation`, serial and multi-core, and its NumPy reference.
 
-Burgers' flux, exact Godunov flux, first order, constant ``a`` per axis, no source, in 1-D and 2-D, optionally with
-a constant viscosity ``nu`` treated explicitly (THEORY.md §1); forward Euler, or the stages of SSP-RK2/3 (a stage
-is an Euler step blended with the step's initial state, ``blend``).  In 1-D, with
-``F_{i+1/2} = max(max(q_i, 0)^2, min(q_{i+1}, 0)^2)`` (twice the Godunov flux of u^2/2),
+Burgers' flux, exact Godunov flux, constant ``a`` per axis, no source, in 1-D and 2-D, optionally with a constant
+viscosity ``nu`` treated explicitly (THEORY.md §1); forward Euler, or the stages of SSP-RK2/3 (a stage is an Euler
+step blended with the step's initial state, ``blend``); first order, or MUSCL (``limiter``: the face states
+``q_i + s_i/2`` and ``q_{i+1} - s_{i+1}/2`` with the limited slopes ``s`` of :mod:`solvers.reconstruction`).
+In 1-D, with ``F_{i+1/2} = max(max(q_L, 0)^2, min(q_R, 0)^2)`` (twice the Godunov flux of u^2/2),
 
     inviscid:  out_i = q_i - c (F_{i+1/2} - F_{i-1/2}),                                c = a dt / (2 dx)
     viscous:   out_i = q_i - (G_{i+1/2} - G_{i-1/2}),   G_{i+1/2} = c F_{i+1/2} - d (q_{i+1} - q_i),   d = nu dt / dx^2
@@ -47,7 +48,7 @@ from numba import prange
 from solvers.boundary import fill_ghosts_compiled
 from solvers.reconstruction import MC, MINMOD, face_states_reference, minmod, monotonized_central, van_leer
 
-#: Cells per 1-D block (its flux scratch, 8 (BLOCK + 1) bytes, stays in L1).
+#: Cells per 1-D block (its flux and slope rows, 2 x 8 (BLOCK + 2) bytes, stay in L1).
 BLOCK = 1024
 #: Interior cells from which the threaded kernels pay for their fork/join (about 10 µs per step).
 PARALLEL_THRESHOLD = 200_000
