@@ -27,11 +27,11 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from solvers import burgers_fast_path as fp  # noqa: E402
-from solvers import conservation_kernels as ck  # noqa: E402
-from solvers.boundary import BoundaryConditions, fill_ghosts_reference  # noqa: E402
+from solvers.conservation import burgers_fast_path as fp  # noqa: E402
+from solvers.conservation import kernels as ck  # noqa: E402
+from solvers.grid import BoundaryConditions, fill_ghosts_reference  # noqa: E402
 from solvers.conservation import solve_conservation  # noqa: E402
-from solvers.flux_functions import BURGERS  # noqa: E402
+from solvers.conservation import BURGERS  # noqa: E402
 from solvers.grid import Grid  # noqa: E402
 from solvers.time_stepping import INTEGRATORS  # noqa: E402
 
@@ -62,9 +62,9 @@ def time_solver(grid, steps, repeats, **kwargs):
 
 def time_kernel(grid, kernel, repeats=7, **kwargs):
     """Best wall-clock and CPU-time updates per second of the compiled step alone (all stages, no Python loop)."""
-    from solvers.boundary import fill_ghosts_compiled
-    from solvers.numerical_fluxes import NUMERICAL_FLUXES
-    from solvers.reconstruction import LIMITERS, RECONSTRUCTIONS
+    from solvers.grid import fill_ghosts_compiled
+    from solvers.conservation import NUMERICAL_FLUXES
+    from solvers.conservation import LIMITERS, RECONSTRUCTIONS
 
     g = grid.ghost
     q = grid.pad(initial(grid))

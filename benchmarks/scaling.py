@@ -1,4 +1,4 @@
-"""Multi-core speed-up of ``solve_conservation``'s fast path (:mod:`solvers.burgers_fast_path`) over threads.
+"""Multi-core speed-up of ``solve_conservation``'s fast path (:mod:`solvers.conservation.burgers_fast_path`) over threads.
 
 For each size the same solve runs with 1, 2, … threads (``threads=k`` and ``numba.set_num_threads(k)``: the
 serial kernel for one thread, the prange kernels with one chunk per thread otherwise), interleaved; the

@@ -3,7 +3,7 @@
 Each measurement is a fresh interpreter (``python -m benchmarks.startup --child``) with
 ``NUMBA_CACHE_DIR`` pointing at a new temporary directory: the first process compiles and writes
 the cache (*cold*), a second process with the same directory loads it (*warm*).  In the child:
-``import_s`` is the time to import ``solvers.conservation`` and ``solvers.hamilton_jacobi`` (NumPy,
+``import_s`` is the time to import ``solvers.conservation.solver`` and ``solvers.hamilton_jacobi.solver`` (NumPy,
 SciPy and Numba included, as a user pays them); for each case the first call minus a second
 identical call is the compilation (cold) or cache-loading (warm) overhead.
 
@@ -27,8 +27,8 @@ def child() -> dict:
     start = time.perf_counter()
     import numpy as np
 
-    import solvers.conservation as cons
-    import solvers.hamilton_jacobi as hj
+    import solvers.conservation.solver as cons
+    import solvers.hamilton_jacobi.solver as hj
     from solvers.grid import Grid
 
     out = {"import_s": round(time.perf_counter() - start, 4)}

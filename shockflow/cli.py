@@ -54,7 +54,7 @@ def _error(message: str) -> None:
 
 # -- commands --------------------------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
-    from shockflow.demo import run_demo
+    from shockflow.runners.demo import run_demo
 
     result = run_demo(cells=args.cells, amplitude=args.amplitude, offset=args.offset, t_end=args.t_end)
     if args.json:
@@ -115,7 +115,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from shockflow.cases import RunOptions, get_kind
-    from shockflow.pipeline import DEFAULT_CASE, run_prediction_case
+    from shockflow.runners.prediction import DEFAULT_CASE, run_prediction_case
 
     if args.case is None:
         args.case = DEFAULT_CASE
@@ -138,7 +138,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from shockflow.comparison import ComparisonError, compare_log
+    from shockflow.prediction import ComparisonError, compare_log
 
     try:
         comparison, transitions = compare_log(args.log, args.prediction, max_ratio=args.max_ratio)
@@ -245,7 +245,7 @@ def _cases(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from shockflow.results import read_result
+    from shockflow.storage import read_result
 
     result = read_result(args.result)
     figures = []
@@ -423,7 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from shockflow.cases.errors import CaseError
-    from shockflow.results import ResultFileError
+    from shockflow.storage import ResultFileError
 
     parser = build_parser()
     args = parser.parse_args(argv)  # bad arguments: argparse prints usage and exits with status 2

@@ -6,13 +6,13 @@ import math
 
 import numpy as np
 
-from solvers import conservation_kernels as ck
-from solvers import burgers_fast_path as fp
-from solvers.boundary import BoundaryConditions, fill_ghosts_compiled, fill_ghosts_reference
+from solvers.conservation import kernels as ck
+from solvers.conservation import burgers_fast_path as fp
+from solvers.grid import BoundaryConditions, fill_ghosts_compiled, fill_ghosts_reference
 from solvers.conservation import solve_conservation
-from solvers.flux_functions import BURGERS
+from solvers.conservation import BURGERS
 from solvers.hamilton_jacobi import HJDiscretisation, HJSettings, solve_hj
-from solvers.hj_boundary import fill_hj_ghosts
+from solvers.hamilton_jacobi.boundary import fill_hj_ghosts
 from solvers.time_stepping import INTEGRATORS, Clock, combine_bounds, tableau
 
 #: Conservation-law schemes: label -> keyword arguments of solve_conservation.

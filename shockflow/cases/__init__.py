@@ -20,7 +20,7 @@ the reference page come from the generic machinery in :mod:`shockflow.cases.sche
 2. Write ``run(case, options) -> outcome`` (``options`` is a :class:`RunOptions`: ``out``,
    ``seed``, ``quiet``, ``progress``, ``figures``); the outcome has ``as_dict()`` (the JSON the
    command line prints) and ``table()`` (the text it prints).  Write results with
-   :mod:`shockflow.results` (atomic) so an interrupted run leaves nothing behind.
+   :mod:`shockflow.storage` (atomic) so an interrupted run leaves nothing behind.
 3. Register it once, at import of your module::
 
        register_kind(CaseKind(name="nqf", settings=NQFCase, run=run_nqf_case, command="run",
@@ -35,7 +35,7 @@ the reference page come from the generic machinery in :mod:`shockflow.cases.sche
 5. Put a built-in case in ``cases/`` (``kind = "nqf"``): the test suite runs every built-in
    case at a reduced size through ``--set`` overrides.
 
-Built-in kinds: ``pde`` (:mod:`shockflow.cases.pde`, run by :mod:`shockflow.pde_run`).
+Built-in kinds: ``pde`` (:mod:`shockflow.cases.pde`, run by :mod:`shockflow.runners.pde`).
 """
 
 from shockflow.cases.errors import CaseError, Problem

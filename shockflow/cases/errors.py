@@ -46,6 +46,11 @@ class CaseError(ValueError):
             message = head + f"{count} problems\n" + "\n".join("  " + line for line in lines)
         super().__init__(message)
 
+    @classmethod
+    def at(cls, case, key: str, message: str) -> "CaseError":
+        """One problem at ``key`` of a loaded case (its file, or ``"<string>"`` for a case from text)."""
+        return cls(str(case.path) if case.path is not None else "<string>", [Problem(key, message)])
+
     @property
     def keys(self) -> tuple[str, ...]:
         """Every key path named by the error (missing keys included)."""

@@ -18,7 +18,7 @@ __all__ = ["CaseKind", "RunOptions", "register_kind", "get_kind", "kinds"]
 
 #: modules that register the built-in kinds (imported on first use)
 BUILTIN_KIND_MODULES = (
-    "shockflow.cases.pde", "shockflow.cases.network", "shockflow.nqf.case", "shockflow.spectra.case", "shockflow.scaling.case",
+    "shockflow.runners.pde", "shockflow.runners.training", "shockflow.nqf.case", "shockflow.spectra.case", "shockflow.scaling.case",
 )
 
 _KINDS: dict[str, "CaseKind"] = {}

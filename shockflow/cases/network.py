@@ -4,18 +4,18 @@
     [data]       name = "teacher_student" and the generator's keyword arguments (shockflow.data)
     [training]   optimizer, learning rate, steps, ... (shockflow.training.TrainSettings)
 
-With a ``[geometry]`` table the case can also be run by ``shockflow run`` (:mod:`shockflow.pipeline`):
+With a ``[geometry]`` table the case can also be run by ``shockflow run`` (:mod:`shockflow.runners.prediction`):
 
     [geometry]   name = "gram" and the geometry's keyword arguments (shockflow.geometry registry)
-    [extraction] which charts (one 1-D PDE per chart), grid cells, chart margin (shockflow.extraction)
-    [prediction] PDE output times, matching tolerance (shockflow.prediction, shockflow.comparison)
+    [extraction] which charts (one 1-D PDE per chart), grid cells, chart margin (shockflow.prediction.extraction)
+    [prediction] PDE output times, matching tolerance (shockflow.prediction.mapping, shockflow.prediction.comparison)
 
 ``[model]``, ``[data]`` and ``[geometry]`` are call tables (:class:`~shockflow.cases.schema.Call`): their keys are
 checked against the signature of the chosen model class or data generator, so a new model or
 generator is usable from a case file as soon as it is registered.  The case's ``seed`` seeds the
 model (unless ``[model]`` sets its own), the data (likewise) and the batch sampling.  The runner
-(:mod:`shockflow.network_run`) writes the training log (HDF5, docs/training-log.md), detects the
-observed transitions in the loss (:func:`shockflow.transitions.find_transitions`) and draws the
+(:mod:`shockflow.runners.training`) writes the training log (HDF5, docs/training-log.md), detects the
+observed transitions in the loss (:func:`shockflow.prediction.transitions.find_transitions`) and draws the
 loss with them marked.  Predictions from the quotient PDE join in the second half of issue 6.
 """
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 
-from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.schema import Call, at_least, greater_than, interval, setting
 from shockflow.training.settings import OPTIMIZERS, SCHEDULES, WEIGHT_DECAY_MODES, TrainSettings
 
@@ -96,7 +95,7 @@ class Training:
 
 @dataclass(frozen=True)
 class Extraction:
-    """Network -> PDE problems on quotient charts (shockflow.extraction): one 1-D chart per entry of `charts`."""
+    """Network -> PDE problems on quotient charts (shockflow.prediction.extraction): one 1-D chart per entry of `charts`."""
 
     charts: tuple[int, ...] = setting((), doc="Values of the geometry keyword `chart_key` (e.g. mode indices); "
                                               "one 1-D chart each (empty: the geometry's own chart).")
@@ -107,14 +106,14 @@ class Extraction:
                                       "minimum and the trajectory.", bounds=at_least(0))
     sequential: bool = setting(True, doc="Staircase reference: charts ordered by their initial-data γ*; each is "
                                          "extracted with the faster ones at their landscape minima "
-                                         "(shockflow.extraction).")
+                                         "(shockflow.prediction.extraction).")
     noise_samples: int = setting(512, doc="Samples for the per-sample chart gradients (projected temperature).",
                                  bounds=at_least(2))
 
 
 @dataclass(frozen=True)
 class Prediction:
-    """PDE solve and the shock -> transition mapping (shockflow.prediction, shockflow.comparison)."""
+    """PDE solve and the shock -> transition mapping (shockflow.prediction.mapping, shockflow.prediction.comparison)."""
 
     times: int = setting(41, doc="PDE output times per chart, uniform in [0, horizon x γ*] (γ* from the "
                                  "initial data).", bounds=at_least(8))
@@ -136,21 +135,3 @@ class NetworkCase:
                                     callables=_geometries, exclude=("model",))
     extraction: Extraction = setting(doc="Which charts and how finely (shockflow run).", factory=Extraction)
     prediction: Prediction = setting(doc="PDE solve and matching (shockflow run).", factory=Prediction)
-
-
-def _run(case, options):
-    from shockflow.network_run import run_network_case
-
-    return run_network_case(case, options)
-
-
-def _verify(case):
-    from shockflow.network_run import build_model_and_data
-
-    build_model_and_data(case, seed=case.seed or 0)
-
-
-NETWORK_KIND = register_kind(CaseKind(
-    name="network", settings=NetworkCase, run=_run, command="train", verify=_verify,
-    description="a network trained from its case file: training log (HDF5), loss figure, observed transitions",
-))

@@ -3,16 +3,16 @@
 Equations (THEORY.md §1):
 
 * ``burgers`` — the scalar conservation law for the gradient ``p`` in 1-D,
-  ``p_t + (a p²/2)_x = ν (D p_x)_x``, solved by finite volumes (:func:`solvers.conservation.solve_conservation`);
+  ``p_t + (a p²/2)_x = ν (D p_x)_x``, solved by finite volumes (:func:`solvers.conservation.solver.solve_conservation`);
 * ``hamilton_jacobi`` — the viscous HJ equation for the potential ``u``,
   ``u_t + H(∇u) = ν Δu`` with ``H = (a/2)|p|²`` (``"quadratic"``) or ``a|p|`` (``"eikonal"``) on an
-  interval or box (finite differences, :func:`solvers.hamilton_jacobi.solve_hj`, with ``ν D``
+  interval or box (finite differences, :func:`solvers.hamilton_jacobi.solver.solve_hj`, with ``ν D``
   as the diffusion coefficient) or on a closed triangulated surface (icosphere, torus:
-  :func:`solvers.surface_hj.solve_surface_hj`, ``a = D = 1``).
+  :func:`solvers.surfaces.hamilton_jacobi.solve_surface_hj`, ``a = D = 1``).
 
-Shocks are the discontinuities of ``p`` (kinks of ``u``); see :mod:`shockflow.shock_report`.
+Shocks are the discontinuities of ``p`` (kinks of ``u``); see :mod:`shockflow.prediction.shock_report`.
 The settings below are validated by :mod:`shockflow.cases.schema`; the runner is
-:mod:`shockflow.pde_run`.
+:mod:`shockflow.runners.pde`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.schema import at_least, greater_than, interval, setting
 
 __all__ = ["PDECase", "Equation", "Solver", "Output", "ShockDetection", "EQUATIONS", "DOMAIN_CLASSES",
@@ -64,7 +63,7 @@ class Interval:
     cells: int = setting(doc="Number of cells.", bounds=at_least(4))
     lower: float = setting(0.0, doc="Left end.")
     upper: float = setting(1.0, doc="Right end.")
-    boundary: str = setting("periodic", doc="Boundary condition on both ends (solvers.boundary): `symmetric` is "
+    boundary: str = setting("periodic", doc="Boundary condition on both ends (solvers.grid.boundary): `symmetric` is "
                                             "the no-flux condition for a potential u, `outflow` lets a Burgers "
                                             "wave leave.", choices=BOUNDARY_KINDS)
     boundary_value: float = setting(0.0, doc="The boundary value for `dirichlet`.")
@@ -258,20 +257,20 @@ class Solver:
     cfl: float | None = setting(None, doc="Courant number (burgers: 0.45 with MUSCL, 0.9 first order; HJ: 0.5).",
                                 bounds=interval(0, 1, closed="right"))
     numerical_flux: str | None = setting(None, doc="burgers only (`godunov`).",
-                                         choices=_solver_names("solvers.numerical_fluxes", "NUMERICAL_FLUXES"))
+                                         choices=_solver_names("solvers.conservation.numerical_fluxes", "NUMERICAL_FLUXES"))
     reconstruction: str | None = setting(None, doc="burgers only (`muscl`).",
-                                         choices=_solver_names("solvers.reconstruction", "RECONSTRUCTIONS"))
+                                         choices=_solver_names("solvers.conservation.reconstruction", "RECONSTRUCTIONS"))
     limiter: str | None = setting(None, doc="burgers only, MUSCL slope limiter (`mc`).",
-                                  choices=_solver_names("solvers.reconstruction", "LIMITERS"))
+                                  choices=_solver_names("solvers.conservation.reconstruction", "LIMITERS"))
     viscous: str | None = setting(None, doc="burgers only: `explicit` or `implicit` (Crank–Nicolson, Strang split) "
                                             "viscous term (`explicit`).", choices=("explicit", "implicit"))
     numerical_hamiltonian: str | None = setting(
         None, doc="HJ only (grid: `godunov`, `lax_friedrichs` or `local_lax_friedrichs`; surfaces: "
                   "`smooth_lax_friedrichs`, `local_lax_friedrichs` or `lax_friedrichs`).",
-        choices=lambda: tuple(sorted(set(_solver_names("solvers.hamiltonians", "NUMERICAL_HAMILTONIANS")())
-                                     | set(_solver_names("solvers.surface_hj", "SURFACE_NUMERICAL_HAMILTONIANS")()))))
+        choices=lambda: tuple(sorted(set(_solver_names("solvers.hamilton_jacobi.hamiltonians", "NUMERICAL_HAMILTONIANS")())
+                                     | set(_solver_names("solvers.surfaces.hamilton_jacobi", "SURFACE_NUMERICAL_HAMILTONIANS")()))))
     derivative: str | None = setting(None, doc="grid HJ only: one-sided derivatives (`eno2`).",
-                                     choices=_solver_names("solvers.hj_derivatives", "DERIVATIVES"))
+                                     choices=_solver_names("solvers.hamilton_jacobi.derivatives", "DERIVATIVES"))
     max_steps: int = setting(10_000_000, doc="Stop with an error after this many steps.", bounds=at_least(1))
 
 
@@ -346,7 +345,7 @@ class PDECase:
             if self.on_mesh:
                 if sol.derivative is not None:
                     yield "solver.derivative", f'applies to grid domains only, found a "{dom.TAG}" mesh'
-                from solvers.surface_hj import SURFACE_NUMERICAL_HAMILTONIANS
+                from solvers.surfaces import SURFACE_NUMERICAL_HAMILTONIANS
 
                 if sol.numerical_hamiltonian not in (None, *SURFACE_NUMERICAL_HAMILTONIANS):
                     valid = ", ".join(f'"{n}"' for n in sorted(SURFACE_NUMERICAL_HAMILTONIANS))
@@ -356,7 +355,7 @@ class PDECase:
                     if getattr(eq, key) != 1.0:
                         yield f"equation.{key}", f"surface solves have {key} = 1; found {getattr(eq, key):g}"
             else:
-                from solvers.hamiltonians import NUMERICAL_HAMILTONIANS
+                from solvers.hamilton_jacobi import NUMERICAL_HAMILTONIANS
 
                 if sol.numerical_hamiltonian not in (None, *NUMERICAL_HAMILTONIANS):
                     valid = ", ".join(f'"{n}"' for n in sorted(NUMERICAL_HAMILTONIANS))
@@ -370,22 +369,3 @@ class PDECase:
         if dom.TAG == "interval" and dom.boundary == "periodic" and eq.kind == "hamilton_jacobi" \
                 and isinstance(ini, Quadratic):
             yield "domain.boundary", "quadratic data are not periodic; use symmetric or outflow"
-
-
-def _run(case, options):
-    from shockflow.pde_run import run_pde_case
-
-    return run_pde_case(case, options)
-
-
-def _verify(case):
-    from shockflow.pde_run import build_problem
-
-    build_problem(case)
-
-
-PDE_KIND = register_kind(CaseKind(
-    name="pde", settings=PDECase, run=_run, command="solve",
-    description="a PDE solved to its shocks: Burgers or viscous Hamilton–Jacobi on an interval, box or surface",
-    verify=_verify,
-))

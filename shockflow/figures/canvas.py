@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shockflow.atomic import atomic_path
+from shockflow.storage import atomic_path
 
 __all__ = ["new_figure", "save_png", "can_draw"]
 

@@ -1,6 +1,6 @@
 """The quotient trajectory over the initial-data landscape: one panel per extracted chart.
 
-Each panel draws ``u0 = L̄`` along the chart (the PDE's initial data, :mod:`shockflow.extraction`)
+Each panel draws ``u0 = L̄`` along the chart (the PDE's initial data, :mod:`shockflow.prediction.extraction`)
 and, on it, the logged parameter snapshots mapped to the chart (``x(step)``, ``L̄(x(step))``,
 coloured by log step), the initial point, the ridge where the shock forms and the landscape
 minimum.  matplotlib is imported inside the function (DESIGN.md).

@@ -93,7 +93,7 @@ def _steepness_panel(ax, result) -> None:
 
 
 def solution_figure(result, path) -> Path:
-    """Draw the figure of a PDE result (:class:`shockflow.results.Result`) into ``path`` (PNG)."""
+    """Draw the figure of a PDE result (:class:`shockflow.storage.Result`) into ``path`` (PNG)."""
     fig = new_figure(10.0, 4.0)
     left, right = fig.subplots(1, 2, width_ratios=(1.4, 1.0))
     if "x" in result.coordinates:

@@ -13,8 +13,8 @@ Build one bound to a model (its current parameters are the reference point)::
     geo.chart_loss(points, X, y)               # L̄ at many points in one batched pass
     geo.velocity(points, X, y)                 # predicted quotient velocity -g^{-1} ∇L̄
     problem = geo.chart_problem(200, X, y)     # grid, u0 = L̄, mobility, density (1-D/2-D charts)
-    sol = problem.solve([0.1, 0.5], nu=0.01)   # solvers.chart_hj.solve_chart_hj -> .u[n] at .times[n]
-    burgers = problem.solve_burgers([0.1], X, y, nu=0.01)   # 1-D: p = ∂u, solvers.chart_burgers -> .p[n]
+    sol = problem.solve([0.1, 0.5], nu=0.01)   # solvers.charts.hamilton_jacobi.solve_chart_hj -> .u[n] at .times[n]
+    burgers = problem.solve_burgers([0.1], X, y, nu=0.01)   # 1-D: p = ∂u, solvers.charts.burgers -> .p[n]
 
 Geometry-specific extras: ``gram.mode_strengths(params)``; ``sphere.loss_and_grad(params, X, y)``
 (the normalised layer's backward), ``WeightNormalised(sphere, model)`` (its training view, used by ``shockflow run``)

@@ -20,7 +20,7 @@ does not move are held at their reference values.  It provides
 ``chart_gradient``, ``velocity``  ``∇L̄`` by central differences of ``chart_loss`` and the predicted
                                quotient velocity ``-g^{-1} ∇L̄``;
 ``chart_problem(cells, X, y)`` the PDE problem on the chart: grid, ``u0 = L̄`` at cell centres, the
-                               mobility and density callables for :mod:`solvers.chart_hj`.
+                               mobility and density callables for :mod:`solvers.charts.hamilton_jacobi`.
 
 A subclass is a frozen dataclass with fields for its settings (validated in ``__post_init__``) and
 implements ``chart``, ``coordinates``, ``conserved``, ``mobility`` and ``section``; see
@@ -88,7 +88,7 @@ class Chart:
         return Grid(self.lower, self.upper, cells, ghost)
 
     def boundary(self) -> list:
-        """Boundary conditions for :mod:`solvers.chart_hj`: periodic axes wrap, others are even mirrors."""
+        """Boundary conditions for :mod:`solvers.charts.hamilton_jacobi`: periodic axes wrap, others are even mirrors."""
         return ["periodic" if p else "symmetric" for p in self.periodic]
 
     def check(self, points, name: str = "points") -> np.ndarray:
@@ -116,7 +116,7 @@ class Chart:
 
 @dataclass(frozen=True)
 class ChartProblem:
-    """A Hamilton–Jacobi problem on a chart, ready for :func:`solvers.chart_hj.solve_chart_hj`.
+    """A Hamilton–Jacobi problem on a chart, ready for :func:`solvers.charts.hamilton_jacobi.solve_chart_hj`.
 
     ``u0`` is ``L̄`` at the cell centres of ``grid``; ``mobility(*coords)`` and ``density(*coords)``
     take the coordinate arrays of the solver (``g^xx`` in 1-D, ``(A00, A01, A11)`` in 2-D).
@@ -131,7 +131,7 @@ class ChartProblem:
 
     def solve(self, times, nu: float = 0.0, **settings):
         """Solve ``∂_γ u + ½|∇u|²_g = ν Δ_g u`` from ``u0 = L̄`` (THEORY §1); returns a ``ChartHJSolution``."""
-        from solvers.chart_hj import solve_chart_hj
+        from solvers.charts import solve_chart_hj
 
         settings.setdefault("boundary", self.boundary)
         return solve_chart_hj(self.grid, self.u0, times, mobility=self.mobility, density=self.density, nu=nu, **settings)
@@ -140,9 +140,9 @@ class ChartProblem:
         """1-D charts: Burgers for ``p = ∂_x u`` from ``p0 = ∂_x L̄`` (THEORY §1), conservation form.
 
         ``p0`` is the exact cell average of ``∂_x L̄``, the difference of ``L̄`` at the two faces over
-        ``dx``; returns a ``ChartBurgersSolution`` (:mod:`solvers.chart_burgers`).
+        ``dx``; returns a ``ChartBurgersSolution`` (:mod:`solvers.charts.burgers`).
         """
-        from solvers.chart_burgers import solve_chart_burgers
+        from solvers.charts import solve_chart_burgers
 
         if self.grid.ndim != 1:
             raise GeometryError(f"solve_burgers: the Burgers solver takes 1-D charts, this one has {self.grid.ndim} axes")

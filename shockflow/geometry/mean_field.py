@@ -16,7 +16,7 @@ metric of neuron space scaled by ``1/m`` (the mobility; the usual mean-field tim
 The density obeys the continuity equation ``ρ_t + ∇·(ρ v) = T Δρ``, the diffusion ``T`` coming from
 SGD noise (THEORY §1: ``T = η σ_g²/(2B)``); :meth:`continuity_problem` returns its data on a grid
 (density, face velocities, diffusion) and ``.solve(times)`` integrates it with
-:mod:`solvers.continuity`, the velocity recomputed from the density as it moves
+:mod:`solvers.charts.continuity`, the velocity recomputed from the density as it moves
 (:class:`McKeanVlasovVelocity`: the McKean–Vlasov equation ``v = -(1/m) ∇ δL/δρ``).  Times are
 gradient-flow times ``t`` of the parameters (a GD step ``η`` advances ``t`` by ``η``).
 
@@ -48,7 +48,7 @@ class ContinuityProblem:
 
     ``field`` (set by :meth:`MeanFieldGeometry.continuity_problem`) is the McKean–Vlasov velocity
     of a density, ``field(t, rho) -> faces``; :meth:`solve` integrates the equation with
-    :func:`solvers.continuity.solve_continuity`.
+    :func:`solvers.charts.continuity.solve_continuity`.
     """
 
     grid: Grid
@@ -65,11 +65,11 @@ class ContinuityProblem:
         by ``field`` before every step (``velocity_update="step"``, the default) or every stage
         (``velocity_update="stage"``); ``False`` freezes ``face_velocity``, the field of the initial
         measure (a short-time approximation).  The diffusion is ``nu = temperature`` with ``D = 1``.
-        Other ``settings`` go to :func:`solvers.continuity.solve_continuity` (``reconstruction``,
+        Other ``settings`` go to :func:`solvers.charts.continuity.solve_continuity` (``reconstruction``,
         ``limiter``, ``integrator``, ``cfl``, ``velocity_update``, ``t0``, ``max_steps``); ``boundary``
         defaults to zero-flux walls at the box of the chart.  Returns a ``ContinuitySolution``.
         """
-        from solvers.continuity import solve_continuity
+        from solvers.charts import solve_continuity
 
         if self.grid.ndim > 2:
             raise GeometryError(

@@ -18,7 +18,7 @@ problem in the rescaled time ``γ/|w|²``.
 through the reference direction (``e1 = ŵ_ref``; ``e2`` given or the first orthonormal complement);
 its coordinate velocity is ``θ̇ = -(1/|w|²) ∂_θ L̄`` (the tangential component of the flow).  For
 ``d = 3`` :meth:`SphereGeometry.mesh_problem` gives the whole sphere as an icosphere for
-:func:`solvers.surface_hj.solve_surface_hj` (a latitude–longitude chart would make the mobility
+:func:`solvers.surfaces.hamilton_jacobi.solve_surface_hj` (a latitude–longitude chart would make the mobility
 blow up at the poles).
 """
 
@@ -47,7 +47,7 @@ class SphereMeshProblem:
 
     def solve(self, times, nu: float = 0.0, **settings):
         """``∂_γ u + ½|∇u|²_g = ν Δ_g u`` with ``g = |w|² g_round``: the unit-sphere solve at ``γ/|w|²``."""
-        from solvers.surface_hj import solve_surface_hj
+        from solvers.surfaces import solve_surface_hj
 
         return solve_surface_hj(self.mesh, self.u0, np.asarray(times, dtype=np.float64) * self.time_scale, nu=nu, **settings)
 
@@ -157,7 +157,7 @@ class SphereGeometry(Geometry):
 
     def mesh_problem(self, n: int, X, y) -> SphereMeshProblem:
         """``L̄`` on the vertices of a frequency-``n`` icosphere (``d = 3`` arrays only)."""
-        from solvers.mesh_generation import icosphere
+        from solvers.surfaces import icosphere
 
         d = self.model.params[self.parameter].size
         if d != 3:

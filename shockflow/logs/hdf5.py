@@ -10,7 +10,7 @@
 
 Series and stacked arrays are chunked along the step axis and gzip-compressed (level 4,
 with shuffle) once they exceed a few kilobytes; small arrays are stored contiguously.
-Files are written atomically (shockflow.atomic): an interrupted write leaves no file.
+Files are written atomically (shockflow.storage.atomic): an interrupted write leaves no file.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from shockflow.atomic import atomic_path
-from shockflow.hdf5_files import open_hdf5
+from shockflow.storage import atomic_path
+from shockflow.storage.hdf5 import open_hdf5
 
 from .record import TrainingRecord
 

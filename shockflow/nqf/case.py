@@ -230,7 +230,7 @@ def _figures(e, result, out: Path, name: str) -> tuple[Path, ...]:
 
 def run_nqf_case(case, options) -> NQFOutcome:
     """Run the case's experiment; write ``<out>/<name>.json`` (atomic) and figures; return an :class:`NQFOutcome`."""
-    from shockflow.atomic import atomic_path
+    from shockflow.storage import atomic_path
 
     start = time.perf_counter()
     out = Path(options.out)

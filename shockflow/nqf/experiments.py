@@ -113,9 +113,9 @@ def _growing(r, C, z0):
 
 
 def _loss_transitions(steps, loss, lr_eff: float, t_pred: np.ndarray) -> dict:
-    """Midpoints of :func:`shockflow.transitions.find_transitions` on the loss curve (the s = 1/2 point of
+    """Midpoints of :func:`shockflow.prediction.transitions.find_transitions` on the loss curve (the s = 1/2 point of
     each drop, i.e. ρ = 1/2), in time units, matched to the nearest predicted switch-on (in ln t)."""
-    from shockflow.transitions import find_transitions
+    from shockflow.prediction import find_transitions
 
     steps, loss = np.asarray(steps, float), np.asarray(loss, float)
     keep = steps > 0

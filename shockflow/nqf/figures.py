@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shockflow.atomic import atomic_path
+from shockflow.storage import atomic_path
 
 __all__ = ["mode_strengths_figure", "power_law_figure"]
 

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shockflow.atomic import atomic_open
+from shockflow.storage import atomic_open
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.schema import at_least, greater_than, interval, setting
 

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from shockflow.atomic import atomic_path
+from shockflow.storage import atomic_path
 from shockflow.scaling.interpolation import dof_count
 
 __all__ = ["plot_error_vs_n", "plot_regime_map", "plot_optimal_lambda"]

@@ -28,7 +28,7 @@ import numpy as np
 from shockflow.scaling.convex_erm import ConvergenceError, ConvexERMSettings, fit_lambda_path, lambda_zero
 from shockflow.scaling.design import QuadraticDesign
 from shockflow.scaling.target import make_target, rank_floor, sample_data
-from shockflow.scaling.test_error import excess_error
+from shockflow.scaling.exact_error import excess_error
 
 __all__ = ["PathParams", "run_path", "run_grid", "grid", "PATH_KEYS", "error_table", "optimal_lambda"]
 

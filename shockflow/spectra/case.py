@@ -134,7 +134,7 @@ class BBPOutcome:
 
 def run_bbp_case(case, options) -> BBPOutcome:
     """Run a validated ``bbp`` case (see the module docstring)."""
-    from shockflow.atomic import atomic_path
+    from shockflow.storage import atomic_path
 
     from .finite_size import binder_crossings, binder_curves
     from .phase_diagram import phase_diagram, plot_phase_diagram

@@ -191,7 +191,7 @@ def load_weight_stack(source, param: str | None = None):
             return _pick(arrays, param, str(path))
         import h5py
 
-        from shockflow.hdf5_files import open_hdf5
+        from shockflow.storage.hdf5 import open_hdf5
 
         with open_hdf5(path, format=None, kind="a training log, an HDF5 weight stack or an .npz archive",
                        error=ValueError) as f:
@@ -240,7 +240,7 @@ def write_spectral_trace(trace: SpectralTrace, path) -> Path:
     """Write the trace to HDF5 atomically (datasets named as the fields; attrs hold the rest)."""
     import h5py
 
-    from shockflow.atomic import atomic_path
+    from shockflow.storage import atomic_path
 
     path = Path(path)
     with atomic_path(path) as tmp:
@@ -255,7 +255,7 @@ def write_spectral_trace(trace: SpectralTrace, path) -> Path:
 
 
 def read_spectral_trace(path) -> SpectralTrace:
-    from shockflow.hdf5_files import open_hdf5
+    from shockflow.storage.hdf5 import open_hdf5
 
     with open_hdf5(path, format=TRACE_FORMAT, kind="a shockflow spectral trace", error=ValueError,
                    missing=FileNotFoundError) as f:
@@ -273,7 +273,7 @@ def plot_spectral_evolution(trace: SpectralTrace, path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from shockflow.atomic import atomic_path
+    from shockflow.storage import atomic_path
 
     x = np.maximum(trace.step, 0) + 1
     fig, ax = plt.subplots(figsize=(6.4, 4.2))

@@ -102,7 +102,7 @@ def plot_phase_diagram(result: dict, path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from shockflow.atomic import atomic_path
+    from shockflow.storage import atomic_path
 
     eps, sig = result["eps"], result["sigma_w"]
     fig, ax = plt.subplots(figsize=(6.0, 4.4))

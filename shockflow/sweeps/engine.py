@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shockflow import __version__
-from shockflow.atomic import atomic_open
+from shockflow.storage import atomic_open
 from shockflow.sweeps.records import read_failure, read_task_record, write_failure, write_task_file
 from shockflow.sweeps.sweep import Sweep
 from shockflow.sweeps.tasks import Task, canonical_json

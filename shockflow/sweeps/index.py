@@ -26,8 +26,8 @@ import h5py
 import numpy as np
 
 from shockflow import __version__
-from shockflow.atomic import atomic_path
-from shockflow.hdf5_files import open_hdf5
+from shockflow.storage import atomic_path
+from shockflow.storage.hdf5 import open_hdf5
 from shockflow.sweeps.axes import toml_value
 
 __all__ = ["write_index", "read_index", "BASE_COLUMNS"]

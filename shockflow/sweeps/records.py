@@ -1,7 +1,7 @@
 """What a sweep task leaves on disk: its result file (with a ``/sweep`` group) or a failure record.
 
 Result file ``tasks/<key>.h5``.  For a case task it is the case runner's own result file
-(:mod:`shockflow.results`; ``shockflow show`` reads it) with one group added; for a function
+(:mod:`shockflow.storage`; ``shockflow show`` reads it) with one group added; for a function
 task it is a small HDF5 file with ``format = "shockflow-sweep-task"`` and the non-scalar outputs
 under ``/values``.  Either way::
 
@@ -31,8 +31,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from shockflow.atomic import atomic_open, atomic_path
-from shockflow.hdf5_files import open_hdf5
+from shockflow.storage import atomic_open, atomic_path, commit_file
+from shockflow.storage.hdf5 import open_hdf5
 
 __all__ = ["TaskOutput", "TaskRecord", "TASK_FORMAT", "write_task_file", "read_task_record", "task_is_complete",
            "write_failure", "read_failure", "scalar_figures", "read_task_values"]
@@ -110,12 +110,9 @@ def write_task_file(task, output: TaskOutput, path: Path, *, seconds: float, ver
     path = Path(path)
     if output.result_file is not None:
         src = Path(output.result_file)
-        if src.parent.resolve().stat().st_dev != path.parent.resolve().stat().st_dev:
-            raise OSError(f"write_task_file: the runner's file {src} is not on the file system of {path}")
         with h5py.File(src, "r+") as f:
             _stamp(f, task, output, seconds, version)
-        os.replace(src, path)
-        return path
+        return commit_file(src, path)
     with atomic_path(path) as tmp:
         with h5py.File(tmp, "w") as f:
             f.attrs["format"] = TASK_FORMAT

@@ -14,7 +14,7 @@ import pytest
 
 from shockflow.cases.builtin import builtin_names
 from shockflow.cli import main
-from shockflow.results import read_result
+from shockflow.storage import read_result
 
 CHECKED = {"burgers-riemann", "burgers-sine", "viscous-burgers", "hj-cosine-ridge", "hj-sphere"}
 NETWORK_CHECKED = {"diagonal-staircase", "two-layer-staircase", "saxe-linear",  # tests/cases/test_network_cases.py, tests/prediction/test_prediction_cases.py
@@ -127,7 +127,7 @@ def test_hj_sphere_shock_on_the_equator_and_hopf_lax_values(tmp_path, capsys):
 def test_hj_sphere_shock_time_fitted_from_the_solution(tmp_path, capsys):
     # The time fitted from the solution's steepening (not from the data): with the smooth
     # Lax-Friedrichs dissipation the ridge curvature converges, so the fit lands on t* = 1/2
-    # (local Lax-Friedrichs sharpens the ridge at O(1) and gives 0.35 here; see solvers/surface_hj.py).
+    # (local Lax-Friedrichs sharpens the ridge at O(1) and gives 0.35 here; see solvers/surfaces/hamilton_jacobi.py).
     out, res = solve("hj-sphere", tmp_path, capsys, "domain.frequency=24", "output.snapshots=41")
     assert res.shock_info["formation_time"] == pytest.approx(0.5, rel=0.04)
 

@@ -108,7 +108,7 @@ def test_override_syntax_errors_and_type_checks(tmp_path):
 
 
 def test_array_file_errors_name_the_file(tmp_path):
-    from shockflow.pde_run import build_problem
+    from shockflow.runners.pde import build_problem
 
     text = GOOD.replace('function = "cosine"', 'function = "array"\npath = "u0.npy"')
     path = write(tmp_path, text)
@@ -146,7 +146,7 @@ def test_validate_command_exit_codes(tmp_path, capsys):
 
 
 def test_interrupted_run_leaves_no_result_file(tmp_path, monkeypatch):
-    import shockflow.pde_run as pde_run
+    import shockflow.runners.pde as pde_run
 
     case = parse_case(GOOD, file="x.toml")
     calls = []
@@ -164,7 +164,7 @@ def test_interrupted_run_leaves_no_result_file(tmp_path, monkeypatch):
 def test_interrupted_write_leaves_no_half_written_file(tmp_path, monkeypatch):
     import h5py
 
-    import shockflow.pde_run as pde_run
+    import shockflow.runners.pde as pde_run
 
     case = parse_case(GOOD, file="x.toml")
     real = h5py.Group.create_dataset

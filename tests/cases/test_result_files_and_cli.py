@@ -11,7 +11,7 @@ import pytest
 
 from shockflow.cases import kinds
 from shockflow.cli import main
-from shockflow.results import ResultFileError, read_result
+from shockflow.storage import ResultFileError, read_result
 
 REPO = Path(__file__).resolve().parents[2]
 

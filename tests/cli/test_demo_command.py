@@ -6,7 +6,7 @@ import math
 import pytest
 
 from shockflow.cli import main
-from shockflow.demo import run_demo
+from shockflow.runners.demo import run_demo
 
 
 def test_demo_matches_exact_burgers_values():

@@ -14,7 +14,7 @@ import pytest
 
 from shockflow.cases import load_case
 from shockflow.cli import main
-from shockflow.network_run import build_model_and_data
+from shockflow.runners.training import build_model_and_data
 from shockflow.nqf.experiments import mode_analysis
 from shockflow.nqf.lotka_volterra import integrate_lv
 from shockflow.nqf.switch_on import measured_switch_on, switch_on_time

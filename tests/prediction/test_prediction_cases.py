@@ -8,7 +8,7 @@ import pytest
 
 from shockflow.cases import RunOptions, load_case
 from shockflow.cases.builtin import builtin_names
-from shockflow.pipeline import run_prediction_case
+from shockflow.runners.prediction import run_prediction_case
 
 #: name -> (size overrides, matches expected, what the case is about)
 CASES = {
@@ -45,7 +45,7 @@ def test_builtin_case_predicts_its_transitions(name, tmp_path):
         import numpy as np
         from scipy.integrate import quad
 
-        from shockflow.network_run import build_model_and_data
+        from shockflow.runners.training import build_model_and_data
 
         model, _, data, _ = build_model_and_data(load_case(name, overrides=overrides), 0)
         a, w = float(model.params["W2"][0, 0]), float(model.params["W1"][0, 0])

@@ -7,8 +7,8 @@ import pytest
 from shockflow import geometry, models
 from shockflow.cases import RunOptions, load_case
 from shockflow.data.power_law import power_law_covariance
-from shockflow.extraction import chart_temperature, extract
-from shockflow.pipeline import run_prediction_case
+from shockflow.prediction.extraction import chart_temperature, extract
+from shockflow.runners.prediction import run_prediction_case
 
 
 def test_projected_temperature_equals_per_sample_chart_gradient_variance():

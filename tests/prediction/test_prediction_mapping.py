@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from shockflow.extraction import ChartData
-from shockflow.pipeline import _solve, formation_time, hessian_g, initial_gamma
+from shockflow.prediction import ChartData
+from shockflow.prediction.predict import _solve, formation_time, hessian_g, initial_gamma
 from shockflow.prediction import ChartShock, Optimiser, PredictionError, predict_transitions
 
 

@@ -10,12 +10,12 @@ import pytest
 
 from shockflow import geometry, models
 from shockflow.cases import RunOptions, load_case
-from shockflow.pipeline import run_prediction_case
+from shockflow.runners.prediction import run_prediction_case
 from shockflow.prediction import ChartShock, Optimiser, predict_transitions
 
 #: name -> (size overrides, matches, bound on the median relative error, measured median at this size)
 #: measured: attention-qk 1.5% here (1.8% at full size); cnn-relu-channels 3.2% here (3.1% at full
-#: size; 21.6% / 20.8% without the head start of shockflow.prediction, see its test);
+#: size; 21.6% / 20.8% without the head start of shockflow.prediction.mapping, see its test);
 #: mean-field-linear 1.1% here (1.3% at full size); sphere-direction 4.8% here (2.6% at full size)
 CASES = {
     "attention-qk": (["data.n=512", "extraction.cells=201"], 1, 0.05),
@@ -56,7 +56,7 @@ def test_more_builtin_cases_predict_their_transitions(name, tmp_path):
         assert (late - second.observed_step) / second.observed_step > 0.15
     if name == "mean-field-linear":
         # at the landscape minimum the collective product Q = (1/m) Σ q_i(s) is the least-squares slope
-        from shockflow.network_run import build_model_and_data
+        from shockflow.runners.training import build_model_and_data
 
         model, _, data, _ = build_model_and_data(load_case(name, overrides=CASES[name][0]), 0)
         geo = geometry.build("mean_field_collective", model=model, extent=8.0)
@@ -72,7 +72,7 @@ def test_more_builtin_cases_predict_their_transitions(name, tmp_path):
         # for isotropic inputs, moved by the sample covariance), found here by root finding on the slope
         from scipy.optimize import brentq
 
-        from shockflow.network_run import build_model_and_data
+        from shockflow.runners.training import build_model_and_data
 
         model, _, data, _ = build_model_and_data(load_case(name, overrides=CASES[name][0]), 0)
         geo = geometry.build("sphere", model=model, parameter="W")

@@ -7,7 +7,7 @@ import pytest
 
 from shockflow.cases import RunOptions, load_case
 from shockflow.cli import main
-from shockflow.pipeline import DEFAULT_CASE, run_prediction_case
+from shockflow.runners.prediction import DEFAULT_CASE, run_prediction_case
 
 REDUCED = {"two-layer-staircase": ["data.n=4096", "extraction.cells=401"]}
 
@@ -71,7 +71,7 @@ def test_the_prediction_does_not_see_the_loss(tmp_path, monkeypatch):
 
 
 def test_interrupted_run_leaves_no_result_file(tmp_path, monkeypatch):
-    import shockflow.pipeline as pipeline
+    import shockflow.runners.prediction as pipeline
 
     def boom(*args, **kwargs):
         raise KeyboardInterrupt

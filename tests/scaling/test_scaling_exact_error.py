@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from shockflow.scaling.target import make_target
-from shockflow.scaling.test_error import excess_error, monte_carlo_test_mse, test_mse as exact_test_mse
+from shockflow.scaling.exact_error import excess_error, monte_carlo_test_mse, test_mse as exact_test_mse
 
 
 @pytest.mark.parametrize("d, noise", [(6, 0.0), (20, 0.3)])

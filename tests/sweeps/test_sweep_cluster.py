@@ -29,7 +29,7 @@ if str(HERE) not in sys.path:  # pytest runs with --import-mode=importlib: the h
     sys.path.insert(0, str(HERE))
 import sweep_task_functions as funcs  # noqa: E402
 
-from shockflow.results import read_result  # noqa: E402
+from shockflow.storage import read_result  # noqa: E402
 from shockflow.sweeps import case_sweep, function_sweep, local_cluster, read_index, run_sweep  # noqa: E402
 from shockflow.sweeps.engine import failure_record  # noqa: E402
 

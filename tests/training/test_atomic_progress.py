@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from shockflow.atomic import atomic_open, atomic_path
+from shockflow.storage import atomic_open, atomic_path
 from shockflow.progress import ProgressBar, format_duration
 
 

@@ -1,0 +1,402 @@
+"""Extraction: a network, its data and its initial parameters -> 1-D PDE problems on quotient charts.
+
+For each chart of a quotient geometry (THEORY.md §1; one chart per mode or unit, chosen by a
+geometry keyword such as ``modes`` for ``gram`` or ``unit`` for ``rescaling``) this module builds
+the Hamilton–Jacobi problem
+
+    ∂_γ u + ½ a(x) (∂_x u)² = ν Δ_g u,        u(x, 0) = L̄(x)
+
+and everything a reader needs to see what was solved:
+
+* **initial data** ``u0 = L̄`` at the cell centres, evaluated at the geometry's sections in one
+  batched pass (:meth:`Geometry.chart_loss`); all other parameters are held at their *initial*
+  values (the geometry is bound to the model at its initial parameters);
+* **mobility** ``a = g^xx`` at the cell centres and the **conserved quantities** of the initial
+  parameters (:meth:`Geometry.conserved`);
+* the **initial coordinate** ``x0`` and the **quotient trajectory** (the coordinates of the
+  logged parameter snapshots; for figures and for the chart box only);
+* the **landscape minimum** ``x_min`` of ``L̄`` along the chart on the side of ``x0`` (the first
+  local minimum downhill from ``x0``; the global one on a mirrored chart; found by widening the
+  chart until the minimum is interior) and the **escape profile**: ``|a ∂_x L̄|``
+  sampled log-uniformly from ``x0`` towards ``x_min`` up to the point where ``L̄`` has fallen by 3/4
+  of ``L̄(x0) − L̄(x_min)`` — the observed-transition detector's midpoint definition read on the
+  landscape (for a degenerate ridge's escape integral);
+* the **viscosity** ``ν = T/2`` from the gradient-noise temperature *projected onto the chart*
+  (THEORY §1, "Temperature"): per-sample chart gradients ``g_i = ∂_x ℓ_i`` at ``x0`` (central
+  differences of batched per-sample losses) give ``σ_x² = Var_i g_i``; one step moves ``x`` by
+  ``-η a ḡ_B`` with variance ``η² a² σ_x² f/B`` (``f = (n−B)/(n−1)``, the finite-population factor:
+  zero for full-batch GD), i.e. a diffusion ``T a`` with ``T = η a σ_x² f / (2B)``;
+* the **ridge**: the cell of most negative quotient curvature ``sqrt(a) ∂_x(sqrt(a) ∂_x L̄)``,
+  refined to the slowest point of the flat-coordinate flow ``|sqrt(a) ∂_x L̄|`` within two cells
+  of it or of the flat bottom of the curvature (within 1% of its minimum) (the shock's place, to better than the grid; its speed there is ``ridge_speed``);
+* the **metric along the chart**: ``g^xx`` on a log-refined set of points (quotient distances
+  ``d = ∫ dx/sqrt(g^xx)`` for the prediction);
+* the **chart box**: the hull of ``x0``, ``x_min`` and the trajectory, widened by ``margin``.
+
+**Periodic charts** (``sphere``'s great circle) are unrolled to one period with the start a quarter
+period from the wall behind it (downhill ahead), so the ridge next to it and the minimum are
+interior points of the solver's non-periodic grid.
+
+**Mirrored charts.**  A chart whose lower bound is 0 with an even mirror there (``gram`` in
+``r = sqrt z``: ``L̄`` depends on ``r²``) is unfolded to ``[-R, R]`` with ``u0(x) = L̄(|x|)``, so the
+ridge at ``r = 0`` — where the first shock forms — is an interior point rather than a wall.
+
+**Staircase reference** (``sequential``, [model], ours).  With several charts, each chart's other
+parameters are not simply held at their initial values: the charts are ordered by their escape
+times ``∫ dx/|a ∂_x L̄|`` with the initial reference (fastest first, THEORY §2's switch-on order; for
+``gram``'s ridges the order of the initial-data γ*, which breaks ties) and, when chart k is extracted, the reference sits
+at the landscape minima of the charts before it — the state the network is in when mode k escapes
+if the switch-on times are well separated (each chart also keeps its escape profile with the
+initial reference, ``initial_escape_*``: how it moves while the faster charts escape, the head start of
+:mod:`shockflow.prediction.mapping`).  It removes the coupling through the sample covariance
+(finite n) that the initial reference would freeze in.  It uses only the landscape, never the run.
+
+Nothing here reads the loss series of the training log (the trajectory is parameter snapshots).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from shockflow.geometry.base import Chart
+
+__all__ = ["ChartData", "Extraction", "extract", "chart_temperature", "ExtractionError"]
+
+#: how many times the chart may be widened (x4 each) to find the landscape minimum
+_WIDEN = 8
+
+
+class ExtractionError(ValueError):
+    """A chart could not be extracted (no minimum along the chart, a geometry refusing the model)."""
+
+
+@dataclass(frozen=True, eq=False)
+class ChartData:
+    """One extracted 1-D chart (see the module docstring for every field's meaning)."""
+
+    label: str
+    geometry: str
+    selector: Any
+    coordinate: str
+    x: np.ndarray              # cell centres (unfolded to [-R, R] when mirrored)
+    u0: np.ndarray             # L̄ at x
+    mobility: np.ndarray       # g^xx at x
+    lower: float
+    upper: float
+    mirrored: bool
+    x0: float                  # initial coordinate
+    x_min: float               # landscape minimum on the side of x0
+    loss_at_min: float
+    escape_x: np.ndarray       # log-uniform points from x0 to x_min
+    escape_rate: np.ndarray    # |a ∂_x L̄| at escape_x
+    metric_x: np.ndarray       # sorted points of the chart box, log-refined around 0 and x0
+    metric_a: np.ndarray       # g^xx there (quotient distance d = ∫ dx / sqrt(a))
+    trajectory_steps: np.ndarray
+    trajectory: np.ndarray
+    conserved: dict = field(default_factory=dict)
+    ridge: float = float("nan")        # where the quotient curvature of L̄ is most negative, refined
+    ridge_speed: float = float("nan")  # |sqrt(a) ∂_x L̄| there: the flow speed in the flat coordinate
+    gamma_data: float = float("inf")   # −1/min of the quotient curvature of u0 (inf: nowhere negative)
+    sigma2: float = 0.0        # per-sample variance of the chart gradient at x0
+    temperature: float = 0.0   # η a σ_x² f/(2B)
+    nu: float = 0.0            # T/2
+    rank: int = 0              # place in the staircase order (0: the fastest chart)
+    initial_escape_x: np.ndarray | None = None     # the escape profile with the INITIAL reference
+    initial_escape_rate: np.ndarray | None = None  # (the head start; None: same as escape_x/escape_rate)
+
+    @property
+    def dx(self) -> float:
+        return float(self.x[1] - self.x[0])
+
+
+@dataclass(frozen=True, eq=False)
+class Extraction:
+    charts: tuple[ChartData, ...]
+    geometry: str
+    geometry_kwargs: dict
+    log_temperature: float = float("nan")   # isotropic T of the log at step 0 (reference only)
+
+
+def _per_sample_losses(model, params, X, y) -> np.ndarray:
+    """Per-sample losses ``(B, n)`` at ``B`` parameter sets."""
+    from shockflow.geometry import batched_outputs
+
+    F = batched_outputs(model, params, X)
+    B, n, o = F.shape
+    Y = model.loss_function.targets(y, n, model.output_dim)
+    return model.loss_function.value(F.reshape(B * n, o), np.tile(Y, (B, 1))).reshape(B, n)
+
+
+def chart_temperature(geo, x0: float, X, y, *, lr: float, batch_size: int, n_total: int,
+                      samples: int = 512, seed: int = 0, mirrored: bool = False) -> tuple[float, float]:
+    """``(σ_x², T)``: per-sample chart-gradient variance at ``x0`` and the projected temperature
+    ``T = η a(x0) σ_x² f/(2B)`` (module docstring).  ``f = (n−B)/(n−1)``: 0 for full batch."""
+    n = X.shape[0]
+    m = min(int(samples), n)
+    idx = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False)) if m < n else np.arange(n)
+    lo, hi = geo.chart.lower[0], geo.chart.upper[0]
+    h = 1e-5 * (hi - lo)
+    centre = float(np.clip(abs(x0) if mirrored else x0, lo + h, hi - h))
+    pts = np.array([[centre + h], [centre - h]])
+    ell = _per_sample_losses(geo.model, geo.section(pts), X[idx], y[idx])
+    g = (ell[0] - ell[1]) / (2 * h)
+    sigma2 = float(np.var(g, ddof=1)) if m > 1 else 0.0
+    a = float(geo.mobility(np.array([[centre]]))[0, 0, 0])
+    f = (n_total - batch_size) / (n_total - 1) if n_total > 1 else 0.0
+    return sigma2, lr * a * sigma2 * f / (2.0 * batch_size)
+
+
+class _Centred:
+    """A periodic 1-D chart unrolled to one period with the reference point ``c`` a quarter period
+    from the wall behind it (downhill ahead: ``[c - P/4, c + 3P/4)`` if ``L̄`` falls towards larger
+    coordinates, else ``[c - 3P/4, c + P/4)``), so the start, the ridge next to it and the minimum
+    reached downhill are interior points of the non-periodic solver grid.  Points are wrapped into the
+    geometry's own box; everything else is the geometry's."""
+
+    def __init__(self, geo, X, y):
+        self._geo = geo
+        lo, hi = geo.chart.lower[0], geo.chart.upper[0]
+        self._lo, self._period = lo, hi - lo
+        c = float(geo.coordinates(geo.model.params)[0])
+        h = 1e-6 * self._period
+        up, down = geo.chart_loss(self._wrap(np.array([[c + h], [c - h]])), X, y)
+        self._start = c - (0.25 if up <= down else 0.75) * self._period
+        self.chart = Chart(geo.chart.names, (self._start,), (self._start + self._period,), periodic=(False,),
+                           degenerate=geo.chart.degenerate)
+
+    def _wrap(self, points):
+        return self._lo + np.mod(np.asarray(points, dtype=np.float64) - self._lo, self._period)
+
+    def coordinates(self, params):
+        return self._start + np.mod(self._geo.coordinates(params) - self._start, self._period)
+
+    def chart_loss(self, points, X, y):
+        return self._geo.chart_loss(self._wrap(points), X, y)
+
+    def mobility(self, points):
+        return self._geo.mobility(self._wrap(points))
+
+    def section(self, points):
+        return self._geo.section(self._wrap(points))
+
+    def __getattr__(self, name):
+        return getattr(self._geo, name)
+
+
+def _geometry(name: str, model, kwargs: dict, X, y):
+    from shockflow import geometry
+
+    geo = geometry.build(name, model=model, **kwargs)
+    if geo.dim == 1 and geo.chart.periodic[0]:
+        return _Centred(geo, X, y)
+    return geo
+
+
+def _downhill(geo, pts, L, x0: float, X, y) -> int:
+    """Index of the first local minimum of the samples ``L`` at ``pts`` reached by walking downhill
+    from ``x0`` (the side of ``x0`` where the flow goes, read from ``L̄`` at ``x0 ± 1e-3 |x0|``: a ridge
+    with two basins — a ReLU unit's kink at ``q = 0`` — is left towards the one the flow enters, not the
+    deeper one).  The global minimum if ``L̄`` is flat at ``x0``."""
+    h = 1e-3 * abs(x0) if x0 != 0 else 1e-9 * (pts[-1] - pts[0])
+    lo, hi = geo.chart.lower[0], geo.chart.upper[0]
+    xm, xp = max(x0 - h, lo), min(x0 + h, hi)
+    Lm, Lp = geo.chart_loss(np.array([[xm], [xp]]), X, y)
+    if Lm == Lp:
+        return int(np.argmin(L))
+    if Lp < Lm:
+        k = int(np.searchsorted(pts, x0, side="right"))
+        while k + 1 < pts.size and L[k + 1] <= L[k]:
+            k += 1
+    else:
+        k = int(np.searchsorted(pts, x0, side="left")) - 1
+        while k - 1 >= 0 and L[k - 1] <= L[k]:
+            k -= 1
+    return min(max(k, 0), pts.size - 1)
+
+
+def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples: int = 129):
+    """Widen the chart (``extent`` x4) until the minimum of L̄ on the side of ``x0`` is interior.
+
+    Returns ``(geometry, x_min, L̄(x_min))``."""
+    kw = dict(kwargs)
+    geo = _geometry(name, model, kw, X, y)
+    for _ in range(_WIDEN):
+        lo, hi = geo.chart.lower[0], geo.chart.upper[0]
+        pts = np.linspace(lo, hi, samples)
+        L = geo.chart_loss(pts[:, None], X, y)
+        k = int(np.argmin(L)) if mirrored else _downhill(geo, pts, L, x0, X, y)
+        far = k >= samples - 3 or (k <= 2 and not mirrored)
+        if not far:
+            # zoom twice onto the bracket around the minimum, then a parabola through three samples
+            for _ in range(2):
+                k = min(max(k, 1), samples - 2)
+                pts = np.linspace(pts[k - 1], pts[k + 1], samples)
+                L = geo.chart_loss(pts[:, None], X, y)
+                k = int(np.argmin(L))
+            k = min(max(k, 1), samples - 2)
+            y0, y1, y2 = L[k - 1], L[k], L[k + 1]
+            denom = y0 - 2 * y1 + y2
+            step = pts[1] - pts[0]
+            shift = 0.5 * (y0 - y2) / denom * step if denom > 0 else 0.0
+            xm = float(pts[k] + shift)
+            return geo, xm, float(geo.chart_loss(np.array([[xm]]), X, y)[0])
+        if "extent" not in kw and not hasattr(geo, "extent"):
+            break
+        kw["extent"] = 4.0 * float(getattr(geo, "extent", kw.get("extent", 1.0)))
+        geo = _geometry(name, model, kw, X, y)
+    raise ExtractionError(
+        f"geometry {name!r} chart {geo.chart.names[0]!r}: L̄ keeps decreasing away from x0 = {x0:.4g} up to "
+        f"the chart edge {geo.chart.upper[0]:.4g} (widened {_WIDEN} times); no minimum to escape to")
+
+
+
+def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin,
+                   noise_samples, seed):
+    """One chart (see :func:`extract`); returns ``(ChartData, geometry bound to base)``."""
+    from shockflow.geometry import GeometryError
+
+    kw = dict(kwargs)
+    if sel is not None:
+        kw[chart_key] = sel
+    geo = _geometry(geometry, base, kw, X, y)
+    if geo.dim != 1:
+        raise GeometryError(f"{chart_key}: each chart must be 1-D for the prediction, found a {geo.dim}-D "
+                            f"chart ({', '.join(geo.chart.names)}) for {chart_key} = {sel!r}")
+    x0 = float(geo.coordinates(init)[0])
+    mirrored = geo.chart.lower[0] == 0.0 and not geo.chart.periodic[0]
+    geo, x_min, L_min = _find_minimum(geometry, base, kw, x0, mirrored, X, y)
+    steps = np.zeros(0, dtype=np.int64)
+    traj = np.zeros(0)
+    if snapshots is not None and "step" in snapshots:
+        steps = np.asarray(snapshots["step"], dtype=np.int64)
+        traj = np.array([geo.coordinates({k: snapshots[k][i] for k in init})[0] for i in range(steps.size)])
+    pts = np.concatenate([[x0, x_min], traj])
+    if mirrored:
+        R = float(np.max(np.abs(pts))) * (1.0 + margin)
+        R = min(R, geo.chart.upper[0])
+        lower, upper = -R, R
+    else:
+        span = float(pts.max() - pts.min()) or abs(x_min) or 1.0
+        lower = max(float(pts.min()) - margin * span, geo.chart.lower[0])
+        upper = min(float(pts.max()) + margin * span, geo.chart.upper[0])
+    h = (upper - lower) / cells
+    x = lower + h * (np.arange(cells) + 0.5)
+    xe = np.abs(x) if mirrored else x
+    u0 = geo.chart_loss(xe[:, None], X, y)
+    mob = geo.mobility(xe[:, None])[:, 0, 0]
+    # escape profile: log-uniform from x0 towards x_min (the gradient by the geometry, not the grid),
+    # ending where L̄ has dropped by 3/4 of L̄(x0) - L̄(x_min): the detector's midpoint
+    # (shockflow.prediction.transitions step 8) read on the landscape (for L̄ = ½(s - r²)² it is z = s/2)
+    a0, a1 = (abs(x0), abs(x_min)) if mirrored else (x0, x_min)
+    if a0 != 0 and a1 != 0 and np.sign(a0) == np.sign(a1):
+        ex = np.sign(a1) * np.geomspace(abs(a0), abs(a1), 601)
+    elif a0 != 0 and a1 != 0:  # the path crosses 0: log-refine both sides of it
+        tiny = 1e-4 * min(abs(a0), abs(a1))
+        ex = np.concatenate([np.sign(a0) * np.geomspace(abs(a0), tiny, 120), [0.0],
+                             np.sign(a1) * np.geomspace(tiny, abs(a1), 481)])
+    else:
+        ex = np.linspace(a0, a1, 601)
+    L_path = geo.chart_loss(ex[:, None], X, y)
+    target = L_min + 0.25 * (L_path[0] - L_min)
+    below = np.nonzero(L_path <= target)[0]
+    end = int(below[0]) if below.size else ex.size - 1
+    end = max(end, 1)
+    ex_full, ex = ex, ex[:end + 1]
+    grad = np.gradient(L_path, ex_full)[:end + 1]  # second order on the path
+    rate = np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
+    # the ridge: most negative quotient curvature sqrt(a)(sqrt(a) u0')' on the grid, refined to the
+    # slowest point of the flat-coordinate flow |sqrt(a) ∂_x L̄| near it (window below)
+    ra = np.sqrt(mob)
+    hess = ra * np.gradient(ra * np.gradient(u0, h), h)
+    cut = max(int(0.05 * cells), 2)
+    k = cut + int(np.argmin(hess[cut:-cut]))
+    ridge, ridge_speed = float("nan"), float("nan")
+    gamma_data = -1.0 / hess[k] if hess[k] < 0 else float("inf")
+    if hess[k] < 0:
+        # the window: at least two cells each side, and the whole flat bottom of the curvature (within
+        # 1% of its minimum: for a cosine-like ridge the grid argmin wanders over many cells)
+        lo_k, hi_k = k, k
+        while lo_k > cut and hess[lo_k - 1] <= 0.99 * hess[k]:
+            lo_k -= 1
+        while hi_k < cells - cut - 1 and hess[hi_k + 1] <= 0.99 * hess[k]:
+            hi_k += 1
+        xr = np.linspace(x[min(lo_k, k - 2)] if lo_k >= 2 else x[k] - 2 * h,
+                         x[max(hi_k, k + 2)] if hi_k + 2 < cells else x[k] + 2 * h, 321)
+        xr_e = np.abs(xr) if mirrored else xr
+        slope = np.gradient(geo.chart_loss(xr_e[:, None], X, y), xr)
+        speed = np.abs(np.sqrt(geo.mobility(xr_e[:, None])[:, 0, 0]) * slope)
+        j = int(np.argmin(speed))
+        ridge, ridge_speed = float(xr[j]), float(speed[j])
+    span = upper - lower
+    fine = np.geomspace(1e-12 * span, span, 1500)
+    mx = np.concatenate([np.linspace(lower, upper, 4001), fine, -fine, x0 + fine, x0 - fine, [0.0, x0, x_min]])
+    mx = np.unique(mx[(mx >= lower) & (mx <= upper)])
+    ma = geo.mobility((np.abs(mx) if mirrored else mx)[:, None])[:, 0, 0]
+    sigma2, T = chart_temperature(geo, x0, X, y, lr=lr, batch_size=B, n_total=n, samples=noise_samples,
+                                  seed=seed, mirrored=mirrored)
+    label = geo.chart.names[0]
+    return ChartData(
+        label=label, geometry=geometry, selector=sel, coordinate=geo.chart.names[0], x=x, u0=u0,
+        mobility=mob, lower=lower, upper=upper, mirrored=mirrored, x0=x0, x_min=x_min,
+        loss_at_min=L_min, escape_x=ex, escape_rate=rate, metric_x=mx, metric_a=ma, ridge=ridge, ridge_speed=ridge_speed,
+        trajectory_steps=steps, trajectory=traj,
+        conserved={k: np.asarray(v).tolist() for k, v in geo.conserved(init).items()},
+        sigma2=sigma2, temperature=T, nu=0.5 * T, gamma_data=gamma_data), geo
+
+
+def _first_pass_escape(cd: ChartData) -> float:
+    """``∫ dx/|a ∂_x L̄|`` along the chart's escape profile (inf where the rate vanishes)."""
+    x = np.abs(cd.escape_x) if cd.mirrored else np.asarray(cd.escape_x)
+    rate = np.asarray(cd.escape_rate)
+    if x.size < 2 or np.any(~(rate > 0)):
+        return float("inf")
+    return float(abs(np.trapezoid(1.0 / rate, x)))
+
+
+def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = None,
+            charts: Sequence = (None,), chart_key: str = "modes", snapshots: Mapping | None = None,
+            lr: float, batch_size: int, cells: int = 801, margin: float = 0.25,
+            noise_samples: int = 512, seed: int = 0, log_temperature: float = float("nan"),
+            sequential: bool = True) -> Extraction:
+    """Extract one :class:`ChartData` per entry of ``charts``.
+
+    ``model``: the network *at its initial parameters* (it is copied; the geometry is bound to the
+    copy).  ``charts``: values of the geometry keyword ``chart_key`` (``None``: the geometry's own
+    chart); each must give a 1-D chart.  ``snapshots``: the log's ``{"step": (k,), name: (k, ...)}``
+    (the trajectory; optional).  ``lr``, ``batch_size`` (B) and ``X.shape[0]`` (n) enter the
+    projected temperature.  Raises :class:`shockflow.geometry.GeometryError` for a bad geometry
+    keyword and :class:`ExtractionError` when a chart has no minimum.  ``sequential``: the staircase
+    reference (module docstring).
+    """
+    base = model.copy()
+    init = {k: np.array(v) for k, v in base.params.items()}
+    kwargs = dict(geometry_kwargs or {})
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n = X.shape[0]
+    B = int(batch_size)
+    raw = list(charts)
+    args = (geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin, noise_samples, seed)
+    first = [_extract_chart(base, init, sel, *args) for sel in raw]
+    out = [cd for cd, _ in first]
+    if sequential and len(raw) > 1:
+        # staircase assumption: charts switch on in order of their escape times with the initial
+        # reference (∫ dx/|a L̄'|; for gram's ridges the order of γ*, which breaks ties); when chart k
+        # escapes, the faster ones sit at their landscape minima (the reference is moved there)
+        order = sorted(range(len(raw)), key=lambda i: (_first_pass_escape(out[i]), out[i].gamma_data))
+        ref = base.copy()
+        for rank, i in enumerate(order):
+            cd, geo = (first[i] if rank == 0 else _extract_chart(ref, init, raw[i], *args))
+            out[i] = replace(cd, rank=rank, initial_escape_x=first[i][0].escape_x,
+                             initial_escape_rate=first[i][0].escape_rate)
+            section = geo.section(np.array([[abs(cd.x_min) if cd.mirrored else cd.x_min]]))
+            for key in ref.params:
+                ref.params[key][...] = np.asarray(section[key])[0]
+    labels = [cd.label for cd in out]
+    if len(set(labels)) < len(labels):
+        # charts of one kind (rescaling's q0 of every unit): the label names the selector too
+        out = [replace(cd, label=f"{cd.label}_{chart_key}{cd.selector}") for cd in out]
+    return Extraction(tuple(out), geometry, kwargs, float(log_temperature))

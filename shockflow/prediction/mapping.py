@@ -1,0 +1,290 @@
+"""From a shock of the quotient PDE to a predicted phase transition of training (THEORY.md §1 [model]).
+
+This is the project's *modelling choice*, kept in one module so that it can be improved when the
+data say so.  Inputs: a chart's PDE data (initial data ``u0 = L̄``, mobility, the initial
+coordinate ``x0``, the landscape minimum ``x_min``, the viscosity ``ν``), the shocks found in its
+inviscid solution, and the optimiser's learning rates.  **Never the loss series**: the function
+signatures below have no argument through which a measured loss curve could enter (THE RULE of
+issue 6; a test checks that the prediction is unchanged when the log's loss is replaced).
+
+**The mapping.**  The first shock of ``∂_γ u + ½ a u_x² = ν Δ_g u`` forms at ``γ* = −1/inf Hess_g L̄`` (in 1-D
+``Hess_g L̄ = L̄_ρρ`` in the flat coordinate ``dρ = dx/sqrt(a)``) at the ridge ``x_s`` where the
+quotient curvature is most negative (THEORY §1).  Near the ridge gradient flow ``ρ̇ = −L̄_ρ ≈
+(ρ − ρ_s)/γ*`` leaves it exponentially with e-folding time γ*, so a trajectory starting at quotient
+distance ``d_0 = |ρ(x0) − ρ(x_s)|`` (``∫ dx/sqrt(a)``; :meth:`ChartShock.distance`) reaches the far
+side of the drop, ``d_exit = |ρ(x_min) − ρ(x_s)|``, after
+
+    t = γ* · ln(d_exit / d_0)                                   (gradient-flow time).
+
+*Choice of d_exit.*  The worked check of THEORY §1 (one mode of a two-layer linear net,
+``L̄(r) = ½(s − r²)²``, ridge at 0, ``γ* = 1/(2s)``) gives, with ``d_exit = sqrt(s)`` = the
+landscape minimum, ``t = (1/(4s)) ln(s/z_0)``: the logistic half-learned time
+``(1/(4s)) ln((s − z_0)/z_0)`` up to ``O(z_0/s)``.  The detector of the observed transitions
+reports exactly that half-learned point (:mod:`shockflow.prediction.transitions`, step 8), so ``d_exit`` is
+the minimum of ``L̄`` along the chart on the side of ``x0`` (not the half-way point and no fitted
+fraction).
+
+*Viscous (Kramers-type) correction.*  With noise, ``dρ = (ρ − ρ_s)/γ* dt + sqrt(2T) dW`` (flat
+coordinate); the linearised escape adds a variance ``T γ*`` to the starting offset, so
+``d_0 → d_eff = sqrt(d_0² + 2 ν γ*)`` (``ν = T/2``).  For full-batch GD ``ν = 0``.
+
+*Discrete steps.*  At step size ``η`` the linearised map is ``x − x_s ↦ (1 + η/γ*)(x − x_s)``, so
+the predicted step ``n`` solves ``Σ_{i<n} ln(1 + η_i/γ*) = ln(d_exit/d_eff)`` (the issue's
+``steps = t/η`` is the limit ``η ≪ γ*``, also reported as ``flow_step``: ``Σ_{i<n} η_i = t``).
+Momentum ``μ`` (heavy ball) is modelled by its gradient-flow limit ``η → η/(1 − μ)``; Adam is not
+a gradient flow in these coordinates and is refused.
+
+*Critical learning rate.*  A proximal step of size η is single-valued only while ``η < γ*``
+(THEORY §1), so ``γ*`` is also reported as ``critical_lr``.
+
+*When the log form does not apply.*  The linearised escape needs the start on the unstable
+side of a ridge that is a stationary point of the flow.  If ``x0`` and ``x_min`` lie on opposite
+sides of ``x_s``, or the flow crosses the ridge at a speed ``v_s = |L̄_ρ(x_s)|`` with
+``v_s γ* ≥ d_0`` (e.g. an unbalanced rescaling unit, ``c = a² − |w|² ≠ 0``, which opens the
+degenerate ridge at ``q = 0``), or the start is not in the ridge's linear region (its
+flat-coordinate speed ``|a ∂_x L̄|/sqrt(a)`` at ``x0`` differs from the linearised ``d_0/γ*`` by more than
+a factor 2: the ridge is a non-convex part of ``L̄`` elsewhere, e.g. softmax saturation of an
+attention score), the escape integral below is used instead (``method``).
+
+*Degenerate ridges.*  Where ``inf a L̄'' = 0`` (no shock forms: e.g. query–key weights entering at
+quartic order) the logarithm is replaced by the escape integral along the unstable direction,
+``t = ∫_{x0}^{x_h} dx / |a ∂_x L̄|`` (reported for every chart as ``escape_time``), where ``x_h`` is
+where ``L̄`` has dropped by 3/4 of ``L̄(x0) − L̄(x_min)`` — the detector's midpoint read on the
+landscape (the integral to ``x_min`` itself diverges logarithmically at a non-degenerate minimum).
+For ``L̄ = ½(q − β)²`` with the balanced rescaling mobility ``2|q|`` it is exactly the logistic
+half-learned time ``(1/(2β)) ln((β − q0)/q0)``.
+
+*Head start (staircase charts, escape integral).*  A chart extracted with the staircase reference
+(the faster charts at their minima) does not stand still while the faster charts escape: it moves on
+its landscape with the *initial* reference.  For an escape-integral chart of rank k its time is
+``t_{k-1}`` (the predicted time of the chart ranked just before it) along the initial-reference profile,
+reaching ``x_adv``, plus ``∫_{x_adv}^{x_h} dx/|a ∂_x L̄|`` on the staircase profile.  For independent
+charts (gram on commuting data) the two profiles coincide and nothing changes; for correlated ones
+(two ReLU channels whose features share their means) it is the difference between the slower
+channel being predicted ~35% late and on time (cases/cnn-relu-channels.toml).  The log form (shock
+method) is not corrected: a head start there changes ``d_0``, which the linearisation already fixes.
+
+*Assumptions.*  (1) The chart is invariant under the flow (commuting data for ``gram``; the other
+modes stay near their initial values while this one escapes — true for well-separated strengths);
+(2) the linear regime dominates the escape time (``ln(d_exit/d_0) ≫ 1``); (3) the schedule
+``η_i`` is known in advance (it is an optimiser setting).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["ChartShock", "Optimiser", "PredictedTransition", "predict_transitions", "steps_for_growth",
+           "PredictionError"]
+
+
+class PredictionError(ValueError):
+    """The prediction cannot be made (an unsupported optimiser, a chart without escape data)."""
+
+
+@dataclass(frozen=True)
+class ChartShock:
+    """What the prediction sees of one chart: PDE data and the first shock of its inviscid solution.
+
+    ``gamma_star = inf`` (and ``location`` the ridge/initial side) when no shock formed."""
+
+    label: str
+    x0: float
+    x_min: float
+    nu: float
+    mobility_at_ridge: float
+    gamma_star: float
+    location: float
+    strength: float
+    escape_x: np.ndarray
+    escape_rate: np.ndarray
+    mirrored: bool = False
+    ridge_speed: float = 0.0             # |L̄_ρ| at the ridge (0: a stationary point of the flow)
+    metric_x: np.ndarray | None = None   # points and g^xx for quotient distances (None: a = 1)
+    metric_a: np.ndarray | None = None
+    rank: int = 0                               # staircase order (0: fastest)
+    initial_escape_x: np.ndarray | None = None  # escape profile with the initial reference (head start)
+    initial_escape_rate: np.ndarray | None = None
+
+    def distance(self, x: float) -> float:
+        """Quotient (Riemannian) distance ``|∫_{x_s}^{x} dx'/sqrt(a)|`` from the ridge ``x_s = location``."""
+        if self.metric_x is None:
+            return abs(x - self.location)
+        lo, hi = sorted((self.location, x))
+        grid = np.asarray(self.metric_x)
+        inside = grid[(grid > lo) & (grid < hi)]
+        pts = np.concatenate([[lo], inside, [hi]])
+        w = 1.0 / np.sqrt(np.maximum(np.interp(pts, grid, np.asarray(self.metric_a)), 1e-300))
+        return float(np.trapezoid(w, pts))
+
+
+@dataclass(frozen=True)
+class Optimiser:
+    """The optimiser settings the mapping uses: per-step learning rates, optimiser name, momentum."""
+
+    learning_rates: np.ndarray   # η_i for i = 0 .. steps-1
+    name: str = "gd"
+    momentum: float = 0.0
+
+    def effective_rates(self) -> np.ndarray:
+        if self.name == "adam":
+            raise PredictionError("training.optimizer: the escape-time mapping (shockflow.prediction.mapping) models "
+                                  "gradient descent (gd, sgd, momentum, nesterov), found 'adam'")
+        lr = np.asarray(self.learning_rates, dtype=np.float64)
+        if self.name in ("momentum", "nesterov"):
+            lr = lr / (1.0 - self.momentum)
+        return lr
+
+
+@dataclass(frozen=True)
+class PredictedTransition:
+    chart: str
+    step: float              # the prediction (discrete linearised escape, schedule-aware)
+    flow_step: float         # t/η: the gradient-flow limit
+    time: float              # gradient-flow time t
+    method: str              # "shock" (γ* ln(d_exit/d_eff)) or "escape_integral"
+    gamma_star: float
+    critical_lr: float
+    location: float          # the ridge x_s
+    strength: float
+    d0: float
+    d_exit: float
+    d_eff: float
+    nu: float
+    escape_time: float       # ∫ dx/|a ∂L̄| from x0 to x_min (gradient flow, every chart)
+
+    def as_dict(self) -> dict:
+        return {k: (float(v) if isinstance(v, (int, float, np.floating)) else v) for k, v in asdict(self).items()}
+
+
+def steps_for_growth(log_growth: float, rates: np.ndarray, gamma_star: float) -> float:
+    """The (fractional) step ``n`` with ``Σ_{i<n} ln(1 + η_i/γ*) = log_growth``; ``inf`` if never."""
+    if log_growth <= 0:
+        return 0.0
+    per = np.log1p(rates / gamma_star)
+    cum = np.concatenate([[0.0], np.cumsum(per)])
+    if cum[-1] < log_growth:
+        # beyond the scheduled run: continue with the last rate
+        return float(rates.size + (log_growth - cum[-1]) / per[-1]) if per[-1] > 0 else math.inf
+    k = int(np.searchsorted(cum, log_growth))
+    return float(k - 1 + (log_growth - cum[k - 1]) / per[k - 1])
+
+
+def _flow_steps(t: float, rates: np.ndarray) -> float:
+    cum = np.concatenate([[0.0], np.cumsum(rates)])
+    if not math.isfinite(t):
+        return math.inf
+    if cum[-1] < t:
+        return float(rates.size + (t - cum[-1]) / rates[-1])
+    k = max(int(np.searchsorted(cum, t)), 1)
+    return float(k - 1 + (t - cum[k - 1]) / rates[k - 1])
+
+
+#: the start's flat-coordinate speed must be within this factor of d0/γ* for the log form
+_LINEAR_FACTOR = 2.0
+
+
+def _starts_linearised(chart: ChartShock, x0: float, d0: float) -> bool:
+    """Whether the start lies in the ridge's linear region: its flat-coordinate speed
+    ``v0 = |a ∂_x L̄|(x0)/sqrt(a(x0))`` is within a factor :data:`_LINEAR_FACTOR` of the linearised
+    ``d0/γ*``.  A ridge elsewhere on the chart (a non-convex part of ``L̄`` the trajectory does not start
+    near) fails this and the escape integral is used.  Without escape data: ``True``."""
+    rate = np.asarray(chart.escape_rate, dtype=np.float64)
+    if rate.size == 0 or d0 <= 0:
+        return True
+    if chart.metric_x is None:
+        a0 = 1.0
+    else:
+        a0 = float(np.interp(x0, np.asarray(chart.metric_x), np.asarray(chart.metric_a)))
+    if not a0 > 0:
+        return True
+    ratio = (float(rate[0]) / math.sqrt(a0)) * chart.gamma_star / d0
+    return 1.0 / _LINEAR_FACTOR <= ratio <= _LINEAR_FACTOR
+
+
+def _escape_integral(chart: ChartShock) -> float:
+    x = np.abs(np.asarray(chart.escape_x, dtype=np.float64)) if chart.mirrored else np.asarray(chart.escape_x)
+    rate = np.asarray(chart.escape_rate, dtype=np.float64)
+    if x.size < 2 or np.any(rate <= 0):
+        return math.inf
+    return float(abs(np.trapezoid(1.0 / rate, x)))
+
+
+def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> list[PredictedTransition]:
+    """One predicted transition per chart, sorted by step (see the module docstring).
+
+    The signature is the rule: PDE data, shocks and optimiser settings in; no loss series."""
+    rates = optimiser.effective_rates()
+    if rates.size == 0 or np.any(~np.isfinite(rates)) or np.any(rates <= 0):
+        raise PredictionError("optimiser.learning_rates: expected positive finite learning rates, one per step")
+    out = []
+    ordered = sorted(charts, key=lambda c: c.rank)   # staircase order: a chart's head start needs the one before
+    for c in ordered:
+        escape = _escape_integral(c)
+        x0 = abs(c.x0) if c.mirrored else c.x0
+        xs = c.location
+        d0 = c.distance(x0)
+        d_exit = c.distance(c.x_min)
+        same_side = (x0 - xs) * (c.x_min - xs) > 0
+        if math.isfinite(c.gamma_star) and c.gamma_star > 0 and same_side and c.ridge_speed * c.gamma_star < d0 \
+                and _starts_linearised(c, x0, d0):
+            d_eff = math.sqrt(d0 * d0 + 2.0 * c.nu * c.gamma_star)
+            if d_eff <= 0:
+                raise PredictionError(f"chart {c.label!r}: the initial point sits exactly on the ridge "
+                                      f"(d0 = 0) and there is no noise (ν = 0): gradient flow never leaves it")
+            growth = math.log(d_exit / d_eff)
+            t = c.gamma_star * growth
+            step = steps_for_growth(growth, rates, c.gamma_star)
+            method = "shock"
+            gamma, crit = c.gamma_star, c.gamma_star
+        else:
+            d_eff, t = d0, escape
+            step = _flow_steps(t, rates)
+            method = "escape_integral"
+            gamma = crit = c.gamma_star if c.gamma_star > 0 else math.inf
+        if method == "escape_integral":
+            t = _with_head_start(c, t, ordered, out)
+            step = _flow_steps(t, rates)
+        out.append(PredictedTransition(
+            chart=c.label, step=step, flow_step=_flow_steps(t, rates), time=t, method=method, gamma_star=gamma,
+            critical_lr=crit, location=xs, strength=c.strength, d0=d0, d_exit=d_exit, d_eff=d_eff, nu=c.nu,
+            escape_time=escape))
+    out.sort(key=lambda p: p.step)
+    return out
+
+
+def _cumulative_time(x, rate) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    inv = 1.0 / np.asarray(rate, dtype=np.float64)
+    return np.concatenate([[0.0], np.cumsum(0.5 * (inv[1:] + inv[:-1]) * np.abs(np.diff(x)))])
+
+
+def _with_head_start(c: ChartShock, t: float, charts, done) -> float:
+    """The escape time of a later staircase chart with its head start (module docstring):
+    ``t_prev`` (the predicted time of the chart ranked just before it) spent on the initial-reference
+    profile, then the rest of the staircase profile from the point reached.  ``t`` if there is no
+    earlier chart, no initial profile, or that chart's time is not known yet."""
+    if c.rank == 0 or c.initial_escape_x is None or c.initial_escape_rate is None:
+        return t
+    prev = [p for p, ch in zip(done, charts) if ch.rank == c.rank - 1]
+    if not prev or not math.isfinite(prev[0].time):
+        return t
+    xi, ri = np.asarray(c.initial_escape_x), np.asarray(c.initial_escape_rate)
+    xs, rs = np.asarray(c.escape_x), np.asarray(c.escape_rate)
+    if xi.size < 2 or xs.size < 2 or np.any(~(ri > 0)) or np.any(~(rs > 0)):
+        return t
+    if c.mirrored:
+        xi, xs = np.abs(xi), np.abs(xs)
+    ti, ts = _cumulative_time(xi, ri), _cumulative_time(xs, rs)
+    head = prev[0].time
+    if head >= ti[-1]:
+        return min(t, float(ti[-1]))       # escapes before the faster chart is done: the initial reference
+    x_adv = float(np.interp(head, ti, xi))
+    # position along the staircase profile (monotone from x0 towards the minimum)
+    sgn = 1.0 if xs[-1] >= xs[0] else -1.0
+    t_at = float(np.interp(sgn * x_adv, sgn * xs, ts))
+    return head + max(ts[-1] - t_at, 0.0)

@@ -1,0 +1,393 @@
+"""Running a ``pde`` case: settings -> grid or mesh and initial data -> solver -> shocks -> result file.
+
+:func:`build_problem` turns a validated :class:`~shockflow.cases.pde.PDECase` into arrays (the
+grid or mesh, the initial data, the output times), reading an array file if the case names one;
+:func:`solve_problem` calls the solver of the case's method (finite volumes for Burgers, finite
+differences for HJ on a grid, vertex stars for HJ on a surface), in segments between output times
+so that a progress bar can follow it (the schemes are one-step methods and every segment ends
+exactly on an output time, so this is the same computation as one call);
+:func:`run_pde_case` adds the shock report (:mod:`shockflow.prediction.shock_report`) and writes the result
+file (:mod:`shockflow.storage`) and, unless asked not to, the figure.
+
+Bad input found here (a missing or mis-shaped array file, a mesh the generator rejects) raises
+:class:`~shockflow.cases.errors.CaseError` naming the case file and the key; a solve that stops
+being finite raises :class:`solvers.errors.BlowUpError` (step, time, cell).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from shockflow.cases.errors import CaseError
+from shockflow.cases.kinds import CaseKind, register_kind
+from shockflow.cases.pde import ArrayFile, PDECase
+from shockflow.cases.schema import closest, to_plain
+
+__all__ = ["PDEProblem", "SolveOutput", "PDEOutcome", "build_problem", "solve_problem", "run_pde_case",
+           "solver_settings"]
+
+#: at most this many solver calls per run (progress granularity)
+PROGRESS_SEGMENTS = 20
+
+
+@dataclass(frozen=True, eq=False)
+class PDEProblem:
+    case: object
+    settings: PDECase
+    grid: object | None
+    mesh: object | None
+    initial: np.ndarray
+    times: np.ndarray
+    boundary: object
+
+    @property
+    def quantity(self) -> str:
+        return "p" if self.settings.equation.kind == "burgers" else "u"
+
+    @property
+    def coordinates(self) -> dict[str, np.ndarray]:
+        if self.mesh is not None:
+            return {"vertices": np.asarray(self.mesh.vertices), "triangles": np.asarray(self.mesh.triangles)}
+        if self.grid.ndim == 1:
+            return {"x": self.grid.centers(0)}
+        return {f"axis{k}": self.grid.centers(k) for k in range(self.grid.ndim)}
+
+
+@dataclass(frozen=True, eq=False)
+class SolveOutput:
+    times: np.ndarray
+    values: np.ndarray
+    steps: int
+    seconds: float
+
+
+
+def _boundary(dom):
+    if dom.boundary == "dirichlet":
+        return ("dirichlet", dom.boundary_value)
+    return dom.boundary
+
+
+def _load_array(case, spec: ArrayFile, shape: tuple[int, ...], what: str) -> np.ndarray:
+    path = Path(spec.path)
+    if not path.is_absolute():
+        path = case.directory / path
+    if not path.is_file():
+        raise CaseError.at(case, "initial.path", f"no such array file '{path}'")
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise CaseError.at(case, "initial.path", f"'{path}' is not a NumPy .npy/.npz file ({exc})") from None
+    if isinstance(loaded, np.lib.npyio.NpzFile):
+        with loaded:
+            names = list(loaded.files)
+            if spec.key is None:
+                if len(names) != 1:
+                    raise CaseError.at(case, "initial.key", f"'{path}' holds {len(names)} arrays ({', '.join(names)}); "
+                                                      "name one with initial.key")
+                key = names[0]
+            else:
+                key = spec.key
+                if key not in names:
+                    hint = closest(key, names)
+                    did = f' (did you mean "{hint}"?)' if hint else ""
+                    raise CaseError.at(case, "initial.key", f'no array "{key}" in \'{path}\'{did}; it holds: {", ".join(names)}')
+            values = loaded[key]
+    else:
+        values = loaded
+    if values.dtype.kind not in "fiu":
+        raise CaseError.at(case, "initial.path", f"'{path}': expected a numeric array, found dtype {values.dtype}")
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != shape:
+        raise CaseError.at(case, "initial.path", f"'{path}': expected an array of shape {shape} ({what}), "
+                                           f"found shape {values.shape}")
+    bad = ~np.isfinite(values)
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise CaseError.at(case, "initial.path", f"'{path}': expected finite values, found {values[index]!r} at index {index}")
+    return values
+
+
+def build_problem(case) -> PDEProblem:
+    """Grid or mesh, initial data and output times of a ``pde`` case (reads array files)."""
+    from solvers.errors import SolverInputError
+    from solvers.grid import Grid
+
+    s: PDECase = case.settings
+    dom, ini = s.domain, s.initial
+    grid = mesh = None
+    try:
+        if dom.TAG == "interval":
+            grid = Grid.line(dom.cells, dom.lower, dom.upper, ghost=3)
+        elif dom.TAG == "box":
+            grid = Grid(dom.lower, dom.upper, dom.cells, ghost=3)
+        elif dom.TAG == "icosphere":
+            from solvers.surfaces import icosphere
+
+            mesh = icosphere(dom.frequency, dom.radius)
+        else:
+            from solvers.surfaces import torus
+
+            mesh = torus(dom.R, dom.r, dom.n_major, dom.n_minor)
+    except SolverInputError as exc:
+        raise CaseError.at(case, "domain", str(exc)) from None
+    if isinstance(ini, ArrayFile):
+        if mesh is not None:
+            initial = _load_array(case, ini, (mesh.n_vertices,), "one value per mesh vertex")
+        else:
+            initial = _load_array(case, ini, grid.shape, "one value per cell")
+    elif mesh is not None:
+        x = np.asarray(mesh.vertices)
+        initial = np.asarray(ini.evaluate(x[:, 0], x[:, 1], x[:, 2]), dtype=np.float64)
+    elif s.equation.kind == "burgers":
+        initial = grid.cell_averages(ini.evaluate)  # finite volumes start from cell averages
+    else:
+        initial = grid.sample(ini.evaluate)  # finite differences start from point values
+    boundary = None if mesh is not None else _boundary(dom)
+    return PDEProblem(case, s, grid, mesh, initial, s.output.times, boundary)
+
+
+def solver_settings(s: PDECase) -> dict:
+    """The scheme actually used: the case's choices with the method's defaults filled in."""
+    sol, eq = s.solver, s.equation
+    if s.method == "finite_volume":
+        reconstruction = sol.reconstruction or "muscl"
+        return {"method": s.method, "numerical_flux": sol.numerical_flux or "godunov", "reconstruction": reconstruction,
+                "limiter": sol.limiter or "mc", "integrator": sol.integrator or "ssprk2",
+                "cfl": sol.cfl if sol.cfl is not None else (0.9 if reconstruction == "first_order" else 0.45),
+                "viscous": sol.viscous or "explicit", "max_steps": sol.max_steps}
+    if s.method == "finite_difference":
+        return {"method": s.method, "hamiltonian": eq.hamiltonian,
+                "numerical_hamiltonian": sol.numerical_hamiltonian or "godunov", "derivative": sol.derivative or "eno2",
+                "integrator": sol.integrator or "ssprk3", "cfl": sol.cfl if sol.cfl is not None else 0.5,
+                "max_steps": sol.max_steps}
+    return {"method": s.method, "hamiltonian": eq.hamiltonian,
+            "numerical_hamiltonian": sol.numerical_hamiltonian or "smooth_lax_friedrichs",
+            "integrator": sol.integrator or "ssprk3", "cfl": sol.cfl if sol.cfl is not None else 0.5,
+            "max_steps": sol.max_steps}
+
+
+def _segments(n_times: int, count: int) -> list[tuple[int, int]]:
+    """Index ranges (start, stop] of output times solved per call."""
+    edges = np.unique(np.linspace(0, n_times - 1, min(count, n_times - 1) + 1).round().astype(int))
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def solve_problem(problem: PDEProblem, progress=None) -> SolveOutput:
+    """Solve ``problem``; ``progress(done, total)`` is called after every segment."""
+    from solvers.errors import SolverInputError
+
+    s = problem.settings
+    eq = s.equation
+    used = solver_settings(s)
+    times = problem.times
+    values = np.empty((times.size,) + problem.initial.shape)
+    values[0] = problem.initial
+    state = problem.initial
+    steps = 0
+    start = time.perf_counter()
+    segments = _segments(times.size, PROGRESS_SEGMENTS if problem.mesh is None else 5)
+    for a, b in segments:
+        seg_times = times[a + 1:b + 1]
+        budget = used["max_steps"] - steps
+        try:
+            if used["method"] == "finite_volume":
+                from solvers.conservation import solve_conservation
+
+                sol = solve_conservation(
+                    problem.grid, state, seg_times, t0=float(times[a]), flux="burgers",
+                    numerical_flux=used["numerical_flux"], reconstruction=used["reconstruction"],
+                    limiter=used["limiter"], integrator=used["integrator"], cfl=used["cfl"], nu=eq.nu, a=eq.a,
+                    D=eq.D, boundary=problem.boundary, viscous=used["viscous"], max_steps=max(budget, 1))
+                out = sol.snapshots
+            elif used["method"] == "finite_difference":
+                from solvers.hamilton_jacobi import solve_hj
+
+                sol = solve_hj(
+                    problem.grid, state, seg_times, t0=float(times[a]), hamiltonian=eq.hamiltonian,
+                    numerical_hamiltonian=used["numerical_hamiltonian"], derivative=used["derivative"],
+                    integrator=used["integrator"], cfl=used["cfl"], nu=eq.nu, a=eq.a, D=eq.D,
+                    boundary=problem.boundary, max_steps=max(budget, 1))
+                out = sol.u
+            else:
+                from solvers.surfaces import solve_surface_hj
+
+                sol = solve_surface_hj(
+                    problem.mesh, state, seg_times, t0=float(times[a]), hamiltonian=eq.hamiltonian,
+                    numerical_hamiltonian=used["numerical_hamiltonian"], nu=eq.nu, integrator=used["integrator"],
+                    cfl=used["cfl"], max_steps=max(budget, 1))
+                out = sol.values
+        except SolverInputError as exc:
+            raise CaseError.at(problem.case, "solver", str(exc)) from None
+        values[a + 1:b + 1] = out
+        state = np.array(out[-1])
+        steps += int(sol.steps)
+        if progress is not None:
+            progress(b, times.size - 1)
+    return SolveOutput(times, values, steps, time.perf_counter() - start)
+
+
+def shock_report(problem: PDEProblem, solution: SolveOutput):
+    """The shocks of ``solution`` (see :mod:`shockflow.prediction.shock_report`)."""
+    from shockflow.prediction import shock_report as sr
+
+    s = problem.settings
+    eq = s.equation
+    if problem.mesh is not None:
+        probe = sr.SurfaceHessianProbe(problem.mesh)
+        return sr.report_hessian(solution.times, [probe(u) for u in solution.values], s.shocks)
+    grid = problem.grid
+    if grid.ndim > 1:
+        coords = tuple(grid.centers(k) for k in range(grid.ndim))
+        return sr.report_hessian(solution.times, [sr.grid_hessian_probe(u, coords) for u in solution.values], s.shocks)
+    if eq.kind == "burgers":
+        p = solution.values
+    else:
+        from solvers.hamilton_jacobi import centred_gradient
+
+        p = np.array([centred_gradient(grid, u, problem.boundary)[0] for u in solution.values])
+    periodic = s.domain.boundary == "periodic"
+    a = eq.a if eq.hamiltonian == "quadratic" else 1.0
+    return sr.report_line(solution.times, p, grid.centers(0), a=a, nu=eq.nu * eq.D / a, periodic=periodic,
+                          detection=s.shocks, domain=(s.domain.lower, s.domain.upper))
+
+
+@dataclass(frozen=True, eq=False)
+class PDEOutcome:
+    """What ``shockflow solve`` reports."""
+
+    case: str
+    result_file: Path
+    report: object
+    steps: int
+    seconds: float
+    figures: tuple[Path, ...] = field(default=())
+
+    def as_dict(self) -> dict:
+        r = self.report
+
+        def number(v):
+            return None if v is None or not math.isfinite(v) else float(v)
+
+        return {"case": self.case, "result_file": str(self.result_file),
+                "shocks": [row.as_dict() for row in r.shocks],
+                "formation_time": number(r.formation_time), "steps": self.steps, "seconds": self.seconds,
+                "figures": [str(p) for p in self.figures]}
+
+    def key_figures(self) -> dict:
+        """Scalars for sweeps: formation times, the shock count and the first shock's time, place
+        (per coordinate) and strength (NaN when there is none), steps and seconds."""
+        r = self.report
+        first = r.shocks[0] if r.shocks else None
+        out = {"formation_time": r.formation_time, "formation_time_from_data": r.formation_time_from_data,
+               "shock_count": len(r.shocks), "steps": self.steps, "seconds": self.seconds,
+               "shock_time": first.time if first else math.nan,
+               "shock_strength": first.strength if first else math.nan}
+        dims = len(first.location) if first else 1
+        for k in range(dims):
+            out[f"shock_location_{k}" if dims > 1 else "shock_location"] = first.location[k] if first else math.nan
+        return out
+
+    def table(self) -> str:
+        r = self.report
+        lines = [f"case {self.case}: {self.steps} steps in {self.seconds:.2f} s -> {self.result_file}"]
+        lines.append(f"first shock (extrapolated from steepening): t* = {r.formation_time:.6g}; "
+                     f"from the initial data alone: {r.formation_time_from_data:.6g}")
+        if r.shocks:
+            lines.append(f"{'time':>12}  {'location':>24}  {'strength':>10}  {'first seen':>10}")
+            for row in r.shocks:
+                loc = ", ".join(f"{v:.5g}" for v in row.location)
+                lines.append(f"{row.time:12.6g}  {loc:>24}  {row.strength:10.4g}  {row.first_seen:10.4g}")
+        else:
+            lines.append("no shocks detected")
+        for f in self.figures:
+            lines.append(f"figure: {f}")
+        return "\n".join(lines)
+
+
+def build_result(problem: PDEProblem, solution: SolveOutput, report, *, seed, wall_time: float):
+    from shockflow.logs.provenance import package_versions
+    from shockflow.storage import Result
+
+    case, s = problem.case, problem.settings
+    rows = report.shocks
+    dim = len(rows[0].location) if rows else (3 if problem.mesh is not None else problem.grid.ndim)
+    shocks = {
+        "time": np.array([r.time for r in rows]), "location": np.array([r.location for r in rows]).reshape(-1, dim),
+        "strength": np.array([r.strength for r in rows]), "first_seen": np.array([r.first_seen for r in rows]),
+        "final_location": np.array([r.final_location for r in rows]).reshape(-1, dim),
+        "final_strength": np.array([r.final_strength for r in rows]), "speed": np.array([r.speed for r in rows]),
+    }
+    tracks = {"track": np.array([k for k, (t, _) in enumerate(report.tracks) for _ in t], dtype=np.int64),
+              "time": np.concatenate([t for t, _ in report.tracks]) if report.tracks else np.zeros(0),
+              "position": np.concatenate([x for _, x in report.tracks]) if report.tracks else np.zeros(0)}
+    dom = s.domain
+    problem_attrs = {"equation": s.equation.kind, "quantity": problem.quantity, "method": s.method,
+                     "domain": dom.TAG, "nu": s.equation.nu, "a": s.equation.a, "D": s.equation.D,
+                     "hamiltonian": s.equation.hamiltonian, "initial": s.initial.TAG,
+                     "solver": solver_settings(s)}
+    if problem.mesh is None:
+        problem_attrs["boundary"] = dom.boundary
+        problem_attrs["lower"] = list(np.atleast_1d(dom.lower).astype(float))
+        problem_attrs["upper"] = list(np.atleast_1d(dom.upper).astype(float))
+    info = {"method": report.method, "formation_time": report.formation_time,
+            "formation_time_from_data": report.formation_time_from_data,
+            "first_detection": report.first_detection, "fit_points": report.fit_points}
+    return Result(
+        case_name=case.name, case_kind=case.kind, case_text=case.text, settings=to_plain(s),
+        times=solution.times, values=solution.values, problem=problem_attrs, coordinates=problem.coordinates,
+        initial=problem.initial, steps=solution.steps, seconds=solution.seconds, shocks=shocks, shock_info=info,
+        steepness=(report.times, report.steepness), tracks=tracks,
+        case_path=str(case.path) if case.path is not None else "", overrides=case.overrides, seed=seed,
+        versions=package_versions(), wall_time=wall_time,
+    )
+
+
+def run_pde_case(case, options) -> PDEOutcome:
+    """Solve ``case``, report its shocks, write ``<out>/<name>.h5`` (and ``<name>.png`` unless
+    ``options.figures`` is False); returns a :class:`PDEOutcome`."""
+    from shockflow.progress import ProgressBar
+    from shockflow.storage import write_result
+
+    start = time.perf_counter()
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    problem = build_problem(case)
+    bar = ProgressBar(problem.times.size - 1, label=f"solve {case.name}", enabled=options.progress and not options.quiet)
+    try:
+        solution = solve_problem(problem, progress=lambda done, total: bar.update(done))
+    finally:
+        bar.close()
+    report = shock_report(problem, solution) if problem.settings.shocks.enabled else _no_shocks(solution)
+    seed = options.seed if options.seed is not None else case.seed
+    result = build_result(problem, solution, report, seed=seed, wall_time=time.perf_counter() - start)
+    path = write_result(result, out / f"{case.name}.h5")
+    figures = ()
+    from shockflow.figures import can_draw
+
+    if options.figures and can_draw():
+        from shockflow.figures import solution_figure
+
+        figures = (solution_figure(result, out / f"{case.name}.png"),)
+    return PDEOutcome(case.name, path, report, solution.steps, solution.seconds, figures)
+
+
+def _no_shocks(solution: SolveOutput):
+    from shockflow.prediction import ShockReport
+
+    return ShockReport("disabled", (), math.nan, math.nan, math.nan, solution.times, np.full(solution.times.size, np.nan), 0)
+
+
+def _verify(case) -> None:
+    build_problem(case)
+
+
+PDE_KIND = register_kind(CaseKind(
+    name="pde", settings=PDECase, run=run_pde_case, command="solve", verify=_verify,
+    description="a PDE solved to its shocks: Burgers or viscous Hamilton–Jacobi on an interval, box or surface",
+))

@@ -1,0 +1,137 @@
+"""Running a ``network`` case: model + data + training settings -> training log, observed transitions, figure.
+
+:func:`build_model_and_data` builds the model spec and the data set from a validated
+:class:`~shockflow.cases.network.NetworkCase` (argument errors of a model or generator become a
+:class:`~shockflow.cases.errors.CaseError` naming ``model`` or ``data``); :func:`run_network_case`
+trains (:func:`shockflow.training.train`), writes ``<out>/<name>.h5`` (the training log, atomically:
+an interrupted run leaves no file), finds the transitions of the loss
+(:func:`shockflow.prediction.transitions.find_transitions`) and draws ``<out>/<name>-loss.png``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from shockflow.cases.errors import CaseError
+from shockflow.cases.kinds import CaseKind, register_kind
+from shockflow.cases.network import NetworkCase
+
+__all__ = ["build_model_and_data", "run_network_case", "NetworkOutcome"]
+
+
+def build_model_and_data(case, seed: int):
+    """``(model, model_spec, dataset, data_spec)`` of a network case; CaseError on bad arguments."""
+    from shockflow import models
+    from shockflow.data.registry import GENERATORS
+    from shockflow.training import check_shapes
+
+    s = case.settings
+    spec = {"name": s.model.name, **s.model.kwargs()}
+    spec.setdefault("seed", seed)
+    try:
+        model = models.build(**spec)
+    except (TypeError, ValueError) as exc:
+        raise CaseError.at(case, "model", str(exc)) from None
+    kwargs = s.data.kwargs()
+    generator = GENERATORS[s.data.name]
+    params = inspect.signature(generator).parameters
+    if "seed" in params:
+        kwargs.setdefault("seed", seed)
+    for key, value in list(kwargs.items()):  # file arguments are relative to the case file
+        if (key == "path" or key.endswith("_path")) and isinstance(value, str) and not Path(value).is_absolute():
+            kwargs[key] = str(case.directory / value)
+    try:
+        data = generator(**kwargs)
+    except FileNotFoundError as exc:
+        raise CaseError.at(case, "data.path", str(exc)) from None
+    except (TypeError, ValueError) as exc:
+        raise CaseError.at(case, "data", str(exc)) from None
+    try:
+        check_shapes(model, data)
+    except (TypeError, ValueError) as exc:
+        raise CaseError.at(case, "model", f"does not fit the data: {exc}") from None
+    data_spec = {"name": s.data.name, **{k: v for k, v in kwargs.items()}}
+    return model, spec, data, data_spec
+
+
+@dataclass(frozen=True, eq=False)
+class NetworkOutcome:
+    case: str
+    log_file: Path
+    steps: int
+    final_loss: float
+    transitions: tuple
+    seconds: float
+    figures: tuple[Path, ...] = field(default=())
+
+    def as_dict(self) -> dict:
+        return {"case": self.case, "log_file": str(self.log_file), "steps": self.steps, "final_loss": self.final_loss,
+                "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop}
+                             for t in self.transitions],
+                "seconds": self.seconds, "figures": [str(p) for p in self.figures]}
+
+    def key_figures(self) -> dict:
+        """Scalars for sweeps: final loss, steps, seconds, the number of observed transitions and the
+        midpoint step of each (``transition_1``, ``transition_2``, ...)."""
+        out = {"final_loss": self.final_loss, "steps": self.steps, "seconds": self.seconds,
+               "transition_count": len(self.transitions)}
+        for k, t in enumerate(self.transitions, start=1):
+            out[f"transition_{k}"] = float(t.midpoint)
+        return out
+
+    def table(self) -> str:
+        lines = [f"case {self.case}: {self.steps} steps in {self.seconds:.2f} s, final loss {self.final_loss:.4g} "
+                 f"-> {self.log_file}"]
+        if self.transitions:
+            lines.append(f"{'observed transition (midpoint step)':>36}  {'onset':>10}  {'end':>10}  {'drop':>8}")
+            for t in self.transitions:
+                lines.append(f"{t.midpoint:36.1f}  {t.onset:10.1f}  {t.end:10.1f}  {t.drop:8.3f}")
+        else:
+            lines.append("no transitions found in the loss")
+        lines += [f"figure: {p}" for p in self.figures]
+        return "\n".join(lines)
+
+
+def run_network_case(case, options) -> NetworkOutcome:
+    from shockflow.training import train
+    from shockflow.prediction import find_transitions
+
+    seed = options.seed if options.seed is not None else (case.seed or 0)
+    model, spec, data, data_spec = build_model_and_data(case, seed)
+    settings = case.settings.training.train_settings(seed)
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log_path = out / f"{case.name}.h5"
+    start = time.perf_counter()
+    try:
+        record = train(spec, data, settings, log_path=log_path, quiet=options.quiet or not options.progress)
+    except (TypeError, ValueError) as exc:
+        raise CaseError.at(case, "training", str(exc)) from None
+    seconds = time.perf_counter() - start
+    steps, loss = record.series["step"], record.series["loss"]
+    transitions = tuple(find_transitions(steps, loss))
+    figures = ()
+    from shockflow.figures import can_draw
+
+    if options.figures and can_draw():
+        from shockflow.figures import loss_figure
+
+        figures = (loss_figure(steps, loss, out / f"{case.name}-loss.png",
+                               observed=[t.midpoint for t in transitions],
+                               title=f"{case.name}: {spec['name']}, {settings.optimizer}, lr {settings.lr:g}"),)
+    return NetworkOutcome(case.name, log_path, int(steps[-1]), float(np.asarray(loss)[-1]), transitions, seconds, figures)
+
+
+def _verify(case) -> None:
+    build_model_and_data(case, seed=case.seed or 0)
+
+
+NETWORK_KIND = register_kind(CaseKind(
+    name="network", settings=NetworkCase, run=run_network_case, command="train", verify=_verify,
+    description="a network trained from its case file: training log (HDF5), loss figure, observed transitions",
+))
