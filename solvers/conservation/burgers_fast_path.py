@@ -30,7 +30,7 @@ Why it is fast (figures in docs/benchmarks.md):
 
 The scratch (:func:`scratch_1d`, :func:`scratch_2d`) is allocated once by the caller: nothing is allocated per step.
 
-:func:`advance_1d` / :func:`advance_2d` run the step loop itself, compiled, from one output time to the next: the
+:func:`advance` runs the step loop itself, compiled, from one output time to the next: the
 step rule of :class:`solvers.time_stepping.Clock` (``dt = cfl / (rate + par_rate)`` as ``combine_bounds`` forms it,
 shortened to land on the output time), the ghost fill and the step.  A Python loop would add about 10 µs per step,
 more than the step itself below about 10^4 cells.
@@ -43,7 +43,8 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba import prange
+from numba import prange, types
+from numba.extending import overload
 
 from solvers.grid import fill_ghosts_compiled
 from solvers.conservation.reconstruction import MC, MINMOD, face_states_reference, minmod, monotonized_central, van_leer
@@ -305,31 +306,44 @@ def _next_step(t, target, cfl, rate, par_rate):
     return dt, False
 
 
-@numba.njit(cache=True)
-def _stage_1d(q_prev, out, dt, g, dx, a, nu, limiter, blend, scratch, parallel):
-    """The serial kernel for ``parallel`` None, the prange one for True (compiled only then: it is slow to compile)."""
-    if parallel is None:
-        return burgers_godunov_euler_1d(q_prev, out, dt, g, dx, a, nu, limiter, blend, scratch)
-    return burgers_godunov_euler_1d_parallel(q_prev, out, dt, g, dx, a, nu, limiter, blend, scratch)
+def _stage(q_prev, out, dt, g, geometry, nu, limiter, blend, scratch, parallel):
+    """One Euler stage of the fast path on ``q_prev`` (1-D or 2-D), for compiled callers only.
+
+    ``geometry`` is ``(dx, a)`` in 1-D and ``(dx, dy, a0, a1)`` in 2-D; ``parallel`` None (serial kernel)
+    or True (prange kernel, compiled only then: it is slow to compile).  The kernel is chosen when the
+    caller is compiled (:func:`_stage_typed`), from the dimension of ``q_prev`` and the type of ``parallel``."""
+    raise TypeError("_stage runs compiled only, inside advance()")
+
+
+@overload(_stage, jit_options={"cache": True})
+def _stage_typed(q_prev, out, dt, g, geometry, nu, limiter, blend, scratch, parallel):
+    serial = isinstance(parallel, types.NoneType)
+    if q_prev.ndim == 1:
+        kernel = burgers_godunov_euler_1d if serial else burgers_godunov_euler_1d_parallel
+
+        def stage_1d(q_prev, out, dt, g, geometry, nu, limiter, blend, scratch, parallel):
+            dx, a = geometry
+            return kernel(q_prev, out, dt, g, dx, a, nu, limiter, blend, scratch)
+
+        return stage_1d
+    kernel_2d = burgers_godunov_euler_2d if serial else burgers_godunov_euler_2d_parallel
+
+    def stage_2d(q_prev, out, dt, g, geometry, nu, limiter, blend, scratch, parallel):
+        dx, dy, a0, a1 = geometry
+        return kernel_2d(q_prev, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch)
+
+    return stage_2d
 
 
 @numba.njit(cache=True)
-def _stage_2d(q_prev, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch, parallel):
-    """:func:`_stage_1d` in 2-D."""
-    if parallel is None:
-        return burgers_godunov_euler_2d(q_prev, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch)
-    return burgers_godunov_euler_2d_parallel(q_prev, out, dt, g, dx, dy, a0, a1, nu, limiter, blend, scratch)
+def advance(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_steps, g, kinds, values, geometry, nu,
+            limiter, scratch, parallel):  # fmt: skip
+    """Step the padded state ``q`` (1-D or 2-D) from ``t`` until it lands on ``target``, with the Shu–Osher
+    stages ``tab`` (:data:`solvers.time_stepping.INTEGRATORS`; the first stage is a plain Euler step).
 
-
-@numba.njit(cache=True)
-def advance_1d(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_steps, g, kinds, values, dx, a, nu,
-               limiter, scratch, parallel):  # fmt: skip
-    """Step the padded state ``q`` from ``t`` until it lands on ``target``, with the Shu–Osher stages ``tab``
-    (:data:`solvers.time_stepping.INTEGRATORS`; the first stage is a plain Euler step).
-
-    ``nu`` and ``limiter`` as in :func:`burgers_godunov_euler_1d`; ``parallel`` None (serial kernels) or True
-    (prange kernels).  ``work`` and ``spare`` are the stage buffers
-    (one stage: ``spare`` may be ``work``); ``rate`` is the hyperbolic
+    ``geometry`` is ``(dx, a)`` in 1-D and ``(dx, dy, a0, a1)`` in 2-D; ``nu`` and ``limiter`` as in
+    :func:`burgers_godunov_euler_1d`; ``parallel`` None (serial kernels) or True (prange kernels).  ``work``
+    and ``spare`` are the stage buffers (one stage: ``spare`` may be ``work``); ``rate`` is the hyperbolic
     rate of ``q``, ``par_rate`` the parabolic one (0 without viscosity), ``step`` the steps taken so far.
     Returns ``(q, work, spare, t, dt, rate, step, stage, status)`` with the three buffers in their new roles
     (``q`` holds the state); ``status`` is LANDED, BLEW_UP (stage ``stage`` of the step of size ``dt`` produced a
@@ -346,42 +360,9 @@ def advance_1d(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_st
             out = work if s % 2 == 0 else spare
             fill_ghosts_compiled(prev, g, kinds, values)
             if s == 0:
-                new_rate = _stage_1d(prev, out, dt, g, dx, a, nu, limiter, None, scratch, parallel)
+                new_rate = _stage(prev, out, dt, g, geometry, nu, limiter, None, scratch, parallel)
             else:
-                new_rate = _stage_1d(prev, out, dt, g, dx, a, nu, limiter, (q, tab[s, 0], tab[s, 1]), scratch,
-                                     parallel)
-            if not math.isfinite(new_rate):
-                return q, work, spare, t, dt, rate, step, s, BLEW_UP
-            prev = out
-        rate = new_rate
-        if tab.shape[0] % 2 == 1:
-            q, work = work, q
-        else:
-            q, spare = spare, q
-        step += 1
-        if lands:
-            return q, work, spare, target, dt, rate, step, -1, LANDED
-        t += dt
-
-
-@numba.njit(cache=True)
-def advance_2d(q, work, spare, tab, t, target, cfl, rate, par_rate, step, max_steps, g, kinds, values, dx, dy, a0,
-               a1, nu, limiter, scratch, parallel):  # fmt: skip
-    """:func:`advance_1d` in 2-D."""
-    dt = 0.0
-    while True:
-        if step >= max_steps:
-            return q, work, spare, t, dt, rate, step, -1, STEP_LIMIT
-        dt, lands = _next_step(t, target, cfl, rate, par_rate)
-        prev = q
-        for s in range(tab.shape[0]):
-            out = work if s % 2 == 0 else spare
-            fill_ghosts_compiled(prev, g, kinds, values)
-            if s == 0:
-                new_rate = _stage_2d(prev, out, dt, g, dx, dy, a0, a1, nu, limiter, None, scratch, parallel)
-            else:
-                new_rate = _stage_2d(prev, out, dt, g, dx, dy, a0, a1, nu, limiter, (q, tab[s, 0], tab[s, 1]), scratch,
-                                     parallel)
+                new_rate = _stage(prev, out, dt, g, geometry, nu, limiter, (q, tab[s, 0], tab[s, 1]), scratch, parallel)
             if not math.isfinite(new_rate):
                 return q, work, spare, t, dt, rate, step, s, BLEW_UP
             prev = out

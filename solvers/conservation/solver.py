@@ -405,19 +405,19 @@ def solve_conservation(
 
 def _run_fast(q, bufs, tab, grid: Grid, clock: Clock, snapshots, rate, par_rate, kinds, values, const_a, nu, limiter,
               scratch, parallel) -> int:
-    """The fast path's step loop, compiled from one output time to the next (``burgers_fast_path.advance_1d``/
-    ``_2d``, which apply the clock's rule); returns the number of steps."""
+    """The fast path's step loop, compiled from one output time to the next (``burgers_fast_path.advance``,
+    which applies the clock's rule); returns the number of steps."""
     g = grid.ghost
     work, spare = bufs
     t, step = clock.t, 0
     if grid.ndim == 1:
-        advance, geometry = fp.advance_1d, (grid.dx[0], const_a[0])
+        geometry = (float(grid.dx[0]), float(const_a[0]))
     else:
-        advance, geometry = fp.advance_2d, (grid.dx[0], grid.dx[1], const_a[0], const_a[1])
+        geometry = (float(grid.dx[0]), float(grid.dx[1]), float(const_a[0]), float(const_a[1]))
     for index in range(clock.initial_outputs, len(clock.times)):
-        q, work, spare, t, dt, rate, step, stage, status = advance(
+        q, work, spare, t, dt, rate, step, stage, status = fp.advance(
             q, work, spare, tab, t, float(clock.times[index]), clock.cfl, rate, par_rate, step, clock.max_steps, g,
-            kinds, values, *geometry, nu, limiter, scratch, True if parallel else None)
+            kinds, values, geometry, nu, limiter, scratch, True if parallel else None)
         if status == fp.BLEW_UP:
             found = first_nonfinite((work if stage % 2 == 0 else spare)[grid.interior])
             cell, value = found if found is not None else ((), math.nan)

@@ -174,6 +174,14 @@ def _speed_2d(kind, ham, varying, q, rlo, rhi, clo, chi, dx0, dx1, coef, c0, c1,
     return alpha0, alpha1
 
 
+@numba.njit(cache=True)
+def _stage_buffers(rk, s, buffer0, buffer1):
+    """Stage ``s`` of the Shu–Osher scheme ``rk``: ``(where, out, ra, rb)``, the output buffer's index
+    (alternating from 0), the buffer itself and the blend ``out = ra q + rb (prev + dt L(prev))``."""
+    where = s % 2
+    return where, (buffer0 if where == 0 else buffer1), rk[s, 0], rk[s, 1]
+
+
 # -- the kernels, one source per dimension --------------------------------------------------------------
 def _build_1d(DERIV, NUM, HAM, VARYING, VISCOUS):  # noqa: N803 (compile-time constants)
     R = RADIUS[DERIV]  # noqa: N806
@@ -192,10 +200,7 @@ def _build_1d(DERIV, NUM, HAM, VARYING, VISCOUS):  # noqa: N803 (compile-time co
         where = 0
         stages = rk.shape[0]
         for s in range(stages):
-            where = s % 2
-            out = buffer0 if where == 0 else buffer1
-            ra = rk[s, 0]
-            rb = rk[s, 1]
+            where, out, ra, rb = _stage_buffers(rk, s, buffer0, buffer1)
             track = LF or s == stages - 1  # the speed of this stage's output is needed
             a_in = alpha[0]
             a_out = 0  # bit key of the speed of the output (+0)
@@ -252,10 +257,7 @@ def _build_2d(DERIV, NUM, HAM, VARYING, VISCOUS):  # noqa: N803 (compile-time co
         where = 0
         stages = rk.shape[0]
         for s in range(stages):
-            where = s % 2
-            out = buffer0 if where == 0 else buffer1
-            ra = rk[s, 0]
-            rb = rk[s, 1]
+            where, out, ra, rb = _stage_buffers(rk, s, buffer0, buffer1)
             track = LF or s == stages - 1
             a_in0 = alpha[0]
             a_in1 = alpha[1]
