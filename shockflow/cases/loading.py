@@ -116,7 +116,7 @@ def parse_case(text: str, *, file: str = "<string>", path: Path | None = None, o
         if not ok:
             problems.append(Problem(key, f"expected {expected}, found {value!r} ({_toml_type(value)})"))
     if "sweep" in table:  # the parameter axes of `shockflow sweep`; a single run ignores them, but they must be valid
-        from shockflow.sweeps.axes import SweepSpecError, split_sweep_table
+        from shockflow.cases.sweep_axes import SweepSpecError, split_sweep_table
 
         try:
             split_sweep_table(text, file)

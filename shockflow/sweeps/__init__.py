@@ -6,7 +6,7 @@
     summary = run_sweep(sweep, "out/amplitudes")          # a LocalCluster, one worker per core
     table = read_index(summary.index_path)                 # {column: array}
 
-Modules: :mod:`~shockflow.sweeps.axes` (axis syntax, zip/product, the ``[sweep]`` table),
+Modules: the axis syntax, zip/product and the ``[sweep]`` table are the case files' (:mod:`shockflow.cases.sweep_axes`);
 :mod:`~shockflow.sweeps.tasks` (task hash, key and seed), :mod:`~shockflow.sweeps.sweep` (case
 and function sweeps), :mod:`~shockflow.sweeps.records` (task result files and failure records),
 :mod:`~shockflow.sweeps.engine` (serial / LocalCluster / existing scheduler, resume, failures,
@@ -16,7 +16,7 @@ progress), :mod:`~shockflow.sweeps.index` (the merged HDF5 table), :mod:`~shockf
 runs on it.
 """
 
-from shockflow.sweeps.axes import Axis, SweepAxes, SweepSpecError, build_axes, parse_values
+from shockflow.cases.sweep_axes import Axis, SweepAxes, SweepSpecError, build_axes, parse_values
 from shockflow.sweeps.engine import SweepSummary, TaskReport, local_cluster, run_sweep
 from shockflow.sweeps.grid import grid_map
 from shockflow.sweeps.index import read_index

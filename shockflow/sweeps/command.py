@@ -1,6 +1,6 @@
 """``shockflow sweep CASE --set KEY=VALUES ... [--zip K1,K2] [--scheduler ADDRESS]``.
 
-Runs a case over parameter axes (syntax: :mod:`shockflow.sweeps.axes`) and writes one result
+Runs a case over parameter axes (syntax: :mod:`shockflow.cases.sweep_axes`) and writes one result
 file per task, the failure records and the merged index into ``--out`` (default
 ``<case name>-sweep``).  Rerunning the same command resumes: finished tasks are reused.
 
@@ -112,7 +112,7 @@ def _dry_run(sweep, out, args) -> int:
 def main(args: argparse.Namespace) -> int:
     """Run the ``sweep`` command for parsed ``args``; returns the exit code."""
     from shockflow.cases import CaseError
-    from shockflow.sweeps.axes import SweepSpecError
+    from shockflow.cases.sweep_axes import SweepSpecError
     from shockflow.sweeps.engine import run_sweep
     from shockflow.sweeps.sweep import case_sweep
 

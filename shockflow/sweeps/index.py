@@ -28,7 +28,7 @@ import numpy as np
 from shockflow import __version__
 from shockflow.storage import atomic_path
 from shockflow.storage.hdf5 import open_hdf5
-from shockflow.sweeps.axes import toml_value
+from shockflow.cases.sweep_axes import toml_value
 
 __all__ = ["write_index", "read_index", "BASE_COLUMNS"]
 

@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from shockflow import __version__
-from shockflow.sweeps.axes import Axis, SweepAxes, build_axes, split_sweep_table
+from shockflow.cases.sweep_axes import Axis, SweepAxes, build_axes, split_sweep_table
 from shockflow.sweeps.records import TaskOutput, scalar_figures
 from shockflow.sweeps.tasks import SEED_KEY, Task, make_tasks
 
@@ -110,7 +110,7 @@ def _runner_file(summary: dict, workdir: Path) -> Path | None:
 def case_sweep(case, sets=(), zips=(), *, seed: int | None = None) -> Sweep:
     """A sweep of the case ``case`` (a path or a built-in name).
 
-    ``sets``: ``KEY=VALUES`` items (:mod:`shockflow.sweeps.axes`); ``zips``: ``KEY1,KEY2`` items;
+    ``sets``: ``KEY=VALUES`` items (:mod:`shockflow.cases.sweep_axes`); ``zips``: ``KEY1,KEY2`` items;
     a ``[sweep]`` table in the file adds axes (``sets`` win on the same key).  ``seed`` (default:
     the table's, else the case's ``seed``, else 0) is the sweep seed.  Every task's case is
     validated here, so a bad value fails before anything runs (:class:`~shockflow.cases.CaseError`

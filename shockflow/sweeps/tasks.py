@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from shockflow.sweeps.axes import SweepAxes, toml_value
+from shockflow.cases.sweep_axes import SweepAxes, toml_value
 
 __all__ = ["Task", "canonical_json", "params_digest", "task_seed", "task_hash", "make_tasks", "SEED_KEY"]
 

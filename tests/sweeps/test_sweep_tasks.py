@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shockflow.sweeps.axes import Axis, SweepAxes
+from shockflow.cases.sweep_axes import Axis, SweepAxes
 from shockflow.sweeps.tasks import make_tasks, task_hash, task_seed
 
 TEXT = 'kind = "pde"\n[equation]\nkind = "burgers"\n'

@@ -7,7 +7,7 @@ import tomllib
 import numpy as np
 import pytest
 
-from shockflow.sweeps.axes import (Axis, SweepAxes, SweepSpecError, build_axes, parse_set, parse_values,
+from shockflow.cases.sweep_axes import (Axis, SweepAxes, SweepSpecError, build_axes, parse_set, parse_values,
                                    split_sweep_table, toml_value)
 
 
