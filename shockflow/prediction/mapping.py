@@ -31,8 +31,11 @@ coordinate); the linearised escape adds a variance ``T γ*`` to the starting off
 *Discrete steps.*  At step size ``η`` the linearised map is ``x − x_s ↦ (1 + η/γ*)(x − x_s)``, so
 the predicted step ``n`` solves ``Σ_{i<n} ln(1 + η_i/γ*) = ln(d_exit/d_eff)`` (the issue's
 ``steps = t/η`` is the limit ``η ≪ γ*``, also reported as ``flow_step``: ``Σ_{i<n} η_i = t``).
-Momentum ``μ`` (heavy ball) is modelled by its gradient-flow limit ``η → η/(1 − μ)``; Adam is not
-a gradient flow in these coordinates and is refused.
+With momentum ``μ`` (heavy ball, Nesterov) the same linearised map acts on the position and the
+velocity together; :meth:`Optimiser.steps_for_growth` iterates it from rest (THEORY §6,
+"Optimisers": the growth per step tends to the largest root ``ρ`` of the rule's characteristic
+polynomial, ``ln ρ`` instead of ``ln(1 + η/γ*)``).  The gradient-flow limit ``η → η/(1 − μ)``
+serves only the escape integral.  Adam is not a gradient flow in these coordinates and is refused.
 
 *Critical learning rate.*  A proximal step of size η is single-valued only while ``η < γ*``
 (THEORY §1), so ``γ*`` is also reported as ``critical_lr``.
@@ -124,20 +127,67 @@ class ChartShock:
 
 @dataclass(frozen=True)
 class Optimiser:
-    """The optimiser settings the mapping uses: per-step learning rates, optimiser name, momentum."""
+    """The optimiser settings the mapping uses: per-step learning rates, optimiser name, momentum.
+
+    The linearised escape from a ridge of curvature ``κ = 1/γ*`` grows the distance by a factor per
+    step that depends on the update rule (THEORY §6, "Optimisers"): ``1 + ηκ`` for gradient descent;
+    for heavy ball (``v ← μv + g, θ ← θ − ηv``) and Nesterov (``θ ← θ − η(g + μv)``) the state
+    ``(θ, v)`` obeys a 2×2 linear recurrence whose largest eigenvalue solves
+    ``ρ² − (1 + μ + ηκ)ρ + μ = 0`` and ``ρ² − (1 + μ)(1 + ηκ)ρ + μ(1 + ηκ) = 0``.
+    :meth:`steps_for_growth` iterates that recurrence from ``v = 0`` with the scheduled rates, so the
+    transient of the velocity and any schedule are exact in the linear model; the long-run rate
+    ``η/(1 − μ)`` of :meth:`effective_rates` serves the escape integral (slow, non-linearised motion).
+    """
 
     learning_rates: np.ndarray   # η_i for i = 0 .. steps-1
     name: str = "gd"
     momentum: float = 0.0
 
-    def effective_rates(self) -> np.ndarray:
+    def _check(self) -> None:
         if self.name == "adam":
             raise PredictionError("training.optimizer: the escape-time mapping (shockflow.prediction.mapping) models "
                                   "gradient descent (gd, sgd, momentum, nesterov), found 'adam'")
+
+    def effective_rates(self) -> np.ndarray:
+        """Per-step rates of the gradient flow the iterates follow when they move slowly: ``η/(1 − μ)``."""
+        self._check()
         lr = np.asarray(self.learning_rates, dtype=np.float64)
         if self.name in ("momentum", "nesterov"):
             lr = lr / (1.0 - self.momentum)
         return lr
+
+    def steps_for_growth(self, log_growth: float, gamma_star: float) -> float:
+        """The (fractional) step at which the linearised escape at ``κ = 1/γ*`` has grown the distance from
+        the ridge by ``exp(log_growth)``; past the schedule the last rate continues; ``inf`` if never."""
+        self._check()
+        rates = np.asarray(self.learning_rates, dtype=np.float64)
+        if self.name not in ("momentum", "nesterov") or self.momentum == 0.0:
+            return steps_for_growth(log_growth, rates, gamma_star)
+        if log_growth <= 0:
+            return 0.0
+        kappa, mu, nesterov = 1.0 / gamma_star, float(self.momentum), self.name == "nesterov"
+        theta, v, total = 1.0, 0.0, 0.0   # θ is renormalised to 1 each step; total = ln θ_n
+        n = 0
+        last = rates.size - 1
+        previous_gain = -1.0
+        while True:
+            eta = rates[min(n, last)]
+            v = mu * v - kappa * theta                        # v ← μv + g with g = −κθ
+            step = eta * (mu * v - kappa * theta) if nesterov else eta * v
+            theta_new = theta - step
+            if not theta_new > 0.0:
+                return math.inf
+            gain = math.log(theta_new / theta)
+            if total + gain >= log_growth:
+                return float(n + (log_growth - total) / gain)
+            total += gain
+            v /= theta_new
+            theta = 1.0
+            n += 1
+            if n > last and abs(gain - previous_gain) <= 1e-12 * max(abs(gain), 1e-300):
+                # past the schedule and settled on the largest root: the rest is geometric
+                return float(n + (log_growth - total) / gain) if gain > 0 else math.inf
+            previous_gain = gain
 
 
 @dataclass(frozen=True)
@@ -238,7 +288,7 @@ def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> l
                                       f"(d0 = 0) and there is no noise (ν = 0): gradient flow never leaves it")
             growth = math.log(d_exit / d_eff)
             t = c.gamma_star * growth
-            step = steps_for_growth(growth, rates, c.gamma_star)
+            step = optimiser.steps_for_growth(growth, c.gamma_star)
             method = "shock"
             gamma, crit = c.gamma_star, c.gamma_star
         else:

@@ -1,0 +1,78 @@
+"""The linearised escape per optimiser (THEORY §6, "Optimisers") against the project's own update rules.
+
+On the exactly quadratic ridge ``L(θ) = −κθ²/2`` the iterates of every rule grow linearly in ``θ``,
+so the step at which ``θ_n/θ_0`` first reaches ``exp(G)`` is a number the training code itself
+computes; :meth:`Optimiser.steps_for_growth` must find it without running the optimizer.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from shockflow.prediction.mapping import Optimiser, PredictionError, steps_for_growth
+from shockflow.training.optimizers import make_optimizer
+from shockflow.training.settings import TrainSettings
+
+
+def _run_rule(name: str, mu: float, rates: np.ndarray, kappa: float, growth: float) -> float:
+    """The fractional step (log-linear between steps) at which the real optimizer's θ reaches exp(growth)."""
+    params = {"theta": np.array([1.0])}
+    opt = make_optimizer(params, TrainSettings(optimizer=name, momentum=mu, lr=float(rates[0]), steps=rates.size,
+                                                batch_size=1 if name == "sgd" else None))
+    logs = [0.0]
+    for n in range(100000):
+        grads = {"theta": -kappa * params["theta"].copy()}
+        opt.step(params, grads, float(rates[min(n, rates.size - 1)]))
+        logs.append(math.log(params["theta"][0]))
+        if logs[-1] >= growth:
+            k = len(logs) - 1
+            return k - 1 + (growth - logs[k - 1]) / (logs[k] - logs[k - 1])
+    raise AssertionError("the optimizer never reached the growth")
+
+
+@pytest.mark.parametrize("name, mu", [("gd", 0.0), ("sgd", 0.0), ("momentum", 0.9), ("momentum", 0.5),
+                                      ("nesterov", 0.9), ("nesterov", 0.3)])
+@pytest.mark.parametrize("schedule", ["constant", "decaying"])
+def test_steps_for_growth_match_the_update_rules(name, mu, schedule):
+    kappa, growth = 1.0 / 0.25, math.log(5.65 / 1e-3)
+    steps = 4000
+    rates = np.full(steps, 0.004) if schedule == "constant" else 0.01 / (1.0 + np.arange(steps) / 50.0)
+    predicted = Optimiser(rates, name, mu).steps_for_growth(growth, 1.0 / kappa)
+    assert predicted == pytest.approx(_run_rule(name, mu, rates, kappa, growth), rel=1e-9, abs=1e-9)
+
+
+def test_past_the_schedule_the_last_rate_continues():
+    kappa, growth = 2.0, math.log(1e4)
+    rates = np.full(30, 0.01)   # far too few steps: most of the escape happens after the schedule ends
+    for name, mu in (("momentum", 0.9), ("nesterov", 0.9), ("gd", 0.0)):
+        predicted = Optimiser(rates, name, mu).steps_for_growth(growth, 1.0 / kappa)
+        assert predicted > rates.size
+        assert predicted == pytest.approx(_run_rule(name, mu, rates, kappa, growth), rel=1e-9)
+
+
+def test_momentum_is_not_its_gradient_flow_limit():
+    # the old model η/(1 − μ) ignores the velocity's transient: at μ = 0.9 it is early by ~1/(1 − μ) steps
+    # per e-fold of transient, and by far more when ηκ is not small against (1 − μ)²
+    kappa, growth, mu = 1.0 / 0.25, math.log(5.65 / 1e-3), 0.9
+    rates = np.full(2000, 0.004)
+    exact = Optimiser(rates, "momentum", mu).steps_for_growth(growth, 1.0 / kappa)
+    flow_limit = steps_for_growth(growth, rates / (1.0 - mu), 1.0 / kappa)
+    assert exact - flow_limit > 5.0
+
+
+def test_constant_rate_closed_form():
+    # x_n = c1 ρ1^n + c2 ρ2^n with x_0 = 1, x_1 = 1 + ηκ (heavy ball from rest)
+    eta, kappa, mu, growth = 0.01, 3.0, 0.8, math.log(1e6)
+    b = 1.0 + mu + eta * kappa
+    r1, r2 = (b + math.sqrt(b * b - 4 * mu)) / 2, (b - math.sqrt(b * b - 4 * mu)) / 2
+    c1 = (1.0 + eta * kappa - r2) / (r1 - r2)
+    # at large n the ρ2 term is negligible: n = (G − ln c1) / ln ρ1
+    expected = (growth - math.log(c1)) / math.log(r1)
+    got = Optimiser(np.full(10, eta), "momentum", mu).steps_for_growth(growth, 1.0 / kappa)
+    assert got == pytest.approx(expected, rel=1e-6)
+
+
+def test_adam_is_refused():
+    with pytest.raises(PredictionError, match="adam"):
+        Optimiser(np.full(5, 0.01), "adam").steps_for_growth(1.0, 1.0)
