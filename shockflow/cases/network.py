@@ -135,3 +135,10 @@ class NetworkCase:
                                     callables=_geometries, exclude=("model",))
     extraction: Extraction = setting(doc="Which charts and how finely (shockflow run).", factory=Extraction)
     prediction: Prediction = setting(doc="PDE solve and matching (shockflow run).", factory=Prediction)
+
+    def check(self):
+        if self.geometry is not None and self.training.optimizer == "adam":
+            # refused here, before any training: the escape model covers gd, sgd, momentum, nesterov (THEORY §6)
+            yield "training.optimizer", ("the prediction (shockflow run) has no validated escape model for 'adam' "
+                                         "(it is not a gradient flow in the chart coordinates); use gd, sgd, "
+                                         "momentum or nesterov, or remove [geometry] to only train")

@@ -76,3 +76,16 @@ def test_constant_rate_closed_form():
 def test_adam_is_refused():
     with pytest.raises(PredictionError, match="adam"):
         Optimiser(np.full(5, 0.01), "adam").steps_for_growth(1.0, 1.0)
+
+
+def test_adam_is_refused_by_validate_before_any_training(tmp_path, capsys):
+    from shockflow.cli import main
+
+    code = main(["validate", "two-layer-staircase", "--set", "training.optimizer=adam"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "two-layer-staircase.toml" in err and "training.optimizer" in err and "adam" in err
+    out = tmp_path / "out"
+    assert main(["run", "two-layer-staircase", "--set", "training.optimizer=adam", "--out", str(out), "--quiet"]) == 2
+    assert not out.exists() or not any(out.iterdir())   # refused before the training log is written
+    assert main(["validate", "two-layer-staircase", "--set", "training.optimizer=nesterov"]) == 0
