@@ -1,10 +1,12 @@
 """The ground truth of a run from its parameter snapshots: each chart's half-learned step (issue 17).
 
 For every chart of the extraction, the logged parameter snapshots give the chart coordinate along
-the run (``ChartData.trajectory_steps``, ``trajectory``).  The chart's **mode strength** ``s`` is the
-coordinate itself, except for the gram geometry's flat coordinate ``r = sqrt(z)``, whose strength is
-``z = r²`` (THEORY §2: a mode enters the loss as ``V (1 − z/z∞)²``, so "half learned" is ``z = z∞/2``,
-the same point the loss-curve detector's midpoint estimates).  The true transition of the chart is
+the run (``ChartData.trajectory_steps``, ``trajectory``).  The chart's **mode strength** ``s`` is what the
+geometry says it is (``Geometry.strength``, stored by the extraction as ``trajectory_strength``): the
+coordinate itself by default; ``z = r²`` for the gram geometry's flat coordinate ``r = sqrt(z)``
+(THEORY §2: a mode enters the loss as ``V (1 − z/z∞)²``, so "half learned" is ``z = z∞/2``, the same
+point the loss-curve detector's midpoint estimates); the collective product ``Q(s)`` for the
+mean-field clock ``s``.  The true transition of the chart is
 the first step at which ``s`` reaches half way from its start ``s(0)`` to its final value
 ``s(end)``, linearly interpolated between the two snapshots around the crossing.
 
@@ -54,7 +56,8 @@ class ParameterTruth:
 
 
 def mode_strength(geometry: str, coordinate: str, x) -> np.ndarray:
-    """The mode strength of chart coordinates ``x`` (module docstring)."""
+    """The mode strength of chart coordinates ``x`` for a chart without a stored ``trajectory_strength``
+    (an extraction built by hand): the gram square root squared, else the coordinate."""
     x = np.asarray(x, dtype=np.float64)
     if geometry == "gram" and coordinate.startswith("r"):
         return x ** 2
@@ -90,8 +93,12 @@ def parameter_truth(extraction) -> ParameterTruth | None:
         if steps.size < 2 or traj.size != steps.size:
             return None
         count = max(count, steps.size)
-        s = mode_strength(c.geometry, c.coordinate, traj)
-        target = mode_strength(c.geometry, c.coordinate, c.x_min)
+        stored = getattr(c, "trajectory_strength", None)
+        if stored is not None and np.asarray(stored).size == steps.size:
+            s, target = np.asarray(stored, dtype=np.float64).reshape(-1), float(c.strength_at_min)
+        else:
+            s = mode_strength(c.geometry, c.coordinate, traj)
+            target = float(mode_strength(c.geometry, c.coordinate, c.x_min))
         moved = abs(s[-1] - s[0])
         if np.isfinite(target) and moved < 0.5 * abs(target - s[0]):
             not_learned.append(c.label)
