@@ -329,6 +329,24 @@ def _choose_fit(t, y, t_lo: float, t_hi: float, onset: float, end: float, s: "Tr
     return chosen
 
 
+def _confirmed_by_fit(t_all, y_all, t_lo, t_hi, onset, end, s: "TransitionSettings") -> bool:
+    """One switch-on fits the logged points in [t_lo, t_hi] ``split_factor`` times better than a smooth
+    decay ln L = ln A − β ln(1 + t), with its midpoint inside [onset, end] (item 10)."""
+    inside = (t_all >= t_lo) & (t_all <= t_hi)
+    if inside.sum() < 5:
+        return False
+    t, y = _chunk_medians(t_all[inside], y_all[inside], 200)
+    design = np.column_stack([np.ones_like(t), -np.log1p(t)])
+    null = float(np.sum((design @ np.linalg.lstsq(design, y, rcond=None)[0] - y) ** 2))
+    La, Lb = np.exp(np.min(y)), np.exp(np.max(y))
+    r0 = 2.0 * _LN19 / max(end - onset, 1e-9)
+    with np.errstate(all="ignore"):
+        one = _fit_one(t, y, 1, [[np.log(La), 0.0, np.log(max(Lb - La, 1e-300)), 0.5 * (onset + end), np.log(r0)]])
+    if one is None:
+        return False
+    return bool(one[0] * s.split_factor < null and onset <= one[1][3] <= end)
+
+
 def find_transitions(steps, loss, settings: TransitionSettings | None = None, **overrides) -> list[Transition]:
     """Detect plateau-then-drop transitions in (steps, loss); see the module docstring.
 
@@ -363,8 +381,12 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
     peaks = peaks - 1
     prom = props["prominences"]
     thresh = s.noise_factor * sigma_rate[peaks]
-    keep = (prom >= thresh) & (excess[peaks] >= thresh)
-    peaks, prom = peaks[keep], prom[keep]
+    strong = (prom >= thresh) & (excess[peaks] >= thresh)
+    # a peak the rate-noise test cannot confirm (a sharp drop between sparse logged points inflates the
+    # scatter about the smoothed curve, which is then read as noise) is kept only if the switch-on
+    # model fits the logged points of its window far better than a smooth decay (item 10)
+    order = sorted(range(peaks.size), key=lambda i: (not strong[i], -prom[i]))
+    peaks, prom, strong = peaks[order], prom[order], strong[order]
 
     # edges on the linear-time excess rate q = e/t ∝ −d ln L/dt − background: for an interior
     # drop it peaks where e does; for a drop still running at the end of the log (e grows ∝ t)
@@ -373,7 +395,7 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
     reach = int(round(s.plateau_decades * s.bins_per_decade))
     found = []
     min_log_drop = -np.log1p(-s.min_drop)
-    for p, pr in sorted(zip(peaks, prom), key=lambda t: -t[1]):
+    for p, pr, confirmed in zip(peaks, prom, strong):
         lo = p
         while lo > 0 and excess[lo - 1] > s.edge_fraction * excess[p]:
             lo -= 1
@@ -388,11 +410,21 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
         drop = float(np.trapezoid(excess[lo:hi + 1], dx=h)) if hi > lo else 0.0
         if drop < min_log_drop:
             continue
-        if counts[lo:hi + 1].sum() < s.min_samples and counts[max(lo - reach, 0):hi + reach + 1].sum() < s.min_samples:
-            continue  # (sparse logs: the samples of the plateaus around the drop count too)
+        sparse_ok = counts[max(lo - reach, 0):hi + reach + 1].sum() + (t_fit[0] == 0 and lo - reach <= 0) >= 4
+        if counts[lo:hi + 1].sum() < s.min_samples:
+            if not sparse_ok:
+                continue  # too few points
+            confirmed = False  # a sparse log's drop: kept if the switch-on fit confirms it (below)
         if lo == 0 and not (t_fit[0] == 0 and abs(y_fit[0] - ys[0]) <= max(0.1 * drop, 3 * float(np.median(
                 np.abs(y_raw - np.interp(u_raw, grid, ys)))))):
             continue  # already dropping at the first logged step: no plateau seen before it
+        if not confirmed:
+            a = max([lo - reach, 0] + [e for _, e, *_ in found if e < lo])
+            b = min([hi + reach, n_grid - 1] + [o for o, *_ in found if o > hi])
+            t_a = 0.0 if a == 0 else float(np.exp(grid[a]))
+            if not _confirmed_by_fit(t_fit, y_fit, t_a, float(np.exp(grid[b])), float(np.exp(grid[lo])),
+                                     float(np.exp(grid[hi])), s):
+                continue
         found.append((lo, hi, p, drop))
     found.sort()
 
