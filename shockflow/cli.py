@@ -157,8 +157,8 @@ def _compare(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"log": str(args.log), "result_file": str(args.prediction),
                      "predicted": [{"step": p} for p in comparison.predicted],
-                     "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop}
-                                  for t in transitions],
+                     "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop,
+                                   "count": t.count} for t in transitions],
                      "matches": [m.as_dict() for m in comparison.matches],
                      "median_relative_error": comparison.median_relative_error, "score": comparison.score()})
     elif not args.quiet:

@@ -43,7 +43,8 @@ from typing import Sequence
 import numpy as np
 
 __all__ = ["Match", "Comparison", "match_transitions", "compare_log", "read_predictions", "read_loss_log",
-           "ComparisonError", "DEFAULT_MAX_RATIO", "TRUTHS", "write_score", "read_score"]
+           "ComparisonError", "DEFAULT_MAX_RATIO", "TRUTHS", "write_score", "read_score",
+           "observed_steps"]
 
 #: the matching window: a prediction within this factor of a true step (either side) can be its partner
 DEFAULT_MAX_RATIO = 2.0
@@ -185,6 +186,12 @@ def match_transitions(predicted: Sequence[float], observed: Sequence[float], *, 
                       truth=truth, max_ratio=float(max_ratio), horizon=float(horizon), beyond_run=beyond)
 
 
+def observed_steps(transitions) -> list[float]:
+    """The true steps of loss-curve detections: a merged transition (``count`` > 1, drops that could not
+    be told apart) stands for ``count`` transitions at its midpoint, so each can be matched or missed."""
+    return [t.midpoint for t in transitions for _ in range(getattr(t, "count", 1))]
+
+
 def read_predictions(path) -> np.ndarray:
     """The predicted steps saved in a result file (``/transitions/predicted/step``)."""
     from shockflow.storage import ResultFileError, read_result
@@ -226,7 +233,7 @@ def compare_log(log_path, result_path, *, max_ratio: float = DEFAULT_MAX_RATIO, 
     if not transitions:
         raise ComparisonError(f"LOG {str(log_path)!r}: no transitions (plateau then sudden drop) found in its "
                               f"{steps.size} loss values; nothing to compare the {predicted.size} predictions with")
-    return (match_transitions(predicted, [t.midpoint for t in transitions], max_ratio=max_ratio, truth="loss",
+    return (match_transitions(predicted, observed_steps(transitions), max_ratio=max_ratio, truth="loss",
                               horizon=float(steps[-1])), transitions)
 
 

@@ -125,7 +125,7 @@ class TransitionSettings:
     max_components: int = 4            # switch-ons fitted per detection (1: no refit of close drops)
     split_factor: float = 20.0         # K+1 switch-ons must lower the residuals by more than this factor
     min_share: float = 0.1             # ... and each must carry at least this share of the drop
-    fit_tolerance: float = 1e-3        # no split once the rms residual of ln L is below this
+    fit_tolerance: float = 2e-2        # no split once the rms residual of ln L is below this (2 %)
 
     def __post_init__(self):
         checks = [("bins_per_decade", self.bins_per_decade >= 10 and isinstance(self.bins_per_decade, int)),
@@ -292,7 +292,7 @@ def _fit_one(t, y, K: int, starts) -> tuple[float, np.ndarray] | None:
     return best
 
 
-def _choose_fit(t, y, t_lo: float, t_hi: float, onset: float, end: float, s: "TransitionSettings"):
+def _choose_fit(t, y, t_lo: float, t_hi: float, onset: float, end: float, s: "TransitionSettings", t_raw=None):
     """Fits with K = 1, 2, … switch-ons on (t, ln L), each K + 1 started from the K fit with one more
     switch-on where the K fit's residual is largest (and from the quantiles of the drop); the K the
     residuals support (item 10).  Returns (K, rss, params) or None."""
@@ -310,9 +310,11 @@ def _choose_fit(t, y, t_lo: float, t_hi: float, onset: float, end: float, s: "Tr
     first = _fit_one(t, y, 1, [quantile_start(1)])
     if first is None:
         return None
-    chosen = (1, *first)
+    chosen = current = (1, *first)
+    merged = 1
+    raw = t if t_raw is None else t_raw
     for K in range(2, s.max_components + 1):
-        _, rss, p = chosen
+        _, rss, p = current
         if rss / t.size < s.fit_tolerance ** 2:
             break
         resid = _switch_on_model(p, t, K - 1) - y
@@ -321,18 +323,29 @@ def _choose_fit(t, y, t_lo: float, t_hi: float, onset: float, end: float, s: "Tr
         nxt = _fit_one(t, y, K, [grown, quantile_start(K)])
         if nxt is None:
             break
-        V, times = np.exp(nxt[1][2::3][:K]), nxt[1][3::3][:K]
+        V, times, rates = np.exp(nxt[1][2::3][:K]), nxt[1][3::3][:K], np.exp(nxt[1][4::3][:K])
         if not (nxt[0] * s.split_factor < rss and np.all(V / V.sum() >= s.min_share)
                 and np.all((times > t_lo) & (times < t_hi))):
             break
-        chosen = (K, *nxt)
-    return chosen
+        current = (K, *nxt)
+        logged = [np.count_nonzero(np.abs(raw - tk) <= _LN19 / max(r, 1e-300)) for tk, r in zip(times, rates)]
+        if min(logged) >= s.min_samples:
+            chosen, merged = current, K
+        elif np.all((times >= onset) & (times <= end)):
+            merged = K   # the residuals want K switch-ons inside this drop, too few points to place them
+        else:
+            break
+    return (*chosen, max(merged, chosen[0]))
 
 
 def _confirmed_by_fit(t_all, y_all, t_lo, t_hi, onset, end, s: "TransitionSettings") -> bool:
     """One switch-on fits the logged points in [t_lo, t_hi] ``split_factor`` times better than a smooth
-    decay ln L = ln A − β ln(1 + t), with its midpoint inside [onset, end] (item 10)."""
-    inside = (t_all >= t_lo) & (t_all <= t_hi)
+    decay ln L = ln A − β ln(1 + t), with its midpoint inside [onset, end] (item 10).  The points are
+    those of [onset, end] and two more on each side, within [t_lo, t_hi]."""
+    i0 = max(int(np.searchsorted(t_all, onset)) - 2, int(np.searchsorted(t_all, t_lo)))
+    i1 = min(int(np.searchsorted(t_all, end, side="right")) + 2, int(np.searchsorted(t_all, t_hi, side="right")))
+    inside = np.zeros(t_all.size, dtype=bool)
+    inside[i0:i1] = True
     if inside.sum() < 5:
         return False
     t, y = _chunk_medians(t_all[inside], y_all[inside], 200)
@@ -469,10 +482,12 @@ def _refine(base: Transition, t_all, y_all, t_lo: float, t_hi: float, s: Transit
         return [base]
     t, y = _chunk_medians(t_all[inside], y_all[inside], 200)
     with np.errstate(all="ignore"):
-        chosen = _choose_fit(t, y, t_lo, t_hi, base.onset, base.end, s)
+        chosen = _choose_fit(t, y, t_lo, t_hi, base.onset, base.end, s, t_all[inside])
     if chosen is None:
         return [base]
-    K, _, p = chosen
+    K, _, p, merged = chosen
+    if merged > K:
+        return [replace(base, count=int(merged))]   # drops that the log cannot tell apart
     V, times, rates = np.exp(p[2::3][:K]), p[3::3][:K], np.exp(p[4::3][:K])
     if K == 1:
         # sparse around the crossing: the logistic interpolates between the logged points
@@ -480,8 +495,8 @@ def _refine(base: Transition, t_all, y_all, t_lo: float, t_hi: float, s: Transit
         gap = (np.log10(t_all[j] / t_all[j - 1]) if 0 < j < t_all.size and t_all[j - 1] > 0 else np.inf)
         if gap > s.midpoint_smooth_decades and t_lo < times[0] < t_hi and np.isfinite(rates[0]):
             mid = float(times[0])
-            return [replace(base, midpoint=mid, onset=min(base.onset, mid - _LN19 / rates[0]),
-                            end=max(base.end, mid + _LN19 / rates[0]))]
+            return [replace(base, midpoint=mid, onset=float(min(base.onset, mid - _LN19 / rates[0])),
+                            end=float(max(base.end, mid + _LN19 / rates[0])))]
         return [base]
     order = np.argsort(times)
     V, times, rates = V[order], times[order], rates[order]

@@ -54,7 +54,8 @@ class RunOutcome:
         return {"case": self.case, "result_file": str(self.result_file), "log_file": str(self.log_file),
                 "shocks": self.shock_rows(),
                 "predicted": [p.as_dict() for p in self.stage.predicted],
-                "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop} for t in self.observed],
+                "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop, "count": t.count}
+                             for t in self.observed],
                 "truth": [t.as_dict() for t in self.truth.transitions] if self.truth is not None else None,
                 "matches": [m.as_dict() for m in c.matches],
                 "median_relative_error": c.median_relative_error, "score": c.score(),
@@ -137,7 +138,8 @@ def _result(case, stage: PredictionStage, comparison, observed, *, seed, wall_ti
     predicted["method"] = np.array([p.method for p in stage.predicted], dtype="S")
     observed_cols = {c: np.array([getattr(t, c) for t in observed], dtype=np.float64)
                      for c in ("midpoint", "onset", "end", "steepest", "drop")}
-    observed_cols = {"step": observed_cols.pop("midpoint"), **observed_cols}
+    observed_cols = {"step": observed_cols.pop("midpoint"), **observed_cols,
+                     "count": np.array([t.count for t in observed], dtype=np.int64)}
     matches = {"predicted_step": np.array([m.predicted_step for m in comparison.matches]),
                "observed_step": np.array([m.observed_step for m in comparison.matches]),
                "relative_error": np.array([m.relative_error for m in comparison.matches])}
@@ -196,7 +198,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     from shockflow.training import train
     from shockflow.prediction import find_transitions
     from shockflow.prediction.truth import parameter_truth
-    from shockflow.prediction.comparison import write_score
+    from shockflow.prediction.comparison import observed_steps, write_score
 
     if case.settings.geometry is None:
         raise CaseError.at(case, "geometry", "missing table: `shockflow run` extracts the PDE on a quotient geometry; "
@@ -232,7 +234,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     observed = tuple(find_transitions(steps, loss))
     predicted_steps = [p.step for p in stage.predicted]
     max_ratio = case.settings.prediction.max_ratio
-    loss_comparison = match_transitions(predicted_steps, [t.midpoint for t in observed], max_ratio=max_ratio,
+    loss_comparison = match_transitions(predicted_steps, observed_steps(observed), max_ratio=max_ratio,
                                         truth="loss", horizon=float(settings.steps))
     # -- the truth from the parameter snapshots (the prediction is done; it never saw them as truth)
     truth = parameter_truth(stage.extraction)

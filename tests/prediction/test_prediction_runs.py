@@ -228,3 +228,73 @@ def test_run_of_a_pde_case_solves_it(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     # Riemann data u_L > u_R: one shock, present from the start
     assert doc["case"] == "burgers-riemann" and len(doc["shocks"]) == 1
+
+
+def _every(doc, k):
+    from shockflow.logs import read_training_log
+    from shockflow.prediction import find_transitions
+
+    rec = read_training_log(doc["log_file"])
+    return find_transitions(rec.series["step"][::k], rec.series["loss"][::k])
+
+
+@pytest.mark.parametrize("k", [10, 25])
+def test_default_case_logged_every_kth_step_gives_four_transitions_within_five_percent(default_run, k):
+    _, _, doc = default_run
+    true = np.array(sorted(t["step"] for t in doc["truth"]))
+    found = _every(doc, k)
+    assert len(found) == 4
+    assert np.max(np.abs(np.array([t.midpoint for t in found]) / true - 1)) < 0.05
+    assert all(t.onset <= t.midpoint <= t.end for t in found)
+
+
+def test_default_case_logged_every_50th_step_finds_all_four_drops(default_run):
+    """k = 50: the last three within 5 % of the parameter truth; the first (about 25 steps wide, two
+    logged points inside it) is found, within 10 % (see the xfail below for 5 %)."""
+    _, _, doc = default_run
+    true = np.array(sorted(t["step"] for t in doc["truth"]))
+    found = _every(doc, 50)
+    assert len(found) == 4 and all(t.count == 1 for t in found)
+    err = np.abs(np.array([t.midpoint for t in found]) / true - 1)
+    assert np.all(err[1:] < 0.05) and err[0] < 0.10
+    assert all(t.onset <= t.midpoint <= t.end for t in found)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 17 asks 5 % for all four at k = 50; the first drop is about 6 % late: "
+                                       "its two interior points do not fix the switch-on rate")
+def test_default_case_logged_every_50th_step_first_drop_within_five_percent(default_run):
+    _, _, doc = default_run
+    true = min(t["step"] for t in doc["truth"])
+    assert _every(doc, 50)[0].midpoint == pytest.approx(true, rel=0.05)
+
+
+@pytest.fixture(scope="module")
+def close_run(tmp_path_factory):
+    """The teacher (8, 7, 6): three modes switching on within 30 % of each other."""
+    case = load_case(DEFAULT_CASE, overrides=["data.n=2048", "extraction.cells=201", "training.steps=600",
+                                               "data.d=3", "model.input_dim=3", "data.teacher_weights=[8.0, 7.0, 6.0]",
+                                               "extraction.charts=[0, 1, 2]"])
+    return run_prediction_case(case, RunOptions(out=str(tmp_path_factory.mktemp("close")), quiet=True,
+                                                progress=False, figures=False))
+
+
+def test_close_teacher_strengths_8_7_6_are_more_than_one_drop(close_run):
+    """The old detector gave ONE transition for the three; now each detection lies within 5 % of a true one."""
+    out = close_run
+    true = np.array(sorted(out.truth.steps))
+    assert len(true) == 3 and true[-1] / true[0] < 1.4
+    seen = np.array([t.midpoint for t in out.observed])
+    assert len(seen) >= 2
+    assert np.all(np.min(np.abs(seen[:, None] / true[None, :] - 1), axis=1) < 0.05)
+    # the two scores of the run: against the parameters, and separately against the loss
+    assert out.comparison.truth == "parameters" and out.loss_comparison.truth == "loss"
+    assert out.comparison.recall == 1.0
+
+
+@pytest.mark.xfail(strict=True, reason="issue 17 asks three transitions for (8, 7, 6); the detector finds two: "
+                                       "a third switch-on is only accepted where two fit the loss worse than 2 % rms, "
+                                       "and the last two modes (6 % apart) fit within that")
+def test_close_teacher_strengths_8_7_6_give_three_transitions_within_five_percent(close_run):
+    true = np.array(sorted(close_run.truth.steps))
+    seen = np.array([t.midpoint for t in close_run.observed])
+    assert len(seen) == 3 and np.max(np.abs(seen / true - 1)) < 0.05
