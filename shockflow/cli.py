@@ -16,7 +16,9 @@ With ``--json`` the only thing on stdout is one JSON object (or list for ``cases
 ``case``, ``result_file`` and ``shocks`` (objects with ``time``, ``location``, ``strength``) of
 ``solve``; ``case``, ``result_file``, ``shocks``, ``predicted`` and ``observed`` (objects with
 ``step``), ``matches`` (``predicted_step``, ``observed_step``, ``relative_error``) and
-``median_relative_error`` (null when nothing matched) of ``run`` (``compare`` prints the last four);
+``median_relative_error`` (over all true transitions, a miss counting 1; null when there are none) and
+``score`` (``recall``, ``precision``, ``median_relative_error_all``, ``median_relative_error_matched``,
+``unmatched_predicted``, ``unmatched_observed``, ``truth``) of ``run`` (``compare`` prints the last five);
 ``name``, ``kind``, ``description`` of ``cases``; ``name``, ``symmetry`` of ``geometries``, are stable.
 """
 
@@ -141,7 +143,8 @@ def _compare(args: argparse.Namespace) -> int:
     from shockflow.prediction import ComparisonError, compare_log
 
     try:
-        comparison, transitions = compare_log(args.log, args.prediction, max_ratio=args.max_ratio)
+        comparison, transitions = compare_log(args.log, args.prediction, max_ratio=args.max_ratio,
+                                              step_column=args.step_column, loss_column=args.loss_column)
     except FileNotFoundError as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
@@ -154,10 +157,10 @@ def _compare(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"log": str(args.log), "result_file": str(args.prediction),
                      "predicted": [{"step": p} for p in comparison.predicted],
-                     "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop}
-                                  for t in transitions],
+                     "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop,
+                                   "count": t.count} for t in transitions],
                      "matches": [m.as_dict() for m in comparison.matches],
-                     "median_relative_error": comparison.median_relative_error})
+                     "median_relative_error": comparison.median_relative_error, "score": comparison.score()})
     elif not args.quiet:
         print(f"{args.log} against the predictions of {args.prediction}")
         print(comparison.table())
@@ -361,8 +364,10 @@ def build_parser() -> argparse.ArgumentParser:
                                   help="match the transitions of a loss log (HDF5, CSV, JSON) with saved predictions")
     compare.add_argument("log", metavar="LOG", help="a training log (.h5) or a CSV/JSON file of step and loss")
     compare.add_argument("--prediction", required=True, metavar="RESULT", help="a result file written by `shockflow run`")
-    compare.add_argument("--max-ratio", type=_positive_float, default=3.0,
-                         help="match a prediction and an observation only within this factor (default 3)")
+    compare.add_argument("--max-ratio", type=_positive_float, default=2.0,
+                         help="match a prediction and an observation only within this factor, either side (default 2)")
+    compare.add_argument("--step-column", metavar="NAME", help="the step column of a CSV/JSON log ('row': row numbers)")
+    compare.add_argument("--loss-column", metavar="NAME", help="the loss column of a CSV/JSON log")
     compare.set_defaults(run=_compare)
 
     spectra = commands.add_parser("spectra", parents=[_common(None)],

@@ -182,6 +182,12 @@ class Geometry(abc.ABC):
     def mobility(self, points) -> np.ndarray:
         """``g^{-1}`` at ``points (..., dim)``: an array ``(..., dim, dim)``."""
 
+    def strength(self, points) -> np.ndarray:
+        """The mode strength at chart ``points (..., dim)``: what "half learned" is measured in (the
+        parameter truth of a run, :mod:`shockflow.prediction.truth`).  By default the coordinate itself;
+        a geometry whose coordinate is not the strength (a square root, a clock) overrides it."""
+        return np.asarray(points, dtype=np.float64)
+
     @abc.abstractmethod
     def section(self, points) -> dict[str, np.ndarray]:
         """Parameter arrays ``(..., *shape)`` realising ``points (..., dim)``."""

@@ -125,6 +125,11 @@ class GramGeometry(Geometry):
         z = self.mode_strengths(self.check_params(params))[list(self.modes)]
         return z if self.coordinate == "z" else np.sqrt(z)
 
+    def strength(self, points):
+        """The mode strength z (``r = sqrt z`` squared)."""
+        p = np.asarray(points, dtype=np.float64)
+        return p if self.coordinate == "z" else p ** 2
+
     def conserved(self, params):
         M = self._gram(self.check_params(params))
         B = self.basis.T @ M @ self.basis

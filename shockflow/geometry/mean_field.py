@@ -308,6 +308,11 @@ class MeanFieldCollectiveGeometry(Geometry):
         moving = 0.5 * cs * np.sinh(np.arcsinh(2.0 * q0 / cs) + 2.0 * s)
         return np.where(zero, q0 * np.exp(2.0 * np.sign(q0) * s), moving)
 
+    def strength(self, points):
+        """The collective product ``Q(s) = (1/m) Σ q_i(s)`` (the clock ``s`` is logarithmic in it)."""
+        p = np.asarray(points, dtype=np.float64)
+        return np.mean(self.products(p[..., 0]), axis=-1)[..., None]
+
     @property
     def chart(self) -> Chart:
         return Chart(("s",), (-self.extent,), (self.extent,),

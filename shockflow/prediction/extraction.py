@@ -106,6 +106,8 @@ class ChartData:
     rank: int = 0              # place in the staircase order (0: the fastest chart)
     initial_escape_x: np.ndarray | None = None     # the escape profile with the INITIAL reference
     initial_escape_rate: np.ndarray | None = None  # (the head start; None: same as escape_x/escape_rate)
+    trajectory_strength: np.ndarray | None = None  # the geometry's mode strength along the trajectory
+    strength_at_min: float = float("nan")          # ... and at x_min (shockflow.prediction.truth)
 
     @property
     def dx(self) -> float:
@@ -343,6 +345,8 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
         mobility=mob, lower=lower, upper=upper, mirrored=mirrored, x0=x0, x_min=x_min,
         loss_at_min=L_min, escape_x=ex, escape_rate=rate, metric_x=mx, metric_a=ma, ridge=ridge, ridge_speed=ridge_speed,
         trajectory_steps=steps, trajectory=traj,
+        trajectory_strength=np.asarray(geo.strength(np.asarray(traj, dtype=np.float64).reshape(-1, 1)))[:, 0],
+        strength_at_min=float(np.asarray(geo.strength(np.array([[x_min]])))[0, 0]),
         conserved={k: np.asarray(v).tolist() for k, v in geo.conserved(init).items()},
         sigma2=sigma2, temperature=T, nu=0.5 * T, gamma_data=gamma_data), geo
 

@@ -3,7 +3,9 @@
     train (shockflow.training)                   -> training log <out>/<name>-log.h5
     predict (shockflow.prediction.predict)       -> predicted steps, from the initial parameters
     observe (shockflow.prediction.transitions)   -> observed steps        <- only now is the loss looked at
-    compare (shockflow.prediction.comparison)    -> matches, relative errors, median
+    truth (shockflow.prediction.truth)           -> each chart's half-learned step, from the parameter snapshots
+    compare (shockflow.prediction.comparison)    -> matches, recall, precision, the all-in median (against the
+                                                    parameter truth; the loss detections are scored separately)
     write <out>/<name>.h5 (atomically) and figures
 
 :func:`~shockflow.prediction.predict.predict_case` is the prediction half; it never sees the loss
@@ -40,6 +42,8 @@ class RunOutcome:
     comparison: object
     seconds: float
     figures: tuple[Path, ...] = field(default=())
+    truth: object = None             # ParameterTruth (None: no snapshots; the loss detections are the truth)
+    loss_comparison: object = None   # the predictions against the loss detections (truth "loss")
 
     def shock_rows(self) -> list[dict]:
         return [{"time": r.time, "location": r.location[0], "strength": r.strength, "chart": self.stage.extraction.charts[k].label}
@@ -50,14 +54,24 @@ class RunOutcome:
         return {"case": self.case, "result_file": str(self.result_file), "log_file": str(self.log_file),
                 "shocks": self.shock_rows(),
                 "predicted": [p.as_dict() for p in self.stage.predicted],
-                "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop} for t in self.observed],
+                "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop, "count": t.count}
+                             for t in self.observed],
+                "truth": [t.as_dict() for t in self.truth.transitions] if self.truth is not None else None,
                 "matches": [m.as_dict() for m in c.matches],
-                "median_relative_error": c.median_relative_error, "seconds": self.seconds,
+                "median_relative_error": c.median_relative_error, "score": c.score(),
+                "loss_score": self.loss_comparison.score() if self.loss_comparison is not None else None,
+                "seconds": self.seconds,
                 "figures": [str(p) for p in self.figures]}
 
     def key_figures(self) -> dict:
         med = self.comparison.median_relative_error
+        c = self.comparison
         out = {"median_relative_error": math.nan if med is None else med, "matches": len(self.comparison.matches),
+               "recall": math.nan if c.recall is None else c.recall,
+               "precision": math.nan if c.precision is None else c.precision,
+               "median_relative_error_matched": (math.nan if c.median_relative_error_matched is None
+                                                 else c.median_relative_error_matched),
+               "true_count": len(c.observed),
                "predicted_count": len(self.stage.predicted), "observed_count": len(self.observed),
                "seconds": self.seconds}
         for k, p in enumerate(self.stage.predicted, start=1):
@@ -73,9 +87,19 @@ class RunOutcome:
         for p in self.stage.predicted:
             lines.append(f"{p.chart:>6}  {p.gamma_star:10.4g}  {p.critical_lr:9.3g}  {p.d0:9.3g}  {p.d_exit:8.3g}  "
                          f"{p.nu:8.2g}  {p.step:10.1f}  {p.flow_step:10.1f}")
-        lines.append(f"observed transitions (midpoint steps): " +
+        if self.truth is not None:
+            lines.append("true transitions (half-learned steps from the parameter snapshots): " +
+                         (", ".join(f"{t.chart} {t.step:.1f}" for t in self.truth.transitions) or "none") +
+                         ("; not learned within the run: " + ", ".join(self.truth.not_learned)
+                          if self.truth.not_learned else ""))
+        lines.append(f"loss-curve detections (midpoint steps): " +
                      (", ".join(f"{t.midpoint:.1f}" for t in self.observed) or "none"))
         lines.append(self.comparison.table())
+        if self.loss_comparison is not None and self.loss_comparison is not self.comparison:
+            lc = self.loss_comparison
+            pct = (lambda v: "n/a" if v is None else f"{100 * v:.1f}%")
+            lines.append(f"against the loss detections instead: recall {pct(lc.recall)}, precision "
+                         f"{pct(lc.precision)}, median relative error (all) {pct(lc.median_relative_error_all)}")
         lines += [f"figure: {p}" for p in self.figures]
         return "\n".join(lines)
 
@@ -114,7 +138,8 @@ def _result(case, stage: PredictionStage, comparison, observed, *, seed, wall_ti
     predicted["method"] = np.array([p.method for p in stage.predicted], dtype="S")
     observed_cols = {c: np.array([getattr(t, c) for t in observed], dtype=np.float64)
                      for c in ("midpoint", "onset", "end", "steepest", "drop")}
-    observed_cols = {"step": observed_cols.pop("midpoint"), **observed_cols}
+    observed_cols = {"step": observed_cols.pop("midpoint"), **observed_cols,
+                     "count": np.array([t.count for t in observed], dtype=np.int64)}
     matches = {"predicted_step": np.array([m.predicted_step for m in comparison.matches]),
                "observed_step": np.array([m.observed_step for m in comparison.matches]),
                "relative_error": np.array([m.relative_error for m in comparison.matches])}
@@ -172,6 +197,8 @@ def run_prediction_case(case, options) -> RunOutcome:
     from shockflow.storage import write_result
     from shockflow.training import train
     from shockflow.prediction import find_transitions
+    from shockflow.prediction.truth import parameter_truth
+    from shockflow.prediction.comparison import observed_steps, write_score
 
     if case.settings.geometry is None:
         raise CaseError.at(case, "geometry", "missing table: `shockflow run` extracts the PDE on a quotient geometry; "
@@ -205,12 +232,23 @@ def run_prediction_case(case, options) -> RunOutcome:
     # -- only now the loss curve
     steps, loss = record.series["step"], record.series["loss"]
     observed = tuple(find_transitions(steps, loss))
-    comparison = match_transitions([p.step for p in stage.predicted], [t.midpoint for t in observed],
-                                   max_ratio=case.settings.prediction.max_ratio)
+    predicted_steps = [p.step for p in stage.predicted]
+    max_ratio = case.settings.prediction.max_ratio
+    loss_comparison = match_transitions(predicted_steps, observed_steps(observed), max_ratio=max_ratio,
+                                        truth="loss", horizon=float(settings.steps))
+    # -- the truth from the parameter snapshots (the prediction is done; it never saw them as truth)
+    truth = parameter_truth(stage.extraction)
+    comparison = loss_comparison if truth is None else match_transitions(
+        predicted_steps, truth.steps, max_ratio=max_ratio, truth="parameters", horizon=float(settings.steps))
     result = _result(case, stage, comparison, observed, seed=seed, wall_time=time.perf_counter() - start,
                      log_path=log_path)
     path = out / f"{case.name}.h5"
-    write_result(result, path, extend=lambda f: _write_extraction(f, stage, comparison))
+    def extend(f):
+        _write_extraction(f, stage, comparison)
+        write_score(f, comparison, loss_comparison, truth, snapshot_schedule={"n_snapshots": settings.n_snapshots,
+                                                                             "schedule": "log_spaced"})
+
+    write_result(result, path, extend=extend)
     figures = ()
     from shockflow.figures import can_draw
 
@@ -232,4 +270,5 @@ def run_prediction_case(case, options) -> RunOutcome:
                                      ridges=[sh.location if math.isfinite(sh.gamma_star) else math.nan
                                              for sh in stage.shocks]))
         figures = tuple(figs)
-    return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures)
+    return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures,
+                      truth=truth, loss_comparison=loss_comparison)

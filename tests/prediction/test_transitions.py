@@ -215,3 +215,74 @@ def test_four_mode_saxe_network(seed):
     found = find_transitions(rec.steps, rec.loss)
     assert len(found) == 4, [f.to_dict() for f in found]
     assert np.max(np.abs(np.array([f.midpoint for f in found]) / pred - 1)) < 0.02
+
+
+def _logistic_drops(t, times, rates, amplitudes, floor=0.01):
+    sig = lambda x: 0.5 * (1 + np.tanh(0.5 * x))
+    return floor + sum(v * (1 - sig(r * (t - tk))) ** 2 for tk, r, v in zip(times, rates, amplitudes))
+
+
+@pytest.mark.parametrize("gap", [15.0, 30.0, 60.0])
+def test_close_switch_ons_are_told_apart(gap):
+    # two switch-ons (THEORY §2: V (1 − σ(r (t − t_k)))², σ logistic) a few widths apart or closer:
+    # the plain detector sees one drop; the switch-on refit (item 10) finds both, midpoints to 1 %
+    t = np.arange(0, 1001.0)
+    found = find_transitions(t, _logistic_drops(t, [100, 100 + gap], [0.15, 0.15], [1.0, 0.8]))
+    assert [f.count for f in found] == [1, 1]
+    np.testing.assert_allclose([f.midpoint for f in found], [100, 100 + gap], rtol=0.01)
+    for f in found:
+        assert f.onset <= f.midpoint <= f.end
+
+
+def test_drops_that_cannot_be_told_apart_are_one_merged_transition_with_its_count():
+    # midpoints 1 step apart, far less than half an e-folding time (1/(2 r) = 2.5 steps for r = 0.2)
+    t = np.arange(0, 1001.0)
+    found = find_transitions(t, _logistic_drops(t, [100, 101], [0.2, 0.06], [1.0, 0.8]))
+    assert len(found) == 1 and found[0].count == 2
+    assert found[0].onset <= found[0].midpoint <= found[0].end
+    assert found[0].midpoint == pytest.approx(100.5, abs=1.5)
+    # a merged transition stands for its count when scored against the loss
+    from shockflow.prediction.comparison import observed_steps
+
+    assert observed_steps(found) == [found[0].midpoint] * 2
+    # one switch-on is never split, with or without noise
+    rng = np.random.default_rng(3)
+    for noise in (0.0, 0.05):
+        one = _logistic_drops(t, [300], [0.05], [1.0]) * np.exp(noise * rng.standard_normal(t.size))
+        found = find_transitions(t, one)
+        assert [f.count for f in found] == [1]
+        assert found[0].midpoint == pytest.approx(300, rel=0.02)
+
+
+@pytest.mark.parametrize("every", [10, 25, 50])
+def test_sparse_staircase_logs_keep_every_drop(every):
+    # the synthetic staircase logged every k-th step: four drops within 2 %, midpoints inside their extents
+    steps = np.arange(0, 100_001, every)
+    found = find_transitions(steps, staircase(steps * ETA))
+    true = switch_on_steps()
+    assert len(found) == 4
+    assert np.max(np.abs(np.array([t.midpoint for t in found]) / true - 1)) < 0.02
+    assert all(t.onset <= t.midpoint <= t.end for t in found)
+
+
+def _midpoints_inside(seeds, noises, everies):
+    steps = np.arange(0, 100_001)
+    count = 0
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        for noise in noises:
+            loss = staircase(steps * ETA) * np.exp(noise * rng.standard_normal(steps.size))
+            for every in everies:
+                for t in find_transitions(steps[::every], loss[::every]):
+                    assert t.onset <= t.midpoint <= t.end, (seed, noise, every, t.to_dict())
+                    count += 1
+    return count
+
+
+def test_a_midpoint_never_lies_outside_its_onset_and_end():
+    assert _midpoints_inside([0], [0.3], [1, 50]) >= 5   # 4 + 1 detections were measured
+
+
+@pytest.mark.slow
+def test_a_midpoint_never_lies_outside_its_onset_and_end_many_logs():
+    assert _midpoints_inside(range(3), [0.0, 0.1, 0.3], [1, 7, 50]) >= 50
