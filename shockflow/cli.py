@@ -476,20 +476,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def _bad_input_errors() -> tuple[type, ...]:
+    """The library's bad-input exceptions, imported only once something has failed (so that
+    ``--help`` and ``cases`` do not pay for h5py and numpy)."""
     from shockflow.cases.errors import CaseError
     from shockflow.storage import ResultFileError
 
+    return CaseError, ResultFileError
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)  # bad arguments: argparse prints usage and exits with status 2
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
     try:
-        return args.run(args)
-    except (CaseError, ResultFileError) as exc:
-        _error(str(exc))
-        return EXIT_BAD_INPUT
+        try:
+            return args.run(args)
+        except Exception as exc:
+            if isinstance(exc, _bad_input_errors()):
+                _error(str(exc))
+                return EXIT_BAD_INPUT
+            raise
     except KeyboardInterrupt:
         _error("interrupted; no result file was written for the unfinished run")
         return EXIT_INTERRUPTED

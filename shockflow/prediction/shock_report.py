@@ -55,8 +55,15 @@ class ShockRecord:
     speed: float
 
     def as_dict(self) -> dict:
-        loc = self.location[0] if len(self.location) == 1 else list(self.location)
-        return {"time": self.time, "location": loc, "strength": self.strength}
+        """``time``, ``location``, ``strength`` where the shock formed; ``first_seen``; ``speed`` (its
+        mean speed over the track, NaN where untracked); ``final_location`` and ``final_strength`` at
+        the last snapshot.  Locations are numbers in 1-D, lists otherwise."""
+        def place(loc):
+            return loc[0] if len(loc) == 1 else list(loc)
+
+        return {"time": self.time, "location": place(self.location), "strength": self.strength,
+                "first_seen": self.first_seen, "speed": self.speed, "final_location": place(self.final_location),
+                "final_strength": self.final_strength}
 
 
 @dataclass(frozen=True)
