@@ -1,4 +1,4 @@
-"""Neural quadratic forms (THEORY §2): structure matrices from the models, closed (μ, M) dynamics,
+"""Neural quadratic forms (docs/theory.md §2): structure matrices from the models, closed (μ, M) dynamics,
 Lotka–Volterra reduction, switch-on times, power laws, and the built-in experiments.
 
 Example (docs/nqf.md has more)::

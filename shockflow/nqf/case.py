@@ -1,4 +1,4 @@
-"""The ``nqf`` case kind: one built-in neural-quadratic-form experiment per case file (THEORY §2).
+"""The ``nqf`` case kind: one built-in neural-quadratic-form experiment per case file (docs/theory.md §2).
 
     kind = "nqf"
     [experiment]
@@ -127,7 +127,7 @@ class FailureModes:
 
 @dataclass(frozen=True)
 class ShockLink:
-    """Closed-form switch-on times of the five-mode case and the THEORY §1 escape reading γ* ln(d_exit/d_0)."""
+    """Closed-form switch-on times of the five-mode case and the docs/theory.md §1 escape reading γ* ln(d_exit/d_0)."""
 
     TAG: ClassVar[str] = "shock_link"
     eps: float = setting(1e-6, doc="Initial mode strength ε.", bounds=_EPS)

@@ -12,7 +12,7 @@ of the actual network (:func:`shockflow.training.train`). Times are gradient-flo
   (2β − 1)/(θ + β) for several θ.
 * :func:`failure_modes` — the five-mode teacher on the tanh Fourier MLP with large initialisation, Adam and
   heavy-ball momentum.
-* :func:`shock_link_reference` — the closed-form switch-on times of the five-mode case and the THEORY §1
+* :func:`shock_link_reference` — the closed-form switch-on times of the five-mode case and the docs/theory.md §1
   escape-time reading t ≈ γ* ln(d_exit/d_0), for the main job's shock pipeline to compare against.
 
 Plus :func:`order_parameters_vs_network`: the closed (μ, M) SGD dynamics against SGD on the network.
@@ -383,7 +383,7 @@ def failure_modes(eps_small: float = 1e-6, init_large: float = 0.3, amplitude: f
 
 # ----------------------------------------------------------------------------------- experiment 5
 def shock_link_reference(eps: float = 1e-6, strengths=HALVING_STRENGTHS, rho: float = 0.5) -> dict:
-    """Closed-form switch-on times of the five-mode diagonal case and the THEORY §1 escape reading.
+    """Closed-form switch-on times of the five-mode diagonal case and the docs/theory.md §1 escape reading.
 
     ``t_switch_on``: exact t*(ρ); ``t_leading``: ln(1/ε)/ζ; ``t_escape``: γ* ln(d_exit/d_0) from the flat
     coordinate r = √z of each mode (γ* = −1/L̄''(0), d_exit = argmin L̄, d_0 = √z0), computed from the loss

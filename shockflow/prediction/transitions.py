@@ -5,7 +5,7 @@
 1. **Log-log coordinates.** u = ln t, y = ln L (step 0 and exact zeros of the loss, e.g.
    underflow after a perfect fit, are dropped; negative or non-finite losses are errors).
    A pure power law L ∝ t^{-α} is a straight line, so its drop rate r(u) = −dy/du = α is constant; the drops of
-   a staircase (THEORY §2: switch-on at t*_k ≈ ln(1/ε)/(aζ_k), width ~1/(aζ_k)) all have
+   a staircase (docs/theory.md §2: switch-on at t*_k ≈ ln(1/ε)/(aζ_k), width ~1/(aζ_k)) all have
    about the same width ~1/ln(1/ε) in u, so one smoothing scale suits them all.
 2. **Robust resampling.** y is binned on a uniform u-grid (``bins_per_decade``); each bin
    takes the *median* of its samples (robust to SGD noise and outliers); empty bins (sparse
@@ -33,7 +33,7 @@
    ``min_samples`` logged points fall inside [onset, end]. A drop already under way at the first
    logged step (no plateau seen before it) is not reported.
 8. **Midpoint.** For a squared-error loss a mode contributes V(1 − s)² with s its learned
-   fraction (THEORY §2, L = Σ V_k (1 − z_k/z_k∞)²), and the switch-on time is s = 1/2. So the
+   fraction (docs/theory.md §2, L = Σ V_k (1 − z_k/z_k∞)²), and the switch-on time is s = 1/2. So the
    midpoint is where L − L_after = (L_before − L_after)/4: the step at which half the drop's
    *amplitude* is learned. L_before/L_after are read on the plateaus, the points of least decay
    rate within ``plateau_decades`` before the onset / after the end, on a lightly smoothed
