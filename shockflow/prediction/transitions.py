@@ -54,8 +54,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.ndimage import median_filter
-from scipy.signal import find_peaks, savgol_coeffs, savgol_filter
+# scipy.ndimage and scipy.signal (about 1 s to import, scipy.stats with them) are imported in the
+# functions that use them, so that importing the prediction package stays cheap.
 
 __all__ = ["Transition", "TransitionSettings", "find_transitions", "transitions_table"]
 
@@ -174,6 +174,9 @@ def _rate_noise(u, y, grid, ys, counts, win, polyorder, h, bwin) -> np.ndarray:
     var_bin = (π/2) σ_s²/ρ with ρ the count averaged over the smoothing window. The rate is
     a linear filter Σ_j c_j y_{i+j}, so var(r_i) = Σ_j c_j² var_bin(i+j).
     """
+    from scipy.ndimage import median_filter
+    from scipy.signal import savgol_coeffs
+
     res = np.abs(y - np.interp(u, grid, ys))
     med_abs, _ = _binned_median(u, res, grid, h)
     # local scatter, floored by the global one: where samples are sparse the smoothed curve
@@ -193,6 +196,8 @@ def _background(rate: np.ndarray, bwin: int) -> np.ndarray:
     point) keeps a drop that never returns to a plateau (the last mode decaying to zero, whose
     rate −d ln L/d ln t grows without bound) from becoming its own background.
     """
+    from scipy.ndimage import median_filter
+
     centred = median_filter(rate, size=bwin, mode="nearest")
     padded = np.r_[np.full(bwin - 1, rate[0]), rate]
     trailing = np.median(np.lib.stride_tricks.sliding_window_view(padded, bwin), axis=1)
@@ -228,6 +233,8 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
     ``settings`` (a ``TransitionSettings``) or keyword overrides of its fields set the detector.
     Returns the transitions ordered by step.
     """
+    from scipy.signal import find_peaks, savgol_filter
+
     s = settings if settings is not None else TransitionSettings()
     if overrides:
         s = TransitionSettings(**{**asdict(s), **overrides})
