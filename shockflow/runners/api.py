@@ -41,8 +41,8 @@ def _kind_run(case, command, out, seed, quiet, figures):
 
     kind = get_kind(case.kind)
     if command is not None and kind.command != command:
-        raise CaseError(str(case.path or case.name), [Problem("kind", f"a {case.kind} case: run it with "
-                                                                      f"shockflow.{kind.command}(), not {command}()")])
+        raise CaseError(str(case.path or case.name), [Problem("kind", f"a {case.kind} case: run it with shockflow.run() "
+                                                                      f"or shockflow.{kind.command}(), not {command}()")])
     return kind.run(case, _options(out, seed, quiet, figures))
 
 
