@@ -10,7 +10,7 @@ calls; what is left is ``other``: building the model and data, detecting and mat
 transitions, the progress output):
 
 - ``imports``: importing the modules a run uses (``shockflow.cli``, the runner, training, extraction,
-  prediction, storage, figures, matplotlib), done first so the other phases do not include them;
+  prediction, storage, figures, matplotlib.figure and the Agg canvas), done first so the other phases do not include them;
 - ``training``: :func:`shockflow.training.train` (including its HDF5 training log);
 - ``extraction``: :func:`shockflow.prediction.extraction.extract` (the quotient charts);
 - ``solves``: the chart Hamilton–Jacobi solves (``shockflow.prediction.predict._solve``: Numba,
@@ -42,7 +42,8 @@ def child(case: str, out: str) -> dict:
 
     for name in ("shockflow.cli", "shockflow.runners.prediction", "shockflow.training", "shockflow.prediction",
                  "shockflow.prediction.extraction", "shockflow.prediction.predict", "shockflow.storage",
-                 "shockflow.figures", "shockflow.figures.landscape", "matplotlib.pyplot"):
+                 "shockflow.figures", "shockflow.figures.landscape", "matplotlib.figure",
+                 "matplotlib.backends.backend_agg"):
         importlib.import_module(name)
     phases = dict.fromkeys(PHASES, 0.0)
     phases["imports"] = time.perf_counter() - start
