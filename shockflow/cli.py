@@ -6,9 +6,11 @@ built-in default), ``compare LOG --prediction RESULT`` (a training log or a CSV/
 against saved predictions), ``geometries`` (the quotient geometries and their symmetries),
 ``solve CASE`` (PDE cases), ``train CASE`` (network cases), ``validate CASE``,
 ``cases`` (the built-in cases), ``show RESULT`` (summary table and figures of a result file),
-``sweep CASE`` (a case over parameter axes, :mod:`shockflow.sweeps.command`), ``demo`` and ``version``.  A CASE is a path to a TOML file or the name of a built-in case.
+``sweep CASE`` (a case over parameter axes, :mod:`shockflow.sweeps.command`), ``init KIND [NAME]``
+(a commented template case file), ``demo`` and ``version``.  A CASE is a path to a TOML file or the name of a built-in case.
 ``--set KEY=VALUE`` (repeatable) overrides a key of the case before validation
-(``--set domain.cells=200``).
+(``--set domain.cells=200``).  Each command takes only the options that mean something to it
+(``shockflow COMMAND --help``); results go to ``--out`` (default ``./shockflow-results/``, created).
 
 Exit codes: 0 success; 2 bad input (a case file, a result file, an argument); 1 a failure
 during the run (a solve that blows up, a training run that diverges); 130 interrupted.
@@ -235,15 +237,48 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _cases(args: argparse.Namespace) -> int:
-    from shockflow.cases.builtin import builtin_cases
+    from shockflow.cases.builtin import builtin_cases, cases_search_paths
 
     found = builtin_cases()
+    if not found:
+        _error("no built-in cases found; looked in " + ", ".join(str(p) for p in cases_search_paths())
+               + " (set SHOCKFLOW_CASES to a directory of case files)")
+        return EXIT_FAILURE
     if args.json:
         _print_json([c.as_dict() for c in found])
     elif not args.quiet:
         width = max((len(c.name) for c in found), default=4)
         for c in found:
             print(f"{c.name.ljust(width)}  {c.kind:<8} {c.description}")
+    return EXIT_OK
+
+
+def _init(args: argparse.Namespace) -> int:
+    from shockflow.cases.templates import template_text
+    from shockflow.storage.atomic import atomic_open
+
+    name = args.name if args.name is not None else f"my-{args.kind}-case"
+    name = name.removesuffix(".toml")
+    if not name or any(c in name for c in "/\\") or name.startswith("."):
+        _error(f"NAME: expected a plain file name without directories, found {args.name!r}")
+        return EXIT_BAD_INPUT
+    target = Path(args.out) / f"{name}.toml"
+    if target.exists() and not args.force:
+        _error(f"{target}: already exists (use --force to overwrite it)")
+        return EXIT_BAD_INPUT
+    try:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        with atomic_open(target, "w", encoding="utf-8") as fh:
+            fh.write(template_text(args.kind, name))
+    except OSError as exc:
+        _error(f"--out: cannot write {target} ({exc.strerror})")
+        return EXIT_BAD_INPUT
+    command = "solve" if args.kind == "pde" else "run"
+    if args.json:
+        _print_json({"case": name, "kind": args.kind, "file": str(target)})
+    elif not args.quiet:
+        print(f"wrote {target}: a {args.kind} case; check it with `shockflow validate {target}`, "
+              f"run it with `shockflow {command} {target}`")
     return EXIT_OK
 
 
@@ -329,11 +364,19 @@ def _seed(text: str) -> int:
     return value
 
 
-def _common(out_default: str | None = ".") -> argparse.ArgumentParser:
+DEFAULT_OUT = "shockflow-results"  # relative to the current directory; created when needed
+
+
+def _common(out: str | None | bool = DEFAULT_OUT, seed: bool = True) -> argparse.ArgumentParser:
+    """The output options of a command: ``--quiet`` and ``--json`` always; ``--out`` unless ``out`` is
+    False (None: no default, the command picks one); ``--seed`` where a command draws random numbers."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--out", default=out_default, metavar="DIR",
-                        help="directory for result files and figures" + (f" (default {out_default})" if out_default else ""))
-    common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
+    if out is not False:
+        common.add_argument("--out", default=out, metavar="DIR",
+                            help="directory for result files and figures" + (
+                                "" if not out else " (default: the current directory)" if out == "." else f" (default ./{out}/, created)"))
+    if seed:
+        common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
     common.add_argument("--quiet", action="store_true", help="print nothing but errors")
     common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     return common
@@ -360,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-figures", action="store_true", help="write the result file only")
     run.set_defaults(run=_run)
 
-    compare = commands.add_parser("compare", parents=[common],
+    compare = commands.add_parser("compare", parents=[_common(out=False, seed=False)],
                                   help="match the transitions of a loss log (HDF5, CSV, JSON) with saved predictions")
     compare.add_argument("log", metavar="LOG", help="a training log (.h5) or a CSV/JSON file of step and loss")
     compare.add_argument("--prediction", required=True, metavar="RESULT", help="a result file written by `shockflow run`")
@@ -370,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--loss-column", metavar="NAME", help="the loss column of a CSV/JSON log")
     compare.set_defaults(run=_compare)
 
-    spectra = commands.add_parser("spectra", parents=[_common(None)],
+    spectra = commands.add_parser("spectra", parents=[_common(None, seed=False)],
                                   help="spectra of a weight matrix over a saved run: bulk fit, outliers, teacher overlap")
     spectra.add_argument("log", metavar="LOG", help="a training log (.h5), an HDF5 stack or an .npz of weight matrices")
     spectra.add_argument("--param", default=None, help="the weight matrix (parameter name) to analyse")
@@ -380,7 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
     spectra.add_argument("--no-figures", action="store_true", help="do not draw the spectrum figure")
     spectra.set_defaults(run=_spectra)
 
-    geometries = commands.add_parser("geometries", parents=[common], help="list the quotient geometries")
+    geometries = commands.add_parser("geometries", parents=[_common(out=False, seed=False)],
+                                     help="list the quotient geometries")
     geometries.set_defaults(run=_geometries)
 
     solve = commands.add_parser("solve", parents=[common], help="solve a PDE case and report its shocks")
@@ -393,18 +437,29 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--no-figures", action="store_true", help="write the training log only")
     train.set_defaults(run=_train)
 
-    validate = commands.add_parser("validate", parents=[common], help="check a case file without running it")
+    validate = commands.add_parser("validate", parents=[_common(out=False, seed=False)],
+                                   help="check a case file without running it")
     _case_arguments(validate)
     validate.set_defaults(run=_validate)
 
-    cases = commands.add_parser("cases", parents=[common], help="list the built-in cases")
+    cases = commands.add_parser("cases", parents=[_common(out=False, seed=False)], help="list the built-in cases")
     cases.set_defaults(run=_cases)
+
+    from shockflow.cases.templates import TEMPLATE_KINDS
+
+    init = commands.add_parser("init", parents=[_common(".", seed=False)],
+                               help="write a commented template case file (pde or network) to start from")
+    init.add_argument("kind", metavar="KIND", choices=TEMPLATE_KINDS, help="pde or network")
+    init.add_argument("name", metavar="NAME", nargs="?", default=None,
+                      help="the case name; the file is NAME.toml in --out (default my-KIND-case)")
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.set_defaults(run=_init)
 
     from shockflow.sweeps.command import add_parser as add_sweep_parser
 
     add_sweep_parser(commands)  # `shockflow sweep` (shockflow.sweeps.command)
 
-    show = commands.add_parser("show", parents=[_common(None)], help="summary table and figures of a result file")
+    show = commands.add_parser("show", parents=[_common(None, seed=False)], help="summary table and figures of a result file")
     show.add_argument("result", metavar="RESULT", help="a result file (.h5) written by solve")
     show.add_argument("--no-figures", action="store_true", help="print the table only")
     show.set_defaults(run=_show)
@@ -426,20 +481,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def _bad_input_errors() -> tuple[type, ...]:
+    """The library's bad-input exceptions, imported only once something has failed (so that
+    ``--help`` and ``cases`` do not pay for h5py and numpy)."""
     from shockflow.cases.errors import CaseError
     from shockflow.storage import ResultFileError
 
+    return CaseError, ResultFileError
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)  # bad arguments: argparse prints usage and exits with status 2
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
     try:
-        return args.run(args)
-    except (CaseError, ResultFileError) as exc:
-        _error(str(exc))
-        return EXIT_BAD_INPUT
+        try:
+            return args.run(args)
+        except Exception as exc:
+            if isinstance(exc, _bad_input_errors()):
+                _error(str(exc))
+                return EXIT_BAD_INPUT
+            raise
     except KeyboardInterrupt:
         _error("interrupted; no result file was written for the unfinished run")
         return EXIT_INTERRUPTED

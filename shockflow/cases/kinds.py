@@ -29,7 +29,7 @@ _loaded = False
 class RunOptions:
     """How a case is run: where results go, the seed (None: the case's own), output, progress, figures."""
 
-    out: str = "."
+    out: str = "shockflow-results"
     seed: int | None = None
     quiet: bool = False
     progress: bool = True

@@ -138,14 +138,15 @@ def parse_case(text: str, *, file: str = "<string>", path: Path | None = None, o
 
 def load_case(source, overrides=()) -> Case:
     """Load a case from a file path or a built-in case name (see :mod:`shockflow.cases.builtin`)."""
-    from shockflow.cases.builtin import builtin_case_path, builtin_names
+    from shockflow.cases.builtin import builtin_case_path, builtin_names, cases_search_paths
 
     path = Path(source)
     if not path.is_file():
         found = builtin_case_path(str(source))
         if found is None:
             names = builtin_names()
-            listing = ", ".join(names) if names else "(none found)"
+            listing = ", ".join(names) if names else (
+                "(none found; looked in " + ", ".join(str(p) for p in cases_search_paths()) + ")")
             raise CaseError(str(source), [Problem("", f"no such case file, and no built-in case of that name; "
                                                       f"built-in cases: {listing}")])
         path = found

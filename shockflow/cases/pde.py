@@ -1,6 +1,6 @@
 """The ``pde`` case kind: an equation, a domain or mesh, initial data, a solver, output times, shocks.
 
-Equations (THEORY.md §1):
+Equations (docs/theory.md §1):
 
 * ``burgers`` — the scalar conservation law for the gradient ``p`` in 1-D,
   ``p_t + (a p²/2)_x = ν (D p_x)_x``, solved by finite volumes (:func:`solvers.conservation.solver.solve_conservation`);
@@ -42,11 +42,11 @@ def _solver_names(module: str, attribute: str):
 # -- equation --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Equation:
-    """The PDE and its coefficients (THEORY.md §1)."""
+    """The PDE and its coefficients (docs/theory.md §1)."""
 
     kind: str = setting(doc="`burgers`: p_t + (a p²/2)_x = ν (D p_x)_x for the gradient p (1-D); "
                             "`hamilton_jacobi`: u_t + H(∇u) = ν Δu for the potential u.", choices=EQUATIONS)
-    nu: float = setting(0.0, doc="Viscosity ν (THEORY §1: ν = T/2 for SGD temperature T).", bounds=at_least(0))
+    nu: float = setting(0.0, doc="Viscosity ν (docs/theory.md §1: ν = T/2 for SGD temperature T).", bounds=at_least(0))
     hamiltonian: str = setting("quadratic", doc="Hamilton–Jacobi only: H = (a/2)|p|² (`quadratic`) or a|p| (`eikonal`).",
                                choices=("quadratic", "eikonal"))
     a: float = setting(1.0, doc="Coefficient of the flux (burgers) or of the Hamiltonian (grid HJ); "
@@ -196,7 +196,7 @@ class Gaussian:
 @dataclass(frozen=True)
 class Quadratic:
     """u0 = offset − (curvature/2) · |x − center|² (interval or box): for HJ, every characteristic
-    focuses at time 1/curvature (THEORY §1)."""
+    focuses at time 1/curvature (docs/theory.md §1)."""
 
     TAG: ClassVar[str] = "quadratic"
     DOMAINS: ClassVar[tuple[str, ...]] = ("interval", "box")
@@ -278,7 +278,7 @@ class Solver:
 class Output:
     """Output times: `snapshots` equally spaced times from 0 to `t_end` (both included)."""
 
-    t_end: float = setting(doc="Final time (the coarse-graining scale γ of THEORY §1).", bounds=greater_than(0))
+    t_end: float = setting(doc="Final time (the coarse-graining scale γ of docs/theory.md §1).", bounds=greater_than(0))
     snapshots: int = setting(101, doc="Number of stored snapshots, including t = 0 and t_end.", bounds=at_least(2))
 
     @property

@@ -4,7 +4,7 @@ Left panel: on an interval, the gradient field p (the solution for Burgers, ∂u
 colour map over (x, t) with every shock track drawn and the formation points marked; on a box,
 the final snapshot with the first shock's place marked; on a surface, u against the polar angle
 θ at several times (the kink of a shock shows as a corner).  Right panel: the steepness series
-1/max|p_x| (or −1/λ_min) against t, whose linear fall to zero gives the formation time (THEORY §1).
+1/max|p_x| (or −1/λ_min) against t, whose linear fall to zero gives the formation time (docs/theory.md §1).
 """
 
 from __future__ import annotations

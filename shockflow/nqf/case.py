@@ -1,4 +1,4 @@
-"""The ``nqf`` case kind: one built-in neural-quadratic-form experiment per case file (THEORY §2).
+"""The ``nqf`` case kind: one built-in neural-quadratic-form experiment per case file (docs/theory.md §2).
 
     kind = "nqf"
     [experiment]
@@ -47,10 +47,25 @@ class FiveMode:
     rho: float = setting(0.5, doc="Switch-on = reaching the fraction ρ of z_k(∞).", bounds=_EPS)
     optimizer: str = setting("gd", doc="Optimizer of the network run.", choices=("gd", "momentum", "nesterov", "adam"))
     momentum: float = setting(0.9, doc="Momentum coefficient (momentum, nesterov).", bounds=interval(0, 1, "left"))
+    rates: tuple[float, ...] = setting((), doc="The design's Lotka–Volterra rates r_k directly (docs/theory.md §2), "
+                                               "e.g. [1, 0.5, 0.25, 0.125, 0.0625]; sets the number of modes and "
+                                               "replaces the halving strengths and `amplitude`.", bounds=greater_than(0))
+    coupling: float | None = setting(None, doc="The self-interaction C = C_kk of every mode (diagonal network: set "
+                                               "through the input scale); default: the design's own (1/2).",
+                                     bounds=greater_than(0))
+    grid: int = setting(16, doc="Sample points of the Fourier network's uniform grid (more than 2 × modes).",
+                        bounds=at_least(3))
 
     def check(self):
-        if self.network == "fourier" and 2 * self.modes >= 16:
-            yield "modes", f"the Fourier grid has 16 points: expected at most 7 modes, found {self.modes}"
+        modes = len(self.rates) or self.modes
+        if self.network == "fourier" and 2 * modes >= self.grid:
+            yield "modes", f"the Fourier grid has {self.grid} points: expected fewer than {self.grid / 2:g} modes, found {modes}"
+        if len(self.rates) > 7 and self.network == "diagonal":
+            yield "rates", f"at most 7 modes for the diagonal network's Hadamard design, found {len(self.rates)}"
+        if self.coupling is not None and self.network != "diagonal":
+            yield "coupling", "C is set through the input scale, which only the diagonal network has"
+        if (self.rates or self.coupling is not None) and self.amplitude != 1.0:
+            yield "amplitude", "expected the default 1 when `rates` or `coupling` set the design"
 
 
 @dataclass(frozen=True)
@@ -86,10 +101,15 @@ class FourierExponents:
     lr_rate: float = setting(0.1, doc="Step η = lr_rate/ζ_1.", bounds=greater_than(0))
     window: tuple[int, ...] = setting((2, 10), doc="Fitting window: switch-on times of modes k_lo and k_hi.",
                                       bounds=at_least(1))
+    grid: int | None = setting(None, doc="Sample points x_i = i/grid of the uniform grid (more than 2 × modes, so that "
+                                         "the P cosine features stay orthogonal; default 2 × modes + 2).",
+                               bounds=at_least(1))
 
     def check(self):
         if len(self.window) != 2 or not self.window[0] < self.window[1] <= self.modes:
             yield "window", f"expected [k_lo, k_hi] with k_lo < k_hi <= modes = {self.modes}, found {list(self.window)}"
+        if self.grid is not None and not self.grid > 2 * self.modes:
+            yield "grid", f"expected more than 2 × modes = {2 * self.modes} points, found {self.grid}"
 
 
 @dataclass(frozen=True)
@@ -107,7 +127,7 @@ class FailureModes:
 
 @dataclass(frozen=True)
 class ShockLink:
-    """Closed-form switch-on times of the five-mode case and the THEORY §1 escape reading γ* ln(d_exit/d_0)."""
+    """Closed-form switch-on times of the five-mode case and the docs/theory.md §1 escape reading γ* ln(d_exit/d_0)."""
 
     TAG: ClassVar[str] = "shock_link"
     eps: float = setting(1e-6, doc="Initial mode strength ε.", bounds=_EPS)
@@ -185,16 +205,20 @@ def _run_experiment(e):
     from shockflow.nqf import experiments as ex
 
     if e.TAG == "five_mode":
-        return ex.five_mode_switch_on(eps=e.eps, lr=e.lr, strengths=ex.halving_strengths(e.modes), rho=e.rho,
+        strengths, scale = ex.halving_strengths(e.modes), 1.0
+        if e.rates or e.coupling is not None:
+            strengths, scale = ex.design_strengths(e.rates or None, e.coupling, e.network, grid=e.grid, modes=e.modes)
+        return ex.five_mode_switch_on(eps=e.eps, lr=e.lr, strengths=strengths, rho=e.rho,
                                       network=e.network, optimizer=e.optimizer, momentum=e.momentum,
-                                      amplitude=e.amplitude)
+                                      amplitude=e.amplitude, grid=e.grid, input_scale=scale)
     if e.TAG == "power_law":
         return ex.power_law_modes_experiment(n_modes=e.modes, alpha1=e.alpha1, alpha2=e.alpha2, eps=e.eps,
                                              beta=e.beta, window_modes=tuple(e.window),
                                              network_check=e.network_check, lr=e.lr)
     if e.TAG == "fourier":
         return ex.fourier_feature_exponents(thetas=tuple(e.thetas), beta=e.beta, modes=e.modes, eps=e.eps,
-                                            amplitude=e.amplitude, lr_rate=e.lr_rate, window_modes=tuple(e.window))
+                                            amplitude=e.amplitude, lr_rate=e.lr_rate, window_modes=tuple(e.window),
+                                            grid=e.grid)
     if e.TAG == "failure_modes":
         return ex.failure_modes(eps_small=e.eps, init_large=e.init_large, amplitude=e.amplitude, lr=e.lr,
                                 adam_lr=e.adam_lr, momentum=e.momentum)

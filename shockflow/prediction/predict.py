@@ -88,7 +88,7 @@ def _report(chart, times, u, nu: float):
 
 def formation_time(times, u, chart) -> tuple[float, float]:
     """``(γ*, x*)`` measured on the solution: the steepest compression ``s(t) = −min_x Hess_g u``
-    obeys ``1/s(t) = γ* − t`` before the shock (THEORY §1: along the focusing characteristic
+    obeys ``1/s(t) = γ* − t`` before the shock (docs/theory.md §1: along the focusing characteristic
     ``p_x = p0'/(1 + t p0')``).  A line through the snapshots with ``s(t) ≤ 4 s(0)`` (resolved, before
     numerical diffusion bends it) is extrapolated to zero.  Unlike the global ``‖p_x‖∞`` of
     :func:`solvers.shocks.track_shocks` this ignores expansive (convex) parts of ``L̄``, whose slopes

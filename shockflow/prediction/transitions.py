@@ -5,7 +5,7 @@
 1. **Log-log coordinates.** u = ln t, y = ln L (step 0 and exact zeros of the loss, e.g.
    underflow after a perfect fit, are dropped; negative or non-finite losses are errors).
    A pure power law L ∝ t^{-α} is a straight line, so its drop rate r(u) = −dy/du = α is constant; the drops of
-   a staircase (THEORY §2: switch-on at t*_k ≈ ln(1/ε)/(aζ_k), width ~1/(aζ_k)) all have
+   a staircase (docs/theory.md §2: switch-on at t*_k ≈ ln(1/ε)/(aζ_k), width ~1/(aζ_k)) all have
    about the same width ~1/ln(1/ε) in u, so one smoothing scale suits them all.
 2. **Robust resampling.** y is binned on a uniform u-grid (``bins_per_decade``); each bin
    takes the *median* of its samples (robust to SGD noise and outliers); empty bins (sparse
@@ -33,7 +33,7 @@
    ``min_samples`` logged points fall inside [onset, end]. A drop already under way at the first
    logged step (no plateau seen before it) is not reported.
 8. **Midpoint.** For a squared-error loss a mode contributes V(1 − s)² with s its learned
-   fraction (THEORY §2, L = Σ V_k (1 − z_k/z_k∞)²), and the switch-on time is s = 1/2. So the
+   fraction (docs/theory.md §2, L = Σ V_k (1 − z_k/z_k∞)²), and the switch-on time is s = 1/2. So the
    midpoint is where L − L_after = (L_before − L_after)/4: the step at which half the drop's
    *amplitude* is learned. L_before/L_after are read on the plateaus, the points of least decay
    rate within ``plateau_decades`` before the onset / after the end, on a lightly smoothed
@@ -76,8 +76,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.ndimage import median_filter
-from scipy.signal import find_peaks, savgol_coeffs, savgol_filter
+# scipy.ndimage and scipy.signal (about 1 s to import, scipy.stats with them) are imported in the
+# functions that use them, so that importing the prediction package stays cheap.
 
 __all__ = ["Transition", "TransitionSettings", "find_transitions", "transitions_table"]
 
@@ -205,6 +205,9 @@ def _rate_noise(u, y, grid, ys, counts, win, polyorder, h, bwin) -> np.ndarray:
     var_bin = (π/2) σ_s²/ρ with ρ the count averaged over the smoothing window. The rate is
     a linear filter Σ_j c_j y_{i+j}, so var(r_i) = Σ_j c_j² var_bin(i+j).
     """
+    from scipy.ndimage import median_filter
+    from scipy.signal import savgol_coeffs
+
     res = np.abs(y - np.interp(u, grid, ys))
     med_abs, _ = _binned_median(u, res, grid, h)
     # local scatter, floored by the global one: where samples are sparse the smoothed curve
@@ -231,6 +234,8 @@ def _background(rate: np.ndarray, bwin: int) -> np.ndarray:
     point) keeps a drop that never returns to a plateau (the last mode decaying to zero, whose
     rate −d ln L/d ln t grows without bound) from becoming its own background.
     """
+    from scipy.ndimage import median_filter
+
     centred = median_filter(rate, size=bwin, mode="nearest")
     padded = np.r_[np.full(bwin - 1, rate[0]), rate]
     trailing = np.median(np.lib.stride_tricks.sliding_window_view(padded, bwin), axis=1)
@@ -371,6 +376,8 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
     ``settings`` (a ``TransitionSettings``) or keyword overrides of its fields set the detector.
     Returns the transitions ordered by step.
     """
+    from scipy.signal import find_peaks, savgol_filter
+
     s = settings if settings is not None else TransitionSettings()
     if overrides:
         s = TransitionSettings(**{**asdict(s), **overrides})

@@ -2,7 +2,7 @@
 
     u_t + (u^2/2)_x = 0,   u(x, 0) = A sin(2 pi x) + c   on the periodic cell [0, 1).
 
-Everything about it is known exactly (THEORY.md §5), so the demo reports each measured number
+Everything about it is known exactly (docs/theory.md §5), so the demo reports each measured number
 beside its exact value: the first shock forms at t* = 1/(2 pi A) at the decreasing zero crossing
 x = 1/2 (moved to 1/2 + c t* by the mean flow), and afterwards sits at x = 1/2 + c t with the
 Rankine–Hugoniot speed (u_L + u_R)/2 = c, by the odd symmetry of the data about that point.

@@ -214,7 +214,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     show = options.progress and not options.quiet
     trained = model
     if case.settings.geometry.name == "sphere":
-        # the sphere geometry's network normalises its weight: train that network (THEORY §1)
+        # the sphere geometry's network normalises its weight: train that network (docs/theory.md §1)
         from shockflow import geometry
         from shockflow.geometry.sphere import WeightNormalised
 

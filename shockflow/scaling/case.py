@@ -42,7 +42,7 @@ RESULT_KEYS = ("case", "settings", "points", "optimal_lambda", "regime_map", "fi
 
 @dataclass(frozen=True)
 class ScalingTarget:
-    """The teacher S* (THEORY §4)."""
+    """The teacher S* (docs/theory.md §4)."""
 
     gamma: float = setting(1.0, doc="Power-law exponent γ of the target spectrum s_i ∝ i^-γ.",
                            bounds=greater_than(0.5))
@@ -87,7 +87,7 @@ class ScalingFit:
 
 @dataclass(frozen=True)
 class ScalingCase:
-    """A scaling study of the quadratic network (THEORY §4)."""
+    """A scaling study of the quadratic network (docs/theory.md §4)."""
 
     target: ScalingTarget = setting(doc="The target.", factory=ScalingTarget)
     grid: ScalingGrid = setting(doc="The grid.")

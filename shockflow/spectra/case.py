@@ -1,4 +1,4 @@
-"""The ``bbp`` case kind: THEORY §3 from a case file (``shockflow run CASE``).
+"""The ``bbp`` case kind: docs/theory.md §3 from a case file (``shockflow run CASE``).
 
     kind = "bbp"
     name = "bbp-linear"
@@ -86,7 +86,7 @@ class FiniteSizeTable:
 
 @dataclass(frozen=True)
 class BBPCase:
-    """A BBP case: simulated spectra of the THEORY §3 teacher–student against the theory."""
+    """A BBP case: simulated spectra of the docs/theory.md §3 teacher–student against the theory."""
 
     teacher_student: TeacherStudentTable = setting(doc="The teacher–student run.", factory=TeacherStudentTable)
     phase_diagram: PhaseDiagramTable = setting(doc="Optional (ε, σ_W) phase diagram.", factory=PhaseDiagramTable)
@@ -199,6 +199,6 @@ def _run(case, options):
 
 BBP_KIND = register_kind(CaseKind(
     name="bbp", settings=BBPCase, run=_run, command="run",
-    description="BBP spectral transition of the linear teacher–student (THEORY §3): q² and top eigenvalue "
+    description="BBP spectral transition of the linear teacher–student (docs/theory.md §3): q² and top eigenvalue "
                 "versus theory, phase diagram, Binder finite-size scaling",
 ))

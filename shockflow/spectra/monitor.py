@@ -1,4 +1,4 @@
-"""Spectral monitor: the spectrum of W Wᵀ along a training run (THEORY §3).
+"""Spectral monitor: the spectrum of W Wᵀ along a training run (docs/theory.md §3).
 
 For each logged snapshot of one weight matrix W ∈ R^{N×M}: the eigenvalues of X = W Wᵀ, the
 fitted Marchenko–Pastur bulk (:mod:`.bulk_fit`), the outliers above its Tracy–Widom threshold

@@ -1,4 +1,4 @@
-"""The (ε, σ_W) phase diagram of the linear teacher–student from simulation (THEORY §3).
+"""The (ε, σ_W) phase diagram of the linear teacher–student from simulation (docs/theory.md §3).
 
 :func:`phase_point` is pure — a parameter dict in, a result dict out — so that a sweep engine can
 map it over a grid; :func:`phase_diagram` is the plain loop used until then. Each point runs t

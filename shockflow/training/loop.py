@@ -8,7 +8,7 @@ after s updates; see schedule_points.py):
   snapshots    parameters on a log-spaced schedule of ``n_snapshots`` steps;
   observables  user callables model -> float | array every ``observe_every`` steps;
   noise        every ``noise_every`` steps (0 = off): per-sample gradient covariance trace and
-               the temperature T = η σ_g²/(2B), σ_g² = tr Σ / P (THEORY §1; training/noise.py).
+               the temperature T = η σ_g²/(2B), σ_g² = tr Σ / P (docs/theory.md §1; training/noise.py).
 A non-finite loss stops the run with ``TrainingDiverged`` naming the step, the quantity and
 the parameter/gradient arrays that went non-finite.
 """

@@ -1,4 +1,4 @@
-"""`shockflow spectra`: a stack of weight matrices from elsewhere (.npz) against BBP theory (THEORY §3)."""
+"""`shockflow spectra`: a stack of weight matrices from elsewhere (.npz) against BBP theory (docs/theory.md §3)."""
 
 import json
 
@@ -10,7 +10,7 @@ from shockflow.spectra.teacher_student import population_theory
 
 
 def population_stack(tmp_path, N=400, M=800, sigma_w=1.0, eps=0.6, steps=(0, 1, 2, 4), seed=0):
-    """Population GD of THEORY §3: W_t = (1 - (1-eps)^t) W* + (1-eps)^t W_0, W* = u v^T."""
+    """Population GD of docs/theory.md §3: W_t = (1 - (1-eps)^t) W* + (1-eps)^t W_0, W* = u v^T."""
     rng = np.random.default_rng(seed)
     u = rng.normal(size=N); u /= np.linalg.norm(u)
     v = rng.normal(size=M); v /= np.linalg.norm(v)

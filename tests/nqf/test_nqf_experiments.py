@@ -67,7 +67,7 @@ def test_fourier_exponents_three_thetas():
 
 
 def test_shock_link_reference_escape_reading():
-    """THEORY §1 escape time γ* ln(d_exit/d_0) in r = √z equals the exact t*(1/2) to O(ε) for every mode."""
+    """docs/theory.md §1 escape time γ* ln(d_exit/d_0) in r = √z equals the exact t*(1/2) to O(ε) for every mode."""
     r = shock_link_reference(eps=1e-6)
     assert np.allclose(r["gamma_star"], 2 / np.asarray(r["rates"]), rtol=1e-5)
     assert np.max(np.abs(r["escape_relative_difference"])) < 1e-5

@@ -1,11 +1,11 @@
 """Validation of the transition detector (shockflow.prediction.transitions).
 
-1. Synthetic staircases from the closed-form mode dynamics of THEORY §2:
+1. Synthetic staircases from the closed-form mode dynamics of docs/theory.md §2:
    L(t) = Σ_k V_k (1 − z_k/z_k∞)², z_k(t) = ζ_k z0/(C z0 + (ζ_k − C z0) e^{−a ζ_k t}),
    true switch-on time (z_k = z_k∞/2): t*_k = ln((ζ_k − C z0)/(C z0)) / (a ζ_k).
 2. Pure power laws (with and without noise): no transitions.
 3. Real runs: two-layer linear network from small initialisation on whitened teacher data
-   (Saxe et al.; THEORY §2 "Two-layer linear nets (whitened inputs)").
+   (Saxe et al.; docs/theory.md §2 "Two-layer linear nets (whitened inputs)").
 """
 
 import numpy as np
@@ -159,7 +159,7 @@ def test_exponential_relaxations_are_not_sudden_transitions():
 def test_two_layer_linear_sgd_minibatch_loss_transitions():
     # robustness to real SGD noise: batch size 20 of 200, label noise 0.05; the minibatch loss
     # series (no full-data evaluation) still shows one drop per mode. SGD does not follow the
-    # GD prediction exactly (noise shortens the escape, THEORY §1), so we allow 3 % here.
+    # GD prediction exactly (noise shortens the escape, docs/theory.md §1), so we allow 3 % here.
     data, U, Vm, s = saxe_problem()
     rng = np.random.default_rng(5)
     noisy = Dataset(data.X, data.y + 0.05 * rng.standard_normal(data.y.shape), {"name": "saxe_noisy"})
@@ -176,7 +176,7 @@ def test_two_layer_linear_sgd_minibatch_loss_transitions():
 @pytest.mark.parametrize("z0", [1e-3, 1e-6])
 @pytest.mark.parametrize("floor", [0.0, 0.1])
 def test_single_mode_switch_on_with_and_without_a_floor(z0, floor):
-    # one logistic mode (THEORY §2, a = C = 1, ζ = 0.1) decaying to zero or onto a plateau
+    # one logistic mode (docs/theory.md §2, a = C = 1, ζ = 0.1) decaying to zero or onto a plateau
     steps = np.arange(1, 200_001)
     found = find_transitions(steps, floor + staircase(steps * ETA, [0.1], [1.0], z0=z0))
     true = switch_on_steps(np.array([0.1]), z0=z0)[0]

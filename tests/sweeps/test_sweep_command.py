@@ -88,6 +88,6 @@ def test_learning_rate_scan_of_a_network_case_through_the_cli(tmp_path, capsys):
         log = read_training_log(path)  # the task file is the case's own training log
         assert log.series["step"][-1] == 1200 and log.seed == read_task_record(path).seed
         observed = [idx[f"transition_{k}"][row] for k in (1, 2, 3)]
-        # logistic switch-on of mode w from eps^2 = 1e-6 under GD at rate lr (THEORY §2)
+        # logistic switch-on of mode w from eps^2 = 1e-6 under GD at rate lr (docs/theory.md §2)
         exact = [math.log((w - 1e-6) / 1e-6) / (2 * math.log1p(lr * w)) for w in (4.0, 1.0, 0.25)]
         np.testing.assert_allclose(observed, exact, rtol=0.10)  # measured: within 5 %
