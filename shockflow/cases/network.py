@@ -140,7 +140,7 @@ class NetworkCase:
 
     def check(self):
         if self.geometry is not None and self.training.optimizer == "adam":
-            # refused here, before any training: the escape model covers gd, sgd, momentum, nesterov (THEORY §6)
+            # refused here, before any training: the escape model covers gd, sgd, momentum, nesterov (docs/theory.md §6)
             yield "training.optimizer", ("the prediction (shockflow run) has no validated escape model for 'adam' "
                                          "(it is not a gradient flow in the chart coordinates); use gd, sgd, "
                                          "momentum or nesterov, or remove [geometry] to only train")

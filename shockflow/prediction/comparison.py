@@ -11,7 +11,7 @@ half-learned step read from the parameter snapshots (:mod:`shockflow.prediction.
 early counts exactly as one a factor 2 late.  Forbidden pairs cost far more than any allowed one, so
 the matching first maximises the number of pairs and then minimises their total log distance.
 
-**Score** (THEORY §6 "Scoring"):
+**Score** (docs/theory.md §6 "Scoring"):
 
 * ``recall`` = matched true transitions / all true transitions;
 * ``precision`` = matched predictions / predictions within the run (a prediction beyond the

@@ -32,7 +32,7 @@ coordinate); the linearised escape adds a variance ``T γ*`` to the starting off
 the predicted step ``n`` solves ``Σ_{i<n} ln(1 + η_i/γ*) = ln(d_exit/d_eff)`` (the issue's
 ``steps = t/η`` is the limit ``η ≪ γ*``, also reported as ``flow_step``: ``Σ_{i<n} η_i = t``).
 With momentum ``μ`` (heavy ball, Nesterov) the same linearised map acts on the position and the
-velocity together; :meth:`Optimiser.steps_for_growth` iterates it from rest (THEORY §6,
+velocity together; :meth:`Optimiser.steps_for_growth` iterates it from rest (docs/theory.md §6,
 "Optimisers": the growth per step tends to the largest root ``ρ`` of the rule's characteristic
 polynomial, ``ln ρ`` instead of ``ln(1 + η/γ*)``).  The gradient-flow limit ``η → η/(1 − μ)``
 serves only the escape integral.  Adam is not a gradient flow in these coordinates and is refused.
@@ -130,7 +130,7 @@ class Optimiser:
     """The optimiser settings the mapping uses: per-step learning rates, optimiser name, momentum.
 
     The linearised escape from a ridge of curvature ``κ = 1/γ*`` grows the distance by a factor per
-    step that depends on the update rule (THEORY §6, "Optimisers"): ``1 + ηκ`` for gradient descent;
+    step that depends on the update rule (docs/theory.md §6, "Optimisers"): ``1 + ηκ`` for gradient descent;
     for heavy ball (``v ← μv + g, θ ← θ − ηv``) and Nesterov (``θ ← θ − η(g + μv)``) the state
     ``(θ, v)`` obeys a 2×2 linear recurrence whose largest eigenvalue solves
     ``ρ² − (1 + μ + ηκ)ρ + μ = 0`` and ``ρ² − (1 + μ)(1 + ηκ)ρ + μ(1 + ηκ) = 0``.

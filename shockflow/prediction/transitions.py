@@ -48,7 +48,7 @@
 
 10. **Close drops and sparse logs** (issue 17).  Each detection is refitted on the logged points
    of its window (the plateau before to the plateau after, step 0 included) by the switch-on model
-   of THEORY §2, ln L = ln(A + Σ_k V_k (1 − σ(r_k (t − t_k)))²) − β ln(1 + t) (σ the logistic, exact
+   of docs/theory.md §2, ln L = ln(A + Σ_k V_k (1 − σ(r_k (t − t_k)))²) − β ln(1 + t) (σ the logistic, exact
    for a mode of a two-layer net under gradient flow), with K = 1, 2, … ``max_components`` switch-ons.
    K + 1 is tried only while the K fit misses ln L by more than ``fit_tolerance`` rms, and preferred
    only if it lowers the residual sum of squares by more than a factor ``split_factor`` and every

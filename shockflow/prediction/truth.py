@@ -4,7 +4,7 @@ For every chart of the extraction, the logged parameter snapshots give the chart
 the run (``ChartData.trajectory_steps``, ``trajectory``).  The chart's **mode strength** ``s`` is what the
 geometry says it is (``Geometry.strength``, stored by the extraction as ``trajectory_strength``): the
 coordinate itself by default; ``z = r²`` for the gram geometry's flat coordinate ``r = sqrt(z)``
-(THEORY §2: a mode enters the loss as ``V (1 − z/z∞)²``, so "half learned" is ``z = z∞/2``, the same
+(docs/theory.md §2: a mode enters the loss as ``V (1 − z/z∞)²``, so "half learned" is ``z = z∞/2``, the same
 point the loss-curve detector's midpoint estimates); the collective product ``Q(s)`` for the
 mean-field clock ``s``.  The true transition of the chart is
 the first step at which ``s`` reaches half way from its start ``s(0)`` to its final value

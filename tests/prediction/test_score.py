@@ -1,4 +1,4 @@
-"""The score of a prediction (issue 17, THEORY §6 "Scoring"): hand-made prediction/observation sets.
+"""The score of a prediction (issue 17, docs/theory.md §6 "Scoring"): hand-made prediction/observation sets.
 
 Each pathology of the old score (matched pairs only, a lopsided factor-3 window) has a test here
 with the numbers worked out by hand."""

@@ -224,7 +224,7 @@ def _logistic_drops(t, times, rates, amplitudes, floor=0.01):
 
 @pytest.mark.parametrize("gap", [15.0, 30.0, 60.0])
 def test_close_switch_ons_are_told_apart(gap):
-    # two switch-ons (THEORY §2: V (1 − σ(r (t − t_k)))², σ logistic) a few widths apart or closer:
+    # two switch-ons (docs/theory.md §2: V (1 − σ(r (t − t_k)))², σ logistic) a few widths apart or closer:
     # the plain detector sees one drop; the switch-on refit (item 10) finds both, midpoints to 1 %
     t = np.arange(0, 1001.0)
     found = find_transitions(t, _logistic_drops(t, [100, 100 + gap], [0.15, 0.15], [1.0, 0.8]))
