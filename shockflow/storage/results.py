@@ -430,6 +430,9 @@ def _read_attr(value):
     return value
 
 
+_KINDS = {"str": "a string", "json": "a JSON text", "int": "an integer", "float": "a number"}
+
+
 class _Reader:
     """Checked access to an open result file: every failure names the file, the object and what
     was expected."""
@@ -471,7 +474,7 @@ class _Reader:
     def attr(self, obj: h5py.HLObject, name: str, kind: str = "str"):
         label = f"attribute {name!r} of {obj.name}"
         if name not in obj.attrs:
-            self.fail(label, f"a {kind}" if kind != "json" else "a JSON text", "nothing (missing)")
+            self.fail(label, _KINDS[kind], "nothing (missing)")
         value = obj.attrs[name]
         if isinstance(value, bytes):
             value = value.decode()
@@ -527,6 +530,9 @@ def read_result(path: str | os.PathLike) -> Result:
             main = "solution"
             if "extraction" in f:
                 extraction = _read_extraction_v1(r)
+                # format 1 kept the first chart's box in /problem; every chart's is in its group
+                for key in ("lower", "upper"):
+                    problem[key] = [float(c["attrs"][key]) for c in extraction["charts"].values()]
         else:
             main = r.attr(f, "main_solution")
             if main.startswith("extraction/"):
@@ -569,6 +575,11 @@ def read_result(path: str | os.PathLike) -> Result:
         transitions = {}
         for gname in TRANSITION_GROUPS:
             transitions[gname] = r.columns(f"transitions/{gname}")
+        pred, matches = transitions["predicted"], transitions["matches"]
+        if version == 1 and "chart" in pred and "predicted_step" in matches:  # format 1: no chart on matches
+            chart_of = dict(zip(np.asarray(pred["step"]).tolist(), pred["chart"]))
+            transitions["matches"] = {"chart": np.array([chart_of.get(v, "") for v in matches["predicted_step"]],
+                                                        dtype=object), **matches}
         for key in ("case_name", "case_kind", "case_path", "case_text", "created"):
             r.attr(f, key)
         seed = r.attr(f, "seed", "int")
