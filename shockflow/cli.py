@@ -96,7 +96,7 @@ def _run_case(args: argparse.Namespace, command: str) -> int:
         _error(f"--out: cannot create the output directory {args.out!r} ({exc.strerror})")
         return EXIT_BAD_INPUT
     options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
-                         figures=not args.no_figures)
+                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
     outcome = kind.run(case, options)
     if args.json:
         _print_json(outcome.as_dict())
@@ -128,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
         _error(f"--out: cannot create the output directory {args.out!r} ({exc.strerror})")
         return EXIT_BAD_INPUT
     options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
-                         figures=not args.no_figures)
+                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
     outcome = run_prediction_case(case, options)
     if args.json:
         _print_json(outcome.as_dict())
@@ -183,7 +183,7 @@ def _spectra(args: argparse.Namespace) -> int:
     try:
         summary = analyse_spectra(source, param=args.param, teacher=args.teacher, ratio=args.ratio, level=args.level,
                                   output=out / f"{stem}-spectra.h5",
-                                  figure=None if args.no_figures else out / f"{stem}-spectra.png")
+                                  figure=None if args.no_figures else out / f"{stem}-spectra.{args.figure_format}")
     except (ValueError, KeyError, OSError) as exc:  # wrong file, missing parameter, too small to fit a bulk
         _error(f"LOG {args.log!r}: {exc}")
         return EXIT_BAD_INPUT
@@ -251,12 +251,12 @@ def _show(args: argparse.Namespace) -> int:
     figures = []
     from shockflow.figures import can_draw
 
-    if not args.no_figures and result.case_kind == "pde" and can_draw():
-        from shockflow.figures import solution_figure
+    if not args.no_figures and can_draw():
+        from shockflow.figures.result import draw_result
 
         out = Path(args.out) if args.out is not None else Path(args.result).parent
         out.mkdir(parents=True, exist_ok=True)
-        figures.append(str(solution_figure(result, out / f"{result.case_name}.png")))
+        figures += [str(p) for p in draw_result(result, out, format=args.figure_format, dpi=args.dpi)]
     info = result.shock_info
     if args.json:
         _print_json({"case": result.case_name, "kind": result.case_kind, "result_file": str(args.result),
@@ -333,6 +333,8 @@ def _common(out_default: str | None = ".") -> argparse.ArgumentParser:
     common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
     common.add_argument("--quiet", action="store_true", help="print nothing but errors")
     common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    common.add_argument("--figure-format", choices=("png", "svg", "pdf"), default="png", help="figure files (default png)")
+    common.add_argument("--dpi", type=_positive_float, default=None, help="figure resolution (default 150)")
     return common
 
 

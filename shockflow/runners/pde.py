@@ -371,9 +371,9 @@ def run_pde_case(case, options) -> PDEOutcome:
     from shockflow.figures import can_draw
 
     if options.figures and can_draw():
-        from shockflow.figures import solution_figure
+        from shockflow.figures.result import draw_result
 
-        figures = (solution_figure(result, out / f"{case.name}.png"),)
+        figures = draw_result(result, out, format=options.figure_format, dpi=options.dpi)
     return PDEOutcome(case.name, path, report, solution.steps, solution.seconds, figures)
 
 

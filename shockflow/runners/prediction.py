@@ -207,21 +207,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     from shockflow.figures import can_draw
 
     if options.figures and can_draw():
-        from shockflow.figures import loss_figure, solution_figure
+        from shockflow.figures.result import draw_result
 
-        figs = [loss_figure(steps, loss, out / f"{case.name}-loss.png", predicted=[p.step for p in stage.predicted],
-                            observed=[t.midpoint for t in observed],
-                            title=f"{case.name}: predicted (dashed) vs observed (solid) transitions")]
-        # the first chart's solution with its own shocks only (the table holds every chart's)
-        from dataclasses import replace
-
-        own = np.array([k == 0 for k, _ in shock_records(stage)], dtype=bool)
-        first_only = {key: np.asarray(v)[own] for key, v in result.shocks.items()}
-        figs.append(solution_figure(replace(result, shocks=first_only), out / f"{case.name}.png"))
-        from shockflow.figures.landscape import landscape_figure
-
-        figs.append(landscape_figure(stage.extraction, out / f"{case.name}-landscape.png",
-                                     ridges=[sh.location if math.isfinite(sh.gamma_star) else math.nan
-                                             for sh in stage.shocks]))
-        figures = tuple(figs)
+        figures = draw_result(result, out, loss=(steps, loss), format=options.figure_format, dpi=options.dpi)
     return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures)

@@ -265,36 +265,71 @@ def read_spectral_trace(path) -> SpectralTrace:
                              level=float(f.attrs["level"]))
 
 
-def plot_spectral_evolution(trace: SpectralTrace, path) -> Path:
-    """Figure: eigenvalues (grey dots) per snapshot step, the fitted edge λ₊, the TW threshold and
-    the outliers (red)."""
-    import matplotlib
+def plot_spectral_evolution(trace: SpectralTrace, *, fig=None, title: str | None = None):
+    """The spectra figure (returns the Figure): (a) the eigenvalue histogram of the last fitted
+    snapshot with the fitted Marchenko–Pastur density, its edge λ₊, the Tracy–Widom threshold and
+    the outliers; (b) every snapshot's eigenvalues (grey), λ₊, the threshold and the outliers over
+    steps; (c) the teacher overlap q² measured against the q² the BBP relation predicts from the
+    top outlier."""
+    from shockflow.figures.canvas import PALETTE, new_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .marchenko_pastur import mp_density
 
-    from shockflow.storage import atomic_path
-
-    x = np.maximum(trace.step, 0) + 1
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    if fig is None:
+        fig = new_figure(13.0, 4.2)
+    hist, evo, q2 = fig.subplots(1, 3, width_ratios=(1.0, 1.3, 1.0))
+    N, M = (trace.shape + (0, 0))[:2]
+    fig.suptitle(title or f"spectrum of W Wᵀ over training: N × M = {N} × {M}, Tracy–Widom level {trace.level:g}",
+                 fontsize=10)
+    ok = np.flatnonzero(np.asarray(trace.fit_ok, dtype=bool))
+    k = int(ok[-1]) if ok.size else len(trace.step) - 1
+    ev = np.asarray(trace.eigenvalues[k], dtype=float)
+    n_all = ev.size
+    pos = ev[ev > 0]
+    if pos.size:
+        top = max(float(pos.max()), float(trace.threshold[k]) if np.isfinite(trace.threshold[k]) else 0.0)
+        bins = np.linspace(0.0, top * 1.05, 60)
+        # one count per eigenvalue out of all N: the continuous MP density (atom at zero excluded) matches
+        hist.hist(pos, bins=bins, weights=np.full(pos.size, 1.0 / (n_all * (bins[1] - bins[0]))),
+                  color="0.75", edgecolor="0.55", lw=0.4, label=f"eigenvalues, step {int(trace.step[k])}")
+        if np.isfinite(trace.sigma2[k]) and np.isfinite(trace.ratio[k]):
+            xs = np.linspace(bins[0], bins[-1], 600)[1:]
+            hist.plot(xs, mp_density(xs, float(trace.ratio[k]), float(trace.sigma2[k])), color=PALETTE[0], lw=1.6,
+                      label=f"fitted MP (σ² = {trace.sigma2[k]:.3g}, r = {trace.ratio[k]:.3g})")
+            hist.axvline(trace.lambda_plus[k], color=PALETTE[0], ls="-", lw=0.9, label="edge λ₊")
+            hist.axvline(trace.threshold[k], color=PALETTE[0], ls="--", lw=0.9, label="TW threshold")
+        out = np.asarray(trace.outliers[k], dtype=float)
+        out = out[np.isfinite(out)]
+        if out.size:
+            hist.plot(out, np.zeros(out.size), "v", color=PALETTE[3], ms=8, clip_on=False, label="outliers")
+        hist.set_xlabel("eigenvalue of W Wᵀ")
+        hist.set_ylabel("density (per eigenvalue of N)")
+        hist.legend(fontsize=7)
+    x = np.maximum(np.asarray(trace.step), 0) + 1
     for i in range(len(x)):
-        ev = trace.eigenvalues[i][trace.eigenvalues[i] > 0]      # zero modes (rank < N) not drawn
-        ax.plot(np.full(ev.size, x[i]), ev, ".", ms=1.5, color="0.6", rasterized=True)
-    ax.plot(x, trace.lambda_plus, "-", color="C0", label="fitted bulk edge λ₊")
-    ax.plot(x, trace.threshold, "--", color="C0", label="TW outlier threshold")
+        e = trace.eigenvalues[i][trace.eigenvalues[i] > 0]      # zero modes (rank < N) not drawn
+        evo.plot(np.full(e.size, x[i]), e, ".", ms=1.5, color="0.6", rasterized=True)
+    evo.plot(x, trace.lambda_plus, "-", color=PALETTE[0], label="fitted bulk edge λ₊")
+    evo.plot(x, trace.threshold, "--", color=PALETTE[0], label="TW outlier threshold")
     for j in range(trace.outliers.shape[1]):
-        ax.plot(x, trace.outliers[:, j], "o", color="C3", ms=4, label="outliers" if j == 0 else None)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("step + 1")
-    ax.set_ylabel("eigenvalues of W Wᵀ")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=120)
-    plt.close(fig)
-    return path
+        evo.plot(x, trace.outliers[:, j], "o", color=PALETTE[3], ms=4, label="outliers" if j == 0 else None)
+    evo.set_xscale("log")
+    evo.set_yscale("log")
+    evo.set_xlabel("step + 1")
+    evo.set_ylabel("eigenvalues of W Wᵀ")
+    evo.legend(fontsize=7)
+    measured = np.asarray(trace.q2, dtype=float)
+    q2.plot(x, trace.q2_predicted, "--", color=PALETTE[1], lw=1.4, label="q² predicted (BBP, top outlier)")
+    if np.isfinite(measured).any():
+        q2.plot(x, measured, "o-", color=PALETTE[2], ms=3, lw=1, label="q² measured (teacher overlap)")
+    else:
+        q2.text(0.5, 0.5, "no teacher: q² not measured", transform=q2.transAxes, ha="center", fontsize=8)
+    q2.set_xscale("log")
+    q2.set_ylim(-0.02, 1.02)
+    q2.set_xlabel("step + 1")
+    q2.set_ylabel("q² = (u_top · u)²")
+    q2.legend(fontsize=7)
+    return fig
 
 
 def analyse_spectra(path, param: str | None = None, teacher=None, ratio: float | None = None,
@@ -317,5 +352,7 @@ def analyse_spectra(path, param: str | None = None, teacher=None, ratio: float |
     if output is not None:
         out["output"] = str(write_spectral_trace(trace, output))
     if figure is not None:
-        out["figure"] = str(plot_spectral_evolution(trace, figure))
+        from shockflow.figures import save_figure
+
+        out["figure"] = str(save_figure(plot_spectral_evolution(trace), figure))
     return out
