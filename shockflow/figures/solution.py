@@ -85,9 +85,11 @@ def _surface_panel(ax, result) -> None:
     ax.legend(fontsize=8, markerscale=4)
 
 
-def steepness_panel(ax, times, steepness, formation_time, fit_points: int, *, time_label: str = "t") -> None:
+def steepness_panel(ax, times, steepness, formation_time, fit_points: int, *, time_label: str = "t",
+                    from_data: float | None = None) -> None:
     """1/steepness against time, the straight line through its first ``fit_points`` resolved points
-    and its zero, the formation time."""
+    and its zero, the formation time; ``from_data``: the formation time the characteristics give
+    from the initial data alone (exact for ν = 0), drawn dotted."""
     t, s = np.asarray(times, dtype=float), np.asarray(steepness, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         inv = np.where(s > 0, 1.0 / s, np.nan)
@@ -102,8 +104,10 @@ def steepness_panel(ax, times, steepness, formation_time, fit_points: int, *, ti
             zero = -intercept / slope
             tt = np.linspace(t[use[0]], max(zero, t[use[-1]]), 50)
             ax.plot(tt, slope * tt + intercept, "-", color=PALETTE[3], lw=1.2, label="linear fit, extrapolated")
+    if isinstance(from_data, (int, float)) and math.isfinite(from_data):
+        ax.axvline(from_data, color="k", ls=":", lw=1, label=f"{time_label}* from the initial data = {from_data:.4g}")
     if finite:
-        ax.axvline(tf, color=PALETTE[3], ls="--", lw=1, label=f"{time_label}* = {tf:.4g}")
+        ax.axvline(tf, color=PALETTE[3], ls="--", lw=1, label=f"{time_label}* = {tf:.4g} (fit)")
         ax.plot([tf], [0.0], "x", color=PALETTE[3], ms=8, mew=2)
     ax.set_ylim(bottom=0)
     ax.set_xlabel(time_label)
@@ -167,7 +171,8 @@ def solution_figure(result, *, fig=None):
         right.set_visible(False)
     else:
         info = result.shock_info
-        steepness_panel(right, *result.steepness, info.get("formation_time"), int(info.get("fit_points", 0) or 0))
+        steepness_panel(right, *result.steepness, info.get("formation_time"), int(info.get("fit_points", 0) or 0),
+                        from_data=info.get("formation_time_from_data"))
     fig.suptitle(f"{result.case_name}: {p.get('equation')} on {p.get('domain')}, ν = {p.get('nu'):g}, "
                  f"{result.shock_count} shock(s)", fontsize=10)
     return fig

@@ -57,12 +57,13 @@ def loss_figure(steps, loss, *, predicted=(), observed=(), charts=(), bands=(), 
             lo, hi = bands[k]
             ax.axvspan(max(float(lo), 1.0), max(float(hi), 1.0), color=colour, alpha=0.13, lw=0,
                        label="observed onset–end" if k == 0 else None)
-        ax.axvline(float(s), color=colour, ls="-", lw=1.4, label="observed" if k == 0 else None)
+        # wide and translucent: a predicted (dashed) line on top of it stays visible when they coincide
+        ax.axvline(float(s), color=colour, ls="-", lw=3.2, alpha=0.45, label="observed" if k == 0 else None)
     for k, (s, c) in enumerate(zip(predicted, charts)):
         if s <= 0 or not np.isfinite(s):
             continue
         colour = _colour(c, order)
-        ax.axvline(s, color=colour, ls="--", lw=1.4, label="predicted" if k == 0 else None)
+        ax.axvline(s, color=colour, ls=(0, (4, 2)), lw=1.3, label="predicted" if k == 0 else None)
         if c:
             ax.text(s, top, f" {c}", color=colour, rotation=90, va="top", ha="right", fontsize=8)
     ax.set_xlabel("training step (log)")

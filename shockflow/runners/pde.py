@@ -351,29 +351,32 @@ def build_result(problem: PDEProblem, solution: SolveOutput, report, *, seed, wa
 def run_pde_case(case, options) -> PDEOutcome:
     """Solve ``case``, report its shocks, write ``<out>/<name>.h5`` (and ``<name>.png`` unless
     ``options.figures`` is False); returns a :class:`PDEOutcome`."""
-    from shockflow.progress import ProgressBar
+    from shockflow.progress import progress, status
     from shockflow.storage import write_result
 
+    show = options.progress and not options.quiet
     start = time.perf_counter()
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
-    problem = build_problem(case)
-    bar = ProgressBar(problem.times.size - 1, label=f"solve {case.name}", enabled=options.progress and not options.quiet)
-    try:
-        solution = solve_problem(problem, progress=lambda done, total: bar.update(done))
-    finally:
-        bar.close()
-    report = shock_report(problem, solution) if problem.settings.shocks.enabled else _no_shocks(solution)
+    with status(f"build {case.name}", enabled=show):
+        problem = build_problem(case)
+    n = problem.times.size - 1
+    with progress(n, f"solve {case.name}", enabled=show, unit="snapshot") as bar:
+        solution = solve_problem(problem, progress=lambda done, total: bar.update(done - bar.n))
+    with status("shocks", enabled=show):
+        report = shock_report(problem, solution) if problem.settings.shocks.enabled else _no_shocks(solution)
     seed = options.seed if options.seed is not None else case.seed
     result = build_result(problem, solution, report, seed=seed, wall_time=time.perf_counter() - start)
-    path = write_result(result, out / f"{case.name}.h5")
+    with status(f"write {out / (case.name + '.h5')}", enabled=show):
+        path = write_result(result, out / f"{case.name}.h5")
     figures = ()
     from shockflow.figures import can_draw
 
     if options.figures and can_draw():
         from shockflow.figures.result import draw_result
 
-        figures = draw_result(result, out, format=options.figure_format, dpi=options.dpi)
+        with status("figures", enabled=show):
+            figures = draw_result(result, out, format=options.figure_format, dpi=options.dpi)
     return PDEOutcome(case.name, path, report, solution.steps, solution.seconds, figures)
 
 

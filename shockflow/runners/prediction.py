@@ -201,13 +201,17 @@ def run_prediction_case(case, options) -> RunOutcome:
                                    max_ratio=case.settings.prediction.max_ratio)
     result = _result(case, stage, comparison, observed, seed=seed, wall_time=time.perf_counter() - start,
                      log_path=log_path)
+    from shockflow.progress import status
+
     path = out / f"{case.name}.h5"
-    write_result(result, path)
+    with status(f"write {path}", enabled=show):
+        write_result(result, path)
     figures = ()
     from shockflow.figures import can_draw
 
     if options.figures and can_draw():
         from shockflow.figures.result import draw_result
 
-        figures = draw_result(result, out, loss=(steps, loss), format=options.figure_format, dpi=options.dpi)
+        with status("figures", enabled=show):
+            figures = draw_result(result, out, loss=(steps, loss), format=options.figure_format, dpi=options.dpi)
     return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures)

@@ -124,7 +124,10 @@ def run_network_case(case, options) -> NetworkOutcome:
         fig = loss_figure(steps, loss, observed=[t.midpoint for t in transitions],
                           bands=[(t.onset, t.end) for t in transitions],
                           title=f"{case.name}: {spec['name']}, {settings.optimizer}, lr {settings.lr:g}")
-        figures = (save_figure(fig, out / f"{case.name}-loss.png", format=options.figure_format, dpi=options.dpi),)
+        from shockflow.progress import status
+
+        with status("figures", enabled=options.progress and not options.quiet):
+            figures = (save_figure(fig, out / f"{case.name}-loss.png", format=options.figure_format, dpi=options.dpi),)
     return NetworkOutcome(case.name, log_path, int(steps[-1]), float(np.asarray(loss)[-1]), transitions, seconds, figures)
 
 
