@@ -84,7 +84,7 @@ class _Lines:
     def close(self, failed: bool = False) -> None:
         seconds = time.perf_counter() - self._start
         count = f" {self.n}/{self.total}" if self.total else ""
-        word = "stopped at" if failed else "done"
+        word = ("stopped at" if count else "stopped") if failed else "done"
         self._write(f"{self.desc}: {word}{count} after {seconds:.1f} s" + (f" ({self.postfix})" if self.postfix else ""))
 
 
