@@ -190,9 +190,9 @@ def _spectra(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(summary)
     elif not args.quiet:
-        for key in ("source", "param", "N", "M", "ratio", "sigma2", "lambda_plus", "top_eigenvalue", "n_outliers",
-                    "q2", "q2_predicted", "first_outlier_step", "output", "figure"):
-            print(f"{key:>20}  {_clean(summary.get(key))}")
+        from shockflow.spectra.monitor import spectra_table
+
+        print(spectra_table(summary))
     return EXIT_OK
 
 
@@ -432,6 +432,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
+    from shockflow.progress import configure_logging
+
+    configure_logging(quiet=bool(getattr(args, "quiet", False) or getattr(args, "json", False)))
     try:
         return args.run(args)
     except (CaseError, ResultFileError) as exc:

@@ -26,7 +26,7 @@ from .bulk_fit import BulkFitError, fit_bulk
 from .outliers import detect_outliers
 
 __all__ = ["SpectralTrace", "spectral_monitor", "load_weight_stack", "write_spectral_trace",
-           "read_spectral_trace", "plot_spectral_evolution", "analyse_spectra", "TRACE_FORMAT"]
+           "read_spectral_trace", "plot_spectral_evolution", "analyse_spectra", "spectra_table", "TRACE_FORMAT"]
 
 TRACE_FORMAT = "shockflow-spectral-trace"
 _ARRAYS = ("step", "eigenvalues", "sigma2", "ratio", "lambda_plus", "threshold", "n_outliers",
@@ -287,10 +287,14 @@ def plot_spectral_evolution(trace: SpectralTrace, *, fig=None, title: str | None
     n_all = ev.size
     pos = ev[ev > 0]
     if pos.size:
-        top = max(float(pos.max()), float(trace.threshold[k]) if np.isfinite(trace.threshold[k]) else 0.0)
-        bins = np.linspace(0.0, top * 1.05, 60)
+        edge = max(float(v) for v in (trace.threshold[k], trace.lambda_plus[k], 0.0) if np.isfinite(v))
+        # the bulk's range (outliers far above it would squeeze the bulk into one bar): outliers beyond
+        # it are marked at the right edge with their values
+        top = 1.3 * edge if edge > 0 else float(pos.max()) * 1.05
+        bins = np.linspace(0.0, top, 60)
+        inside = pos[pos <= top]
         # one count per eigenvalue out of all N: the continuous MP density (atom at zero excluded) matches
-        hist.hist(pos, bins=bins, weights=np.full(pos.size, 1.0 / (n_all * (bins[1] - bins[0]))),
+        hist.hist(inside, bins=bins, weights=np.full(inside.size, 1.0 / (n_all * (bins[1] - bins[0]))),
                   color="0.75", edgecolor="0.55", lw=0.4, label=f"eigenvalues, step {int(trace.step[k])}")
         if np.isfinite(trace.sigma2[k]) and np.isfinite(trace.ratio[k]):
             xs = np.linspace(bins[0], bins[-1], 600)[1:]
@@ -301,7 +305,14 @@ def plot_spectral_evolution(trace: SpectralTrace, *, fig=None, title: str | None
         out = np.asarray(trace.outliers[k], dtype=float)
         out = out[np.isfinite(out)]
         if out.size:
-            hist.plot(out, np.zeros(out.size), "v", color=PALETTE[3], ms=8, clip_on=False, label="outliers")
+            near = out[out <= top]
+            hist.plot(near, np.zeros(near.size), "v", color=PALETTE[3], ms=8, clip_on=False, label="outliers")
+            far = out[out > top]
+            if far.size:
+                hist.annotate("outlier" + ("s" if far.size > 1 else "") + " λ = " + ", ".join(f"{v:.3g}" for v in far)
+                              + " →", xy=(1.0, 0.04), xycoords="axes fraction", ha="right", color=PALETTE[3],
+                              fontsize=8)
+        hist.set_xlim(0.0, top)
         hist.set_xlabel("eigenvalue of W Wᵀ")
         hist.set_ylabel("density (per eigenvalue of N)")
         hist.legend(fontsize=7)
@@ -356,3 +367,35 @@ def analyse_spectra(path, param: str | None = None, teacher=None, ratio: float |
 
         out["figure"] = str(save_figure(plot_spectral_evolution(trace), figure))
     return out
+
+
+def spectra_table(summary: dict) -> str:
+    """The summary of :func:`analyse_spectra` as text: a header and one row per snapshot step
+    (4 significant digits; ``-`` where a value is undefined)."""
+    def num(v, fmt="{:.4g}"):
+        return "-" if v is None or (isinstance(v, float) and not np.isfinite(v)) else fmt.format(v)
+
+    lines = [f"{summary.get('source')}" + (f" [{summary['param']}]" if summary.get("param") else "")
+             + f": N x M = {summary.get('N')} x {summary.get('M')}, Tracy-Widom level {summary.get('level')}"]
+    cols = ("step", "sigma2", "ratio", "lambda_plus", "threshold", "top_eigenvalue", "n_outliers", "theta",
+            "q2_predicted", "q2", "fit_ok")
+    header = ("step", "sigma2", "ratio", "lambda+", "threshold", "top_eig", "outliers", "theta", "q2_pred", "q2",
+              "fit")
+    rows = []
+    for k in range(len(summary.get("step", []))):
+        row = []
+        for c in cols:
+            v = summary[c][k]
+            row.append(str(v) if c in ("step", "n_outliers") else ("yes" if v else "no") if c == "fit_ok" else num(v))
+        rows.append(row)
+    width = [max(len(h), *(len(r[j]) for r in rows)) if rows else len(h) for j, h in enumerate(header)]
+    fmt = "  ".join(f"{{:>{w}}}" for w in width)
+    lines += [fmt.format(*header), *(fmt.format(*r) for r in rows)]
+    first = summary.get("first_outlier_step")
+    lines.append(f"first outlier at step {first}" if first is not None else "no outlier above the threshold")
+    for key in ("output", "figure"):
+        if summary.get(key):
+            lines.append(f"{key}: {summary[key]}")
+    for step, why in (summary.get("fit_errors") or {}).items():
+        lines.append(f"snapshot {step}: bulk not fitted ({why})")
+    return "\n".join(lines)

@@ -167,10 +167,14 @@ def test_spectra_figure_histogram_with_marchenko_pastur_outliers_and_q2():
     assert len(mp) == 1
     x, y = mp[0].get_data()
     np.testing.assert_allclose(y, mp_density(x, trace.ratio[-1], trace.sigma2[-1]))
-    # the histogram is a density per eigenvalue: its bars integrate to the share of positive eigenvalues
+    # the histogram is a density per eigenvalue over the bulk's range: its bars integrate to the share
+    # of eigenvalues in (0, right edge]; the outlier beyond it is named at the edge
     heights = np.array([p.get_height() for p in hist.patches])
     widths = np.array([p.get_width() for p in hist.patches])
-    assert float(np.sum(heights * widths)) == pytest.approx(np.mean(trace.eigenvalues[-1] > 0), rel=1e-9)
+    ev, top = trace.eigenvalues[-1], hist.get_xlim()[1]
+    assert float(np.sum(heights * widths)) == pytest.approx(np.mean((ev > 0) & (ev <= top)), rel=1e-9)
+    assert top == pytest.approx(1.3 * trace.threshold[-1])
+    assert trace.outliers[-1, 0] > top and f"{trace.outliers[-1, 0]:.3g}" in hist.texts[0].get_text()
     assert any(l.get_label() == "edge λ₊" for l in hist.get_lines())
     q = [l for l in q2.get_lines() if l.get_label().startswith("q² measured")]
     np.testing.assert_allclose(q[0].get_ydata(), trace.q2)
