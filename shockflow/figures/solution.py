@@ -154,7 +154,7 @@ def solution_figure(result, *, fig=None):
         n = len(result.charts)
         cols = min(n, 4)
         if fig is None:
-            fig = new_figure(3.4 * cols, 3.0 * ((n + cols - 1) // cols) + 0.4)
+            fig = new_figure(max(3.4 * cols, 6.5), 3.0 * ((n + cols - 1) // cols) + 0.4)  # room for the title
         _chart_facets(fig, result)
         fig.suptitle(f"{result.case_name}: the HJ equation of each chart (geometry {p.get('geometry')})", fontsize=10)
         return fig

@@ -50,7 +50,10 @@ def loss_figure(steps, loss, *, predicted=(), observed=(), charts=(), bands=(), 
     if matches is not None:
         for c, o in zip(matches.get("chart", [""] * len(matches.get("observed_step", ()))), matches.get("observed_step", ())):
             obs_chart[float(o)] = str(c)
-    top = ax.get_ylim()[1]
+    from matplotlib.ticker import NullFormatter
+    from matplotlib.transforms import blended_transform_factory
+
+    label_at = blended_transform_factory(ax.transData, ax.transAxes)   # x: the step, y: the top of the axes
     for k, s in enumerate(observed):
         colour = _colour(obs_chart.get(float(s)), order)
         if k < len(bands):
@@ -65,7 +68,8 @@ def loss_figure(steps, loss, *, predicted=(), observed=(), charts=(), bands=(), 
         colour = _colour(c, order)
         ax.axvline(s, color=colour, ls=(0, (4, 2)), lw=1.3, label="predicted" if k == 0 else None)
         if c:
-            ax.text(s, top, f" {c}", color=colour, rotation=90, va="top", ha="right", fontsize=8)
+            ax.text(s, 0.97, c, transform=label_at, color=colour, rotation=90, va="top", ha="right", fontsize=8,
+                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
     ax.set_xlabel("training step (log)")
     ax.set_ylabel("loss")
     ax.legend(fontsize=8, loc="lower left")
@@ -75,7 +79,7 @@ def loss_figure(steps, loss, *, predicted=(), observed=(), charts=(), bands=(), 
         o = np.asarray(matches["observed_step"], dtype=float)
         e = np.asarray(matches["relative_error"], dtype=float)
         mc = [str(c) for c in matches.get("chart", [""] * p.size)]
-        lo, hi = min(p.min(), o.min()) / 1.6, max(p.max(), o.max()) * 1.6
+        lo, hi = min(p.min(), o.min()) / 3.3, max(p.max(), o.max()) * 3.3     # at least a decade: a labelled tick
         px.loglog([lo, hi], [lo, hi], color="0.5", lw=0.8, label="predicted = observed")
         px.fill_between([lo, hi], [lo / 1.1, hi / 1.1], [lo * 1.1, hi * 1.1], color="0.85", lw=0, label="±10 %")
         for pi, oi, ci in zip(p, o, mc):
@@ -87,6 +91,8 @@ def loss_figure(steps, loss, *, predicted=(), observed=(), charts=(), bands=(), 
         px.set_xlim(lo, hi)
         px.set_ylim(lo, hi)
         px.set_aspect("equal")
+        for axis in (px.xaxis, px.yaxis):       # minor labels of a short log range overprint each other
+            axis.set_minor_formatter(NullFormatter())
         px.set_xlabel("observed step")
         px.set_ylabel("predicted step")
         px.set_title(f"median |error| {100 * float(np.median(np.abs(e))):.1f} %", fontsize=9)

@@ -236,8 +236,21 @@ def _pick(arrays: dict, param, where: str):
     return steps, stack, arrays.get("teacher")
 
 
+_TRACE_NAMES = {"step": "training step of the snapshot", "eigenvalues": "eigenvalues of W W^T, ascending",
+                "sigma2": "fitted bulk variance", "ratio": "aspect ratio N/M", "lambda_plus": "fitted bulk edge",
+                "threshold": "Tracy-Widom outlier threshold", "n_outliers": "outliers above the threshold",
+                "top_eigenvalue": "largest eigenvalue", "outliers": "outlier eigenvalues, descending (NaN-padded)",
+                "theta": "signal strength from the top outlier (BBP)", "q2_predicted": "overlap q2 predicted (BBP)",
+                "q2": "overlap q2 measured with the teacher", "fit_ok": "bulk fitted (1) or not (0)",
+                "eigenvalue": "eigenvalue index", "outlier": "outlier index"}
+
+
 def write_spectral_trace(trace: SpectralTrace, path) -> Path:
-    """Write the trace to HDF5 atomically (datasets named as the fields; attrs hold the rest)."""
+    """Write the trace to HDF5 atomically (datasets named as the fields; attrs hold the rest).
+
+    netCDF-4 compatible (as the result files, docs/result-file.md): ``step`` is the coordinate of
+    every per-snapshot array, ``eigenvalue`` and ``outlier`` index the second axes of
+    ``eigenvalues`` and ``outliers``; every array has ``long_name`` and ``units``."""
     import h5py
 
     from shockflow.storage import atomic_path
@@ -249,8 +262,25 @@ def write_spectral_trace(trace: SpectralTrace, path) -> Path:
             f.attrs["shape"] = np.asarray(trace.shape, dtype=np.int64)
             f.attrs["level"] = trace.level
             f.attrs["fit_errors"] = json.dumps({str(k): v for k, v in trace.fit_errors.items()})
+            k = len(trace.step)
+            scales = {"step": np.asarray(trace.step),
+                      "eigenvalue": np.arange(np.asarray(trace.eigenvalues).reshape(k, -1).shape[1]),
+                      "outlier": np.arange(np.asarray(trace.outliers).reshape(k, -1).shape[1])}
+            for name, a in scales.items():
+                ds = f.create_dataset(name, data=a)
+                ds.make_scale(name)
             for name in _ARRAYS:
-                f.create_dataset(name, data=getattr(trace, name))
+                ds = f[name] if name == "step" else f.create_dataset(name, data=getattr(trace, name))
+                ds.attrs["long_name"] = _TRACE_NAMES[name]
+                ds.attrs["units"] = "1"
+                if name == "step":
+                    continue
+                ds.dims[0].attach_scale(f["step"])
+                if ds.ndim == 2:
+                    ds.dims[1].attach_scale(f["eigenvalue" if name == "eigenvalues" else "outlier"])
+            for name in ("eigenvalue", "outlier"):
+                f[name].attrs["long_name"] = _TRACE_NAMES[name]
+                f[name].attrs["units"] = "1"
     return path
 
 

@@ -241,3 +241,20 @@ def test_writer_names_arrays_it_has_no_dimensions_for(tmp_path):
     with pytest.raises(ValueError, match=r"/extraction/r0: no dimensions known for \['mystery'\]"):
         write_result(bad, tmp_path / "bad.h5")
     assert not (tmp_path / "bad.h5").exists()
+
+
+def test_the_spectral_trace_opens_in_xarray_with_the_step_coordinate(tmp_path):
+    from shockflow.spectra.monitor import read_spectral_trace, spectral_monitor, write_spectral_trace
+
+    rng = np.random.default_rng(3)
+    stack = rng.standard_normal((3, 40, 80)) / np.sqrt(80)
+    trace = spectral_monitor(stack, [0, 5, 50])
+    path = write_spectral_trace(trace, tmp_path / "trace.h5")
+    with xr.open_dataset(path, engine="h5netcdf") as ds:
+        assert ds["eigenvalues"].dims == ("step", "eigenvalue") and ds["outliers"].dims[0] == "step"
+        assert ds["step"].values.tolist() == [0, 5, 50] and ds["lambda_plus"].dims == ("step",)
+        np.testing.assert_array_equal(ds["eigenvalues"].values, trace.eigenvalues)
+        assert ds["q2"].attrs["long_name"] == "overlap q2 measured with the teacher"
+    back = read_spectral_trace(path)
+    np.testing.assert_array_equal(back.eigenvalues, trace.eigenvalues)
+    np.testing.assert_array_equal(back.step, trace.step)
