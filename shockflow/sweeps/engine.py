@@ -219,7 +219,13 @@ def local_cluster(workers: int | None = None, **kwargs):
     options = {"n_workers": n, "threads_per_worker": 1, "processes": True, "env": dict(WORKER_ENV),
                "dashboard_address": None, "silence_logs": logging.ERROR}
     options.update(kwargs)
-    return LocalCluster(**options)
+    import warnings
+
+    with warnings.catch_warnings():
+        # without a dashboard the scheduler still serves /health on the dashboard's port and warns,
+        # with a traceback-like "Port 8787 is already in use", when another cluster holds it
+        warnings.filterwarnings("ignore", message=r"Port \d+ is already in use", category=UserWarning)
+        return LocalCluster(**options)
 
 
 def _distributed():
