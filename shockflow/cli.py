@@ -252,7 +252,7 @@ def _show(args: argparse.Namespace) -> int:
     from shockflow.figures import can_draw
 
     if not args.no_figures and can_draw():
-        from shockflow.figures.result import draw_result
+        from shockflow.figures import draw_result
 
         out = Path(args.out) if args.out is not None else Path(args.result).parent
         out.mkdir(parents=True, exist_ok=True)

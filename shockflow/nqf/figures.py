@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockflow.figures.canvas import PALETTE, figure_of, new_figure
+from shockflow.figures import PALETTE, figure_of, new_figure
 
 __all__ = ["mode_strengths_figure", "power_law_figure"]
 

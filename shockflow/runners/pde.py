@@ -422,7 +422,7 @@ def run_pde_case(case, options) -> PDEOutcome:
     from shockflow.figures import can_draw
 
     if options.figures and can_draw():
-        from shockflow.figures.result import draw_result
+        from shockflow.figures import draw_result
 
         with status("figures", enabled=show):
             figures = draw_result(result, out, format=options.figure_format, dpi=options.dpi)
@@ -433,7 +433,7 @@ def _write_paraview(problem: PDEProblem, solution: SolveOutput, path: Path, show
     """The surface solution as an XDMF time series beside the result file (ParaView:
     ``<name>-surface.xdmf`` and ``<name>-surface.h5``)."""
     from shockflow.progress import status
-    from shockflow.storage.surfaces import write_surface_xdmf
+    from shockflow.storage.surfaces import write_surface_xdmf  # not in shockflow.storage: it imports solvers.surfaces (1 s)
 
     with status(f"write {path}", enabled=show):
         return write_surface_xdmf(path, problem.mesh.vertices, problem.mesh.triangles, solution.times,

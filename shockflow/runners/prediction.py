@@ -210,7 +210,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     from shockflow.figures import can_draw
 
     if options.figures and can_draw():
-        from shockflow.figures.result import draw_result
+        from shockflow.figures import draw_result
 
         with status("figures", enabled=show):
             figures = draw_result(result, out, loss=(steps, loss), format=options.figure_format, dpi=options.dpi)

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from shockflow.figures.canvas import PALETTE, figure_of
+from shockflow.figures import PALETTE, figure_of
 from shockflow.scaling.interpolation import dof_count
 
 __all__ = ["plot_error_vs_n", "plot_regime_map", "plot_optimal_lambda"]

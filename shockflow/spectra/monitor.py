@@ -301,7 +301,7 @@ def plot_spectral_evolution(trace: SpectralTrace, *, fig=None, title: str | None
     the outliers; (b) every snapshot's eigenvalues (grey), λ₊, the threshold and the outliers over
     steps; (c) the teacher overlap q² measured against the q² the BBP relation predicts from the
     top outlier."""
-    from shockflow.figures.canvas import PALETTE, new_figure
+    from shockflow.figures import PALETTE, new_figure
 
     from .marchenko_pastur import mp_density
 

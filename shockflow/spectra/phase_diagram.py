@@ -97,7 +97,7 @@ def theory_boundaries(sigma_values, t: int, ratio: float) -> dict:
 
 def plot_phase_diagram(result: dict, *, ax=None):
     """Simulated q² over (ε, σ_W) with the theory's boundaries overlaid (returns the Figure)."""
-    from shockflow.figures.canvas import figure_of
+    from shockflow.figures import figure_of
 
     eps, sig = result["eps"], result["sigma_w"]
     fig, ax = figure_of(ax, 6.0, 4.4)
