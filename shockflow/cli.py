@@ -100,7 +100,7 @@ def _run_case(args: argparse.Namespace, command: str) -> int:
         _error(f"--out: cannot create the output directory {args.out!r} ({exc.strerror})")
         return EXIT_BAD_INPUT
     options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
-                         figures=not args.no_figures)
+                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
     outcome = kind.run(case, options)
     if args.json:
         _print_json(outcome.as_dict())
@@ -132,7 +132,7 @@ def _run(args: argparse.Namespace) -> int:
         _error(f"--out: cannot create the output directory {args.out!r} ({exc.strerror})")
         return EXIT_BAD_INPUT
     options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
-                         figures=not args.no_figures)
+                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
     outcome = run_prediction_case(case, options)
     if args.json:
         _print_json(outcome.as_dict())
@@ -188,16 +188,16 @@ def _spectra(args: argparse.Namespace) -> int:
     try:
         summary = analyse_spectra(source, param=args.param, teacher=args.teacher, ratio=args.ratio, level=args.level,
                                   output=out / f"{stem}-spectra.h5",
-                                  figure=None if args.no_figures else out / f"{stem}-spectra.png")
+                                  figure=None if args.no_figures else out / f"{stem}-spectra.{args.figure_format}")
     except (ValueError, KeyError, OSError) as exc:  # wrong file, missing parameter, too small to fit a bulk
         _error(f"LOG {args.log!r}: {exc}")
         return EXIT_BAD_INPUT
     if args.json:
         _print_json(summary)
     elif not args.quiet:
-        for key in ("source", "param", "N", "M", "ratio", "sigma2", "lambda_plus", "top_eigenvalue", "n_outliers",
-                    "q2", "q2_predicted", "first_outlier_step", "output", "figure"):
-            print(f"{key:>20}  {_clean(summary.get(key))}")
+        from shockflow.spectra.monitor import spectra_table
+
+        print(spectra_table(summary))
     return EXIT_OK
 
 
@@ -289,12 +289,12 @@ def _show(args: argparse.Namespace) -> int:
     figures = []
     from shockflow.figures import can_draw
 
-    if not args.no_figures and result.case_kind == "pde" and can_draw():
-        from shockflow.figures import solution_figure
+    if not args.no_figures and can_draw():
+        from shockflow.figures import draw_result
 
         out = Path(args.out) if args.out is not None else Path(args.result).parent
         out.mkdir(parents=True, exist_ok=True)
-        figures.append(str(solution_figure(result, out / f"{result.case_name}.png")))
+        figures += [str(p) for p in draw_result(result, out, format=args.figure_format, dpi=args.dpi)]
     info = result.shock_info
     if args.json:
         _print_json({"case": result.case_name, "kind": result.case_kind, "result_file": str(args.result),
@@ -379,6 +379,8 @@ def _common(out: str | None | bool = DEFAULT_OUT, seed: bool = True) -> argparse
         common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
     common.add_argument("--quiet", action="store_true", help="print nothing but errors")
     common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    common.add_argument("--figure-format", choices=("png", "svg", "pdf"), default="png", help="figure files (default png)")
+    common.add_argument("--dpi", type=_positive_float, default=None, help="figure resolution (default 150)")
     return common
 
 
@@ -496,6 +498,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
+    from shockflow.progress import configure_logging
+
+    configure_logging(quiet=bool(getattr(args, "quiet", False) or getattr(args, "json", False)))
     try:
         try:
             return args.run(args)

@@ -7,7 +7,7 @@ Equations (docs/theory.md §1):
 * ``hamilton_jacobi`` — the viscous HJ equation for the potential ``u``,
   ``u_t + H(∇u) = ν Δu`` with ``H = (a/2)|p|²`` (``"quadratic"``) or ``a|p|`` (``"eikonal"``) on an
   interval or box (finite differences, :func:`solvers.hamilton_jacobi.solver.solve_hj`, with ``ν D``
-  as the diffusion coefficient) or on a closed triangulated surface (icosphere, torus:
+  as the diffusion coefficient) or on a closed triangulated surface (icosphere, torus, a mesh file:
   :func:`solvers.surfaces.hamilton_jacobi.solve_surface_hj`, ``a = D = 1``).
 
 Shocks are the discontinuities of ``p`` (kinks of ``u``); see :mod:`shockflow.prediction.shock_report`.
@@ -127,8 +127,22 @@ class Torus:
             yield "r", f"expected r < R = {self.R:g}, found {self.r:g}"
 
 
-DOMAIN_CLASSES = (Interval, Box, Icosphere, Torus)
-MESH_DOMAINS = ("icosphere", "torus")
+@dataclass(frozen=True)
+class MeshFile:
+    """A closed triangulated surface read from a file (any format meshio reads: .msh, .vtu, .xdmf,
+    .obj, .stl, .ply, ...; needs the ``[mesh]`` extra), checked like a generated one: an orientable
+    closed 2-manifold (HJ only)."""
+
+    TAG: ClassVar[str] = "mesh"
+    path: str = setting(doc="The mesh file, relative to the case file; its triangle cells are used.")
+
+    def check(self):
+        if not self.path.strip():
+            yield "path", "expected the name of a mesh file, found an empty string"
+
+
+DOMAIN_CLASSES = (Interval, Box, Icosphere, Torus, MeshFile)
+MESH_DOMAINS = ("icosphere", "torus", "mesh")
 
 
 # -- initial data ----------------------------------------------------------------------------------
@@ -229,7 +243,7 @@ class ArrayFile:
     """Values from a NumPy file, one per cell (interval, box) or per vertex (surfaces)."""
 
     TAG: ClassVar[str] = "array"
-    DOMAINS: ClassVar[tuple[str, ...]] = ("interval", "box", "icosphere", "torus")
+    DOMAINS: ClassVar[tuple[str, ...]] = ("interval", "box", *MESH_DOMAINS)
     path: str = setting(doc="A .npy or .npz file, relative to the case file.")
     key: str | None = setting(None, doc="The array's name inside a .npz file (default: its only array).")
 
@@ -310,7 +324,7 @@ class PDECase:
     """A PDE case: `shockflow solve CASE` solves it and reports its shocks."""
 
     equation: Equation = setting(doc="The equation.")
-    domain: Interval | Box | Icosphere | Torus = setting(doc="The domain or mesh.", tag="kind")
+    domain: Interval | Box | Icosphere | Torus | MeshFile = setting(doc="The domain or mesh.", tag="kind")
     initial: Sine | Cosine | Riemann | Gaussian | Quadratic | Zonal | ArrayFile = setting(
         doc="Initial data (p0 for burgers, u0 for HJ).", tag="function")
     output: Output = setting(doc="Output times.")

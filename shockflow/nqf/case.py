@@ -225,8 +225,17 @@ def _run_experiment(e):
     return ex.shock_link_reference(eps=e.eps, rho=e.rho)
 
 
-def _figures(e, result, out: Path, name: str) -> tuple[Path, ...]:
-    from shockflow.nqf.figures import mode_strengths_figure, power_law_figure
+def _figures(e, result, out: Path, name: str, options=None) -> tuple[Path, ...]:
+    from shockflow.figures import save_figure
+    from shockflow.nqf.figures import mode_strengths_figure as _modes, power_law_figure as _power
+
+    fmt, dpi = getattr(options, "figure_format", None), getattr(options, "dpi", None)
+
+    def mode_strengths_figure(res, path):
+        return save_figure(_modes(res), path, format=fmt, dpi=dpi)
+
+    def power_law_figure(t, loss, fit, predicted, path, **kw):
+        return save_figure(_power(t, loss, fit, predicted, **kw), path, format=fmt, dpi=dpi)
 
     if e.TAG == "five_mode":
         return (mode_strengths_figure(result, out / f"{name}.png"),)
@@ -261,7 +270,7 @@ def run_nqf_case(case, options) -> NQFOutcome:
     out.mkdir(parents=True, exist_ok=True)
     e = case.settings.experiment
     result = _run_experiment(e)
-    figures = _figures(e, result, out, case.name) if options.figures else ()
+    figures = _figures(e, result, out, case.name, options) if options.figures else ()
     plain = _plain(result)
     path = out / f"{case.name}.json"
     with atomic_path(path) as tmp:

@@ -138,7 +138,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     from shockflow.prediction.extraction import ExtractionError, extract
     from shockflow.geometry import GeometryError
     from shockflow.prediction.mapping import Optimiser, PredictionError, predict_transitions
-    from shockflow.progress import ProgressBar
+    from shockflow.progress import progress as _progress, status
     from shockflow.training.schedules import learning_rate
 
     s = case.settings
@@ -148,19 +148,19 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     ex = s.extraction
     B = train_settings.effective_batch_size(data.n)
     try:
-        extraction = extract(model, s.geometry.name, data.X, data.y, geometry_kwargs=s.geometry.kwargs(),
-                             charts=ex.charts or (None,), chart_key=ex.chart_key, snapshots=snapshots,
-                             lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
-                             noise_samples=ex.noise_samples, seed=train_settings.seed, log_temperature=log_temperature,
-                             sequential=ex.sequential)
+        with status(f"extract {len(ex.charts or (None,))} chart(s) ({s.geometry.name})", enabled=progress):
+            extraction = extract(model, s.geometry.name, data.X, data.y, geometry_kwargs=s.geometry.kwargs(),
+                                 charts=ex.charts or (None,), chart_key=ex.chart_key, snapshots=snapshots,
+                                 lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
+                                 noise_samples=ex.noise_samples, seed=train_settings.seed,
+                                 log_temperature=log_temperature, sequential=ex.sequential)
     except (GeometryError, TypeError) as exc:
         raise CaseError.at(case, "geometry", str(exc)) from None
     except ExtractionError as exc:
         raise CaseError.at(case, "extraction", str(exc)) from None
     pr = s.prediction
-    bar = ProgressBar(len(extraction.charts), label=f"solve {case.name}", enabled=progress)
     solutions, shocks = [], []
-    try:
+    with _progress(len(extraction.charts), f"solve the charts of {case.name}", enabled=progress, unit="chart") as bar:
         for k, chart in enumerate(extraction.charts):
             g0 = initial_gamma(chart)
             if not math.isfinite(g0):
@@ -176,9 +176,8 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
                 vu, vrep, steps = vsol.u, _report(chart, times, vsol.u, chart.nu), steps + vsol.steps
             solutions.append(ChartSolution(times, np.asarray(sol.u), report, vu, vrep, steps, time.perf_counter() - start))
             shocks.append(_chart_shock(chart, report, times, sol.u))
-            bar.update(k + 1, chart.label)
-    finally:
-        bar.close()
+            bar.set_postfix_str(f"chart {chart.label}: γ* = {shocks[-1].gamma_star:.4g}", refresh=False)
+            bar.update(1)
     rates = np.array([learning_rate(train_settings, i) for i in range(train_settings.steps)])
     optimiser = Optimiser(rates, train_settings.optimizer, train_settings.momentum)
     try:

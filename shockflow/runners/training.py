@@ -119,11 +119,15 @@ def run_network_case(case, options) -> NetworkOutcome:
     from shockflow.figures import can_draw
 
     if options.figures and can_draw():
-        from shockflow.figures import loss_figure
+        from shockflow.figures import loss_figure, save_figure
 
-        figures = (loss_figure(steps, loss, out / f"{case.name}-loss.png",
-                               observed=[t.midpoint for t in transitions],
-                               title=f"{case.name}: {spec['name']}, {settings.optimizer}, lr {settings.lr:g}"),)
+        fig = loss_figure(steps, loss, observed=[t.midpoint for t in transitions],
+                          bands=[(t.onset, t.end) for t in transitions],
+                          title=f"{case.name}: {spec['name']}, {settings.optimizer}, lr {settings.lr:g}")
+        from shockflow.progress import status
+
+        with status("figures", enabled=options.progress and not options.quiet):
+            figures = (save_figure(fig, out / f"{case.name}-loss.png", format=options.figure_format, dpi=options.dpi),)
     return NetworkOutcome(case.name, log_path, int(steps[-1]), float(np.asarray(loss)[-1]), transitions, seconds, figures)
 
 

@@ -172,9 +172,10 @@ def run_bbp_case(case, options) -> BBPOutcome:
                                     "q2": res["q2"].tolist(), "agreement": res["agreement"],
                                     "points": int(res["q2"].size)}
         if options.figures:
-            path = out / f"{case.name}-phase.png"
-            plot_phase_diagram(res, path)
-            figures.append(path)
+            from shockflow.figures import save_figure
+
+            figures.append(save_figure(plot_phase_diagram(res), out / f"{case.name}-phase.png",
+                                       format=getattr(options, "figure_format", None), dpi=getattr(options, "dpi", None)))
     fs = s.finite_size
     if fs.sizes:
         r = ts.N / ts.M

@@ -4,7 +4,8 @@
   every file shockflow writes appears whole or not at all;
 - :mod:`~shockflow.storage.hdf5` — :func:`open_hdf5`, the checked opening every reader uses;
 - :mod:`~shockflow.storage.results` — result files (layout: docs/result-file.md);
-- :mod:`~shockflow.storage.surfaces` — surface solutions (``.npz``).
+- :mod:`~shockflow.storage.surfaces` — surface solutions (``.npz``) and XDMF time series for ParaView
+  (imported by name: it loads :mod:`solvers.surfaces`).
 """
 
 from shockflow.storage.atomic import atomic_open, atomic_path, commit_file

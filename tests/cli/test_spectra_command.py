@@ -43,3 +43,22 @@ def test_spectra_bad_input_is_exit_2(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
     np.savez(tmp_path / "flat.npz", W=np.ones(5))
     assert main(["spectra", str(tmp_path / "flat.npz"), "--no-figures"]) == 2
+
+
+def test_spectra_prints_a_per_step_table(tmp_path, capsys):
+    path = population_stack(tmp_path, N=100, M=200)
+    assert main(["spectra", str(path), "--json", "--out", str(tmp_path / "j"), "--no-figures"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(["spectra", str(path), "--out", str(tmp_path / "t"), "--no-figures"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.split()[:2] == ["step", "sigma2"])
+    cols = lines[head].split()
+    rows = [l.split() for l in lines[head + 1:head + 1 + len(doc["step"])]]
+    assert [int(r[0]) for r in rows] == doc["step"]
+    for key, name in (("lambda_plus", "lambda+"), ("n_outliers", "outliers")):
+        j = cols.index(name)
+        shown = [None if r[j] == "-" else float(r[j]) for r in rows]
+        assert [v is None for v in shown] == [v is None for v in doc[key]]
+        assert [v for v in shown if v is not None] == pytest.approx([v for v in doc[key] if v is not None], rel=1e-3)
+    assert "[" not in "\n".join(lines)                                    # no raw Python lists
+    assert lines[head + 1 + len(doc["step"])] == f"first outlier at step {doc['first_outlier_step']}"

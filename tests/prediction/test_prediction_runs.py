@@ -154,12 +154,12 @@ def test_the_prediction_does_not_see_the_loss(tmp_path, monkeypatch):
 
 
 def test_interrupted_run_leaves_no_result_file(tmp_path, monkeypatch):
-    import shockflow.runners.prediction as pipeline
+    import shockflow.storage.results as results
 
-    def boom(*args, **kwargs):
+    def boom(*args, **kwargs):  # interrupted half-way through writing (the /extraction groups)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline, "_write_extraction", boom)
+    monkeypatch.setattr(results, "_write_extraction", boom)
     code = main(["run", DEFAULT_CASE, "--out", str(tmp_path), "--quiet", "--no-figures", "--set", "data.n=512",
                  "--set", "training.steps=200", "--set", "extraction.cells=101", "--set", "extraction.charts=[0]"])
     assert code == 130
