@@ -379,9 +379,15 @@ def _common(out: str | None | bool = DEFAULT_OUT, seed: bool = True) -> argparse
         common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
     common.add_argument("--quiet", action="store_true", help="print nothing but errors")
     common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    common.add_argument("--figure-format", choices=("png", "svg", "pdf"), default="png", help="figure files (default png)")
-    common.add_argument("--dpi", type=_positive_float, default=None, help="figure resolution (default 150)")
     return common
+
+
+def _figure_arguments(p: argparse.ArgumentParser, no_figures: str) -> None:
+    """The options of a command that draws figures: ``--no-figures`` (``no_figures`` says what it does
+    then), ``--figure-format``, ``--dpi``."""
+    p.add_argument("--no-figures", action="store_true", help=no_figures)
+    p.add_argument("--figure-format", choices=("png", "svg", "pdf"), default="png", help="figure files (default png)")
+    p.add_argument("--dpi", type=_positive_float, default=None, help="figure resolution (default 150)")
 
 
 def _case_arguments(p: argparse.ArgumentParser) -> None:
@@ -402,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a case file (TOML) or the name of a built-in case (default: the built-in default case)")
     run.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="override a key of the case, e.g. --set training.steps=500 (repeatable)")
-    run.add_argument("--no-figures", action="store_true", help="write the result file only")
+    _figure_arguments(run, "write the result file only")
     run.set_defaults(run=_run)
 
     compare = commands.add_parser("compare", parents=[_common(out=False, seed=False)],
@@ -422,7 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
     spectra.add_argument("--teacher", default=None, metavar="NPY", help="teacher direction (.npy) for the overlap q²")
     spectra.add_argument("--ratio", type=_positive_float, default=None, help="aspect ratio N/M (default: fitted)")
     spectra.add_argument("--level", type=float, default=0.99, help="Tracy–Widom level of the outlier test")
-    spectra.add_argument("--no-figures", action="store_true", help="do not draw the spectrum figure")
+    _figure_arguments(spectra, "do not draw the spectrum figure")
     spectra.set_defaults(run=_spectra)
 
     geometries = commands.add_parser("geometries", parents=[_common(out=False, seed=False)],
@@ -431,12 +437,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     solve = commands.add_parser("solve", parents=[common], help="solve a PDE case and report its shocks")
     _case_arguments(solve)
-    solve.add_argument("--no-figures", action="store_true", help="write the result file only")
+    _figure_arguments(solve, "write the result file only")
     solve.set_defaults(run=_solve)
 
     train = commands.add_parser("train", parents=[common], help="train the network of a network case (HDF5 log)")
     _case_arguments(train)
-    train.add_argument("--no-figures", action="store_true", help="write the training log only")
+    _figure_arguments(train, "write the training log only")
     train.set_defaults(run=_train)
 
     validate = commands.add_parser("validate", parents=[_common(out=False, seed=False)],
@@ -462,8 +468,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_parser(commands)  # `shockflow sweep` (shockflow.sweeps.command)
 
     show = commands.add_parser("show", parents=[_common(None, seed=False)], help="summary table and figures of a result file")
-    show.add_argument("result", metavar="RESULT", help="a result file (.h5) written by solve")
-    show.add_argument("--no-figures", action="store_true", help="print the table only")
+    show.add_argument("result", metavar="RESULT", help="a result file (.h5) written by solve or run")
+    _figure_arguments(show, "print the table only")
     show.set_defaults(run=_show)
 
     demo = commands.add_parser(

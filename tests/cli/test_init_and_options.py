@@ -53,14 +53,15 @@ def test_init_refuses_to_overwrite_and_bad_names(tmp_path, capsys):
     assert exc.value.code == 2
 
 
+FIGURES = ("--no-figures", "--figure-format", "--dpi")  # the commands that draw figures
 OPTIONS = {  # what each command accepts besides --help; nothing that means nothing to it
-    "run": {"--out", "--seed", "--quiet", "--json", "--set", "--no-figures"},
-    "solve": {"--out", "--seed", "--quiet", "--json", "--set", "--no-figures"},
-    "train": {"--out", "--seed", "--quiet", "--json", "--set", "--no-figures"},
+    "run": {"--out", "--seed", "--quiet", "--json", "--set", *FIGURES},
+    "solve": {"--out", "--seed", "--quiet", "--json", "--set", *FIGURES},
+    "train": {"--out", "--seed", "--quiet", "--json", "--set", *FIGURES},
     "validate": {"--quiet", "--json", "--set"},
     "cases": {"--quiet", "--json"},
     "geometries": {"--quiet", "--json"},
-    "show": {"--out", "--quiet", "--json", "--no-figures"},
+    "show": {"--out", "--quiet", "--json", *FIGURES},
     "init": {"--out", "--quiet", "--json", "--force"},
     "version": {"--json"},
 }
