@@ -333,6 +333,7 @@ def _common(out_default: str | None = ".") -> argparse.ArgumentParser:
     common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
     common.add_argument("--quiet", action="store_true", help="print nothing but errors")
     common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="print the traceback of a failure")
     return common
 
 
@@ -345,6 +346,7 @@ def _case_arguments(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="shockflow", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"shockflow {__version__}")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of a failure")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = _common()
 
@@ -421,28 +423,84 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: commands that write into --out (checked, created and confined before they compute anything)
+_WRITING = ("run", "solve", "train", "sweep", "show", "spectra")
+
+
+def _write_root(args: argparse.Namespace) -> str | None:
+    """The directory a command writes into: ``--out``, or beside its input for ``show`` / ``spectra``."""
+    if args.command not in _WRITING:
+        return None
+    if getattr(args, "out", None) is not None:
+        return args.out
+    source = getattr(args, "result", None) or getattr(args, "log", None)
+    if source is not None:
+        return str(Path(source).parent)
+    return None  # sweep without --out: its default directory is named after the case (checked by the sweep)
+
+
+def _failure(exc: BaseException) -> str:
+    """One line for an unexpected failure: what, where (innermost frame of this package) and why."""
+    import traceback
+
+    place = ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    for frame in reversed(frames):
+        if "shockflow" in frame.filename or "solvers" in frame.filename:
+            parts = Path(frame.filename).parts
+            top = max((i for i, part in enumerate(parts) if part in ("shockflow", "solvers")), default=0)
+            place = f" in {'/'.join(parts[top:])}:{frame.lineno} ({frame.name})"
+            break
+    reason = str(exc) or type(exc).__name__
+    return f"the run failed{place}: {type(exc).__name__}: {reason[:500]}"
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The command line; every exception ends here as an exit code and one message (a traceback only with --debug)."""
     from shockflow.cases.errors import CaseError
-    from shockflow.storage import ResultFileError
+    from shockflow.storage import ResultFileError, WriteOutsideError, confine_writes, remove_stale_temporaries
+    from shockflow.storage.outdir import OutDirError, prepare_out, snapshot, written_since
 
     parser = build_parser()
     args = parser.parse_args(argv)  # bad arguments: argparse prints usage and exits with status 2
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
+    debug = getattr(args, "debug", False)
+    root = _write_root(args)
+    before = {}
     try:
-        return args.run(args)
-    except (CaseError, ResultFileError) as exc:
+        if root is None:
+            return args.run(args)
+        prepare_out(root, option="--out" if getattr(args, "out", None) is not None else "the output directory")
+        remove_stale_temporaries(root)  # what killed runs left behind
+        before = snapshot(root)
+        with confine_writes(root):
+            return args.run(args)
+    except (CaseError, ResultFileError, OutDirError, WriteOutsideError) as exc:
+        if debug:
+            raise
         _error(str(exc))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        _error("interrupted; no result file was written for the unfinished run")
+        if debug:
+            raise
+        done = written_since(root, before) if root is not None else []
+        if done:
+            _error(f"interrupted; files finished before the interruption: {', '.join(done)} (in {root}); "
+                   "the unfinished ones were not written")
+        else:
+            _error("interrupted; no file was written")
         return EXIT_INTERRUPTED
-    except (FloatingPointError, RuntimeError, ArithmeticError) as exc:
-        _error(f"the run failed: {exc}")
+    except MemoryError:
+        if debug:
+            raise
+        _error("the run failed: out of memory; reduce the sizes of the case (`shockflow validate` shows its cost)")
         return EXIT_FAILURE
-    except OSError as exc:  # the output directory or a file could not be written
-        _error(f"the run failed: {exc}")
+    except Exception as exc:  # noqa: BLE001 - the one error boundary: no traceback reaches a user
+        if debug:
+            raise
+        _error(_failure(exc) + " (rerun with --debug for the traceback)")
         return EXIT_FAILURE
 
 

@@ -6,6 +6,14 @@ the finished new one (DESIGN.md, "Writes are atomic").
 
     with atomic_path("run.h5") as tmp:      # tmp is a fresh path in the same directory
         write_everything(tmp)               # on success tmp is renamed onto run.h5
+
+Every writer of the package goes through :func:`atomic_path` (``atomic_open`` and ``commit_file``
+too), so this module is also the one place where writes are confined: inside
+``with confine_writes(out):`` (the command line wraps every command in it) a target that resolves
+outside ``out`` — through ``..``, an absolute path or a symbolic link — raises
+:class:`WriteOutsideError` before anything is created.  The temporary files carry the writing
+process's id (``.<name>.<pid>.<random>.tmp``); :func:`remove_stale_temporaries` deletes those
+of processes that no longer exist (a run killed by SIGKILL cannot clean up after itself).
 """
 
 from __future__ import annotations
@@ -17,7 +25,72 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["atomic_path", "atomic_open", "commit_file"]
+__all__ = ["atomic_path", "atomic_open", "commit_file", "confine_writes", "ensure_inside", "WriteOutsideError",
+           "remove_stale_temporaries"]
+
+#: the directories writes are confined to (innermost last); empty: no confinement
+_ROOTS: list[Path] = []
+
+
+class WriteOutsideError(PermissionError):
+    """A write was asked for outside the directory writes are confined to (``--out``)."""
+
+
+@contextlib.contextmanager
+def confine_writes(root: str | os.PathLike) -> Iterator[Path]:
+    """Within the block, every :func:`atomic_path` / :func:`atomic_open` / :func:`commit_file` target must
+    resolve inside ``root`` (symbolic links followed); yields the resolved root."""
+    resolved = Path(root).resolve()
+    _ROOTS.append(resolved)
+    try:
+        yield resolved
+    finally:
+        _ROOTS.remove(resolved)
+
+
+def ensure_inside(target: str | os.PathLike) -> Path:
+    """``target`` resolved; :class:`WriteOutsideError` if writes are confined and it lies outside the root."""
+    resolved = Path(target).resolve()
+    if _ROOTS:
+        root = _ROOTS[-1]
+        if resolved != root and root not in resolved.parents:
+            raise WriteOutsideError(f"refusing to write {str(target)!r}: it resolves to {str(resolved)!r}, "
+                                    f"outside the output directory {str(root)!r}")
+    return resolved
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files of :func:`atomic_path` in ``directory`` whose writing process no longer
+    exists (killed runs); returns what was removed.  Files of live processes are left alone."""
+    directory = Path(directory)
+    removed = []
+    if not directory.is_dir():
+        return removed
+    for entry in directory.iterdir():
+        name = entry.name
+        if not (name.startswith(".") and name.endswith(".tmp")):
+            continue
+        parts = name[1:-4].rsplit(".", 2)
+        if len(parts) != 3 or not parts[1].startswith("pid") or not parts[1][3:].isdigit():
+            continue
+        if _pid_alive(int(parts[1][3:])):
+            continue
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+            entry.unlink()
+            removed.append(entry)
+    return removed
 
 
 @contextlib.contextmanager
@@ -33,12 +106,13 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     results from the other members of a group on a shared cluster.
     """
     target = Path(target)
+    ensure_inside(target)
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise FileNotFoundError(
             f"atomic_path: directory {str(directory)!r} for target {str(target)!r} does not exist"
         )
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.pid{os.getpid()}.", suffix=".tmp", dir=directory)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -57,6 +131,7 @@ def commit_file(finished: str | os.PathLike, target: str | os.PathLike) -> Path:
     For a file written whole elsewhere on the same file system (a sweep task's scratch result);
     ``OSError`` if the two are on different file systems, where a rename would be a copy."""
     finished, target = Path(finished), Path(target)
+    ensure_inside(target)
     directory = target.parent if str(target.parent) else Path(".")
     if finished.resolve().parent.stat().st_dev != directory.resolve().stat().st_dev:
         raise OSError(f"commit_file: {str(finished)!r} is not on the file system of {str(target)!r}")
