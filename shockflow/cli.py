@@ -77,9 +77,13 @@ def _version(args: argparse.Namespace) -> int:
 
 
 def _load(args):
+    """The case of a command, refused before anything runs if it would not fit the machine (cases/cost.py)."""
     from shockflow.cases import load_case
+    from shockflow.cases.cost import require_affordable
 
-    return load_case(args.case, overrides=args.set or ())
+    case = load_case(args.case, overrides=args.set or ())
+    args.cost = require_affordable(case, allow_large=getattr(args, "allow_large", False))
+    return case
 
 
 def _run_case(args: argparse.Namespace, command: str) -> int:
@@ -225,7 +229,7 @@ def _validate(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     if args.json:
         _print_json({"case": case.name, "valid": True, "kind": case.kind, "file": str(case.path),
-                     "settings": to_plain(case.settings)})
+                     "settings": to_plain(case.settings), "cost": args.cost.as_dict()})
     elif not args.quiet:
         print(f"{case.path}: valid {case.kind} case {case.name!r}")
     return EXIT_OK
@@ -341,6 +345,12 @@ def _case_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("case", metavar="CASE", help="a case file (TOML) or the name of a built-in case")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a key of the case, e.g. --set domain.cells=200 (repeatable)")
+    _allow_large(p)
+
+
+def _allow_large(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-large", action="store_true",
+                   help="run a case even if its estimated memory or time exceeds what the machine has")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -356,6 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a case file (TOML) or the name of a built-in case (default: the built-in default case)")
     run.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="override a key of the case, e.g. --set training.steps=500 (repeatable)")
+    _allow_large(run)
     run.add_argument("--no-figures", action="store_true", help="write the result file only")
     run.set_defaults(run=_run)
 
