@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterator
 
 __all__ = ["atomic_path", "atomic_open", "commit_file", "confine_writes", "ensure_inside", "WriteOutsideError",
-           "remove_stale_temporaries"]
+           "remove_stale_temporaries", "scratch_directory"]
 
 #: the directories writes are confined to (innermost last); empty: no confinement
 _ROOTS: list[Path] = []
@@ -51,12 +51,19 @@ def confine_writes(root: str | os.PathLike) -> Iterator[Path]:
 def ensure_inside(target: str | os.PathLike) -> Path:
     """``target`` resolved; :class:`WriteOutsideError` if writes are confined and it lies outside the root."""
     resolved = Path(target).resolve()
-    if _ROOTS:
-        root = _ROOTS[-1]
-        if resolved != root and root not in resolved.parents:
-            raise WriteOutsideError(f"refusing to write {str(target)!r}: it resolves to {str(resolved)!r}, "
-                                    f"outside the output directory {str(root)!r}")
+    if _ROOTS and not any(resolved == root or root in resolved.parents for root in _ROOTS):
+        raise WriteOutsideError(f"refusing to write {str(target)!r}: it resolves to {str(resolved)!r}, "
+                                f"outside the output directory {str(_ROOTS[0])!r}")
     return resolved
+
+
+@contextlib.contextmanager
+def scratch_directory(prefix: str = "shockflow-") -> Iterator[Path]:
+    """A fresh temporary directory, removed afterwards, where writes are allowed even inside :func:`confine_writes`
+    (the scratch space of an in-memory sweep)."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
+        with confine_writes(scratch) as root:
+            yield root
 
 
 def _pid_alive(pid: int) -> bool:
