@@ -64,8 +64,8 @@ def step_limit_error(max_steps: int, t_end: float, t: float) -> SolverInputError
     """The error of a solve that would need more than ``max_steps`` steps (raised by :class:`Clock` and by the
     compiled step loops that apply its rule)."""
     return SolverInputError(
-        f"max_steps: the solve needs more than {max_steps} steps to reach t = {t_end!r} "
-        f"(now at t = {t!r}); raise max_steps or coarsen the grid"
+        f"max_steps: the solve needs more than {max_steps} steps to reach t = {float(t_end)!r} "
+        f"(now at t = {float(t)!r}); raise max_steps or coarsen the grid"
     )
 
 

@@ -193,7 +193,13 @@ def _generic(case) -> list[Term]:
 
 
 def _nqf(case) -> list[Term]:
-    return _generic(case)
+    e = case.settings.experiment
+    terms = _generic(case)
+    if hasattr(e, "estimated_steps"):  # a network run of one logged step per update
+        steps, modes = e.estimated_steps(), float(getattr(e, "modes", 1))
+        terms.append(Term("experiment.lr", steps * (modes + 4.0) * 8.0 * 2.0, steps * modes * modes * 200.0,
+                          f"about {steps:.3g} training steps"))
+    return terms
 
 
 def _scaling(case) -> list[Term]:
@@ -248,11 +254,11 @@ def require_affordable(case, *, allow_large: bool = False, memory: float | None 
     if cost.bytes > limit:
         t = cost.largest("bytes")
         problems.append(Problem(t.key, f"the case needs about {_size(cost.bytes)} of memory ({t.what}), more than the "
-                                       f"{_size(limit)} available; reduce {t.key} (or pass --allow-large)"))
+                                       f"{_size(limit)} available; {t.key} drives it (or pass --allow-large)"))
     if cost.seconds > MAX_SECONDS:
         t = cost.largest("flops")
         problems.append(Problem(t.key, f"the case would take about {_duration(cost.seconds)} ({t.what}), more than "
-                                       f"{_duration(MAX_SECONDS)}; reduce {t.key} (or pass --allow-large)"))
+                                       f"{_duration(MAX_SECONDS)}; {t.key} drives it (or pass --allow-large)"))
     if problems:
         raise CaseError(file, problems)
     return cost

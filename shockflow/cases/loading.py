@@ -188,8 +188,8 @@ def parse_case(text: str, *, file: str = "<string>", path: Path | None = None, o
         problems.append(Problem("name", name_problem(name) + given))
     for key, value, ok, expected in (
         ("description", description, isinstance(description, str), "a string"),
-        ("seed", seed, seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0),
-         "an integer >= 0"),
+        ("seed", seed, seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2 ** 63),
+         "an integer in [0, 2**63 - 1]"),
     ):
         if not ok:
             problems.append(Problem(key, f"expected {expected}, found {value!r} ({_toml_type(value)})"))

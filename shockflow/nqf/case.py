@@ -48,9 +48,27 @@ class FiveMode:
     optimizer: str = setting("gd", doc="Optimizer of the network run.", choices=("gd", "momentum", "nesterov", "adam"))
     momentum: float = setting(0.9, doc="Momentum coefficient (momentum, nesterov).", bounds=interval(0, 1, "left"))
 
+    #: the network run must resolve the switch-ons: at least this many steps (and the fastest mode's step
+    #: lr × rate below 1, where explicit GD on its quadratic form stays close to the flow it discretises)
+    MIN_STEPS: ClassVar[int] = 100
+
+    def estimated_steps(self) -> float:
+        """Steps of the network run, from the leading switch-on time ln(1/ε)/ζ of the weakest mode (strength
+        amplitude · 2^-(modes-1)), the way :func:`shockflow.nqf.experiments.five_mode_switch_on` sizes it."""
+        lr_eff = self.lr / (1.0 - self.momentum) if self.optimizer in ("momentum", "nesterov") else self.lr
+        weakest = self.amplitude * 2.0 ** -(self.modes - 1)
+        return 1.4 * math.log(1.0 / self.eps) / (weakest * lr_eff)
+
     def check(self):
         if self.network == "fourier" and 2 * self.modes >= 16:
             yield "modes", f"the Fourier grid has 16 points: expected at most 7 modes, found {self.modes}"
+        if self.optimizer != "adam":
+            if not self.lr * self.amplitude < 1.0:
+                yield "lr", (f"expected lr x amplitude < 1 (gradient descent on the strongest mode, strength "
+                             f"{self.amplitude:g}, must follow its flow), found lr = {self.lr:g}")
+            elif self.estimated_steps() < self.MIN_STEPS:
+                yield "lr", (f"expected a step that resolves the switch-ons (at least {self.MIN_STEPS} steps), found "
+                             f"lr = {self.lr:g}: about {self.estimated_steps():.3g} steps")
 
 
 @dataclass(frozen=True)

@@ -149,7 +149,27 @@ def build_problem(case) -> PDEProblem:
     else:
         initial = grid.sample(ini.evaluate)  # finite differences start from point values
     boundary = None if mesh is not None else _boundary(dom)
+    _check_initial_range(case, initial, grid)
     return PDEProblem(case, s, grid, mesh, initial, s.output.times, boundary)
+
+
+def _check_initial_range(case, initial: np.ndarray, grid) -> None:
+    """Initial data whose flux (burgers: a p²/2) or Hamiltonian (a|∇u|², differences over a cell) would overflow
+    a double are refused before the solve, naming ``initial``."""
+    eq = case.settings.equation
+    with np.errstate(all="ignore"):
+        if not np.all(np.isfinite(initial)):
+            raise CaseError.at(case, "initial", "expected finite initial values, found "
+                               + ("NaN" if np.isnan(initial).any() else "an infinite value"))
+        big = float(np.max(np.abs(initial))) if initial.size else 0.0
+        if eq.kind != "burgers" and grid is not None:
+            big = big * 2.0 / float(np.min(grid.dx))  # the largest difference quotient the data can make
+        # every term of a step (flux, its derivative, the viscous term, the Courant speed) stays finite
+        limit = math.sqrt(np.finfo(np.float64).max / (16.0 * eq.a * max(1.0, eq.nu * eq.D)))
+    if not big < limit:
+        what = "|p0|" if eq.kind == "burgers" else "|u0| / dx"
+        raise CaseError.at(case, "initial", f"expected {what} < {limit:.3g} (the flux of larger values overflows a "
+                                            f"double), found {big:.3g}")
 
 
 def solver_settings(s: PDECase) -> dict:

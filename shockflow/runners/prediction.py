@@ -168,10 +168,9 @@ def _write_extraction(f, stage: PredictionStage, comparison) -> None:
 def run_prediction_case(case, options) -> RunOutcome:
     """Train, extract, solve, predict, observe, compare, write (module docstring)."""
     from shockflow.prediction import match_transitions
-    from shockflow.runners.training import build_model_and_data
+    from shockflow.runners.training import build_model_and_data, observed_transitions
     from shockflow.storage import write_result
     from shockflow.training import train
-    from shockflow.prediction import find_transitions
 
     if case.settings.geometry is None:
         raise CaseError.at(case, "geometry", "missing table: `shockflow run` extracts the PDE on a quotient geometry; "
@@ -204,7 +203,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     stage = predict_case(case, initial, data, settings, dict(record.snapshots), log_temperature=T, progress=show)
     # -- only now the loss curve
     steps, loss = record.series["step"], record.series["loss"]
-    observed = tuple(find_transitions(steps, loss))
+    observed = observed_transitions(case, steps, loss)
     comparison = match_transitions([p.step for p in stage.predicted], [t.midpoint for t in observed],
                                    max_ratio=case.settings.prediction.max_ratio)
     result = _result(case, stage, comparison, observed, seed=seed, wall_time=time.perf_counter() - start,

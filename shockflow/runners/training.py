@@ -97,9 +97,23 @@ class NetworkOutcome:
         return "\n".join(lines)
 
 
+def observed_transitions(case, steps, loss) -> tuple:
+    """The transitions the detector finds in the loss curve of ``case``'s run; a curve too short for it
+    (too few logged steps, too small a span) is a :class:`CaseError` at ``training.steps``."""
+    from shockflow.prediction import find_transitions
+
+    try:
+        return tuple(find_transitions(steps, loss))
+    except ValueError as exc:
+        message = str(exc).removeprefix("find_transitions: ")
+        if "positive steps spanning" not in message:
+            raise
+        raise CaseError.at(case, "training.steps", f"the loss curve is too short for the transition detector ({message}); "
+                                                   "train for more steps (or log more often: training.log_every)") from None
+
+
 def run_network_case(case, options) -> NetworkOutcome:
     from shockflow.training import train
-    from shockflow.prediction import find_transitions
 
     seed = options.seed if options.seed is not None else (case.seed or 0)
     model, spec, data, data_spec = build_model_and_data(case, seed)
@@ -114,7 +128,7 @@ def run_network_case(case, options) -> NetworkOutcome:
         raise CaseError.at(case, "training", str(exc)) from None
     seconds = time.perf_counter() - start
     steps, loss = record.series["step"], record.series["loss"]
-    transitions = tuple(find_transitions(steps, loss))
+    transitions = observed_transitions(case, steps, loss)
     figures = ()
     from shockflow.figures import can_draw
 
