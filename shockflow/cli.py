@@ -54,9 +54,13 @@ def _error(message: str) -> None:
 
 # -- commands --------------------------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
-    from shockflow.runners.demo import run_demo
+    from shockflow.runners.demo import DemoInputError, run_demo
 
-    result = run_demo(cells=args.cells, amplitude=args.amplitude, offset=args.offset, t_end=args.t_end)
+    try:
+        result = run_demo(cells=args.cells, amplitude=args.amplitude, offset=args.offset, t_end=args.t_end)
+    except DemoInputError as exc:
+        _error(str(exc))
+        return EXIT_BAD_INPUT
     if args.json:
         print(json.dumps(result.as_dict()))
     elif not args.quiet:
@@ -143,9 +147,13 @@ def _run(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from shockflow.prediction import ComparisonError, compare_log
+    from shockflow.storage import ResultFileError
 
     try:
         comparison, transitions = compare_log(args.log, args.prediction, max_ratio=args.max_ratio)
+    except ResultFileError as exc:  # the --prediction file (the log's errors are ComparisonError naming LOG)
+        _error(str(exc) if "--prediction" in str(exc) else f"--prediction: {exc}")
+        return EXIT_BAD_INPUT
     except FileNotFoundError as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
@@ -251,7 +259,15 @@ def _cases(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     from shockflow.storage import read_result
 
-    result = read_result(args.result)
+    from shockflow.storage import ResultFileError
+
+    try:
+        result = read_result(args.result)
+    except ResultFileError:
+        raise
+    except Exception as exc:  # missing, or damaged in a way the reader did not anticipate: bad input, naming the file
+        raise ResultFileError(f"result file {str(args.result)!r}: cannot read it "
+                              f"({type(exc).__name__}: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc})") from None
     figures = []
     from shockflow.figures import can_draw
 
@@ -260,7 +276,10 @@ def _show(args: argparse.Namespace) -> int:
 
         out = Path(args.out) if args.out is not None else Path(args.result).parent
         out.mkdir(parents=True, exist_ok=True)
-        figures.append(str(solution_figure(result, out / f"{result.case_name}.png")))
+        from shockflow.cases.loading import name_problem
+
+        stem = result.case_name if name_problem(result.case_name) is None else Path(args.result).stem
+        figures.append(str(solution_figure(result, out / f"{stem}.png")))
     info = result.shock_info
     if args.json:
         _print_json({"case": result.case_name, "kind": result.case_kind, "result_file": str(args.result),
@@ -315,8 +334,8 @@ def _positive_int(text: str) -> int:
 
 def _positive_float(text: str) -> float:
     value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, found {text!r}")
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a finite positive number, found {text!r}")
     return value
 
 
