@@ -227,8 +227,24 @@ def estimate(case) -> Cost:
     return Cost(tuple(ESTIMATES.get(case.kind, _generic)(case)))
 
 
+#: environment variable capping the memory a case may use (bytes; a shared machine, a test run)
+MEMORY_ENV = "SHOCKFLOW_MAX_MEMORY"
+
+
 def available_memory() -> float:
-    """Bytes the machine can give a new allocation now (MemAvailable; the physical memory elsewhere)."""
+    """Bytes the machine can give a new allocation now (MemAvailable; the physical memory elsewhere), at most
+    ``$SHOCKFLOW_MAX_MEMORY`` when that is set."""
+    cap = math.inf
+    text = os.environ.get(MEMORY_ENV, "").strip()
+    if text:
+        try:
+            cap = float(text)
+        except ValueError:
+            raise CaseError(f"${MEMORY_ENV}", [Problem("", f"expected a number of bytes, found {text!r}")]) from None
+    return min(cap, _machine_memory())
+
+
+def _machine_memory() -> float:
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:

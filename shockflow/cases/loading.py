@@ -193,11 +193,12 @@ def parse_case(text: str, *, file: str = "<string>", path: Path | None = None, o
     ):
         if not ok:
             problems.append(Problem(key, f"expected {expected}, found {value!r} ({_toml_type(value)})"))
+    sweep_table = None
     if "sweep" in table:  # the parameter axes of `shockflow sweep`; a single run ignores them, but they must be valid
         from shockflow.sweeps.axes import SweepSpecError, split_sweep_table
 
         try:
-            split_sweep_table(text, file)
+            sweep_table = split_sweep_table(text, file)[1]
         except SweepSpecError as exc:
             message = str(exc).removeprefix(f"case file {file!r}: ").removeprefix("sweep: ")
             problems.append(Problem("sweep", message))
@@ -208,10 +209,48 @@ def parse_case(text: str, *, file: str = "<string>", path: Path | None = None, o
         settings = parse_settings(kind.settings, body, file=file, extra_keys=HEADER_KEYS)
     except CaseError as exc:
         raise CaseError(file, problems + list(exc.problems), exc.missing) from None
+    if sweep_table is not None:
+        problems += _axis_problems(kind, body, sweep_table, file)
     if problems:
         raise CaseError(file, problems)
     return Case(name=name, kind=kind.name, description=description, seed=seed, settings=settings, text=text,
                 path=path, overrides=tuple(str(o) for o in overrides))
+
+
+#: values of one sweep axis checked by validation (the first ones; a sweep checks every task it runs)
+MAX_AXIS_VALUES_CHECKED = 64
+
+
+def _axis_problems(kind, body: dict, sweep_table, file: str) -> list[Problem]:
+    """Each ``[sweep.axes]`` key must name a setting of the case and each of its values must be valid there:
+    the case is validated with the value put in, and a problem at that key is reported at ``sweep.axes.<key>``."""
+    import copy
+
+    problems = []
+    for key, values, _ in sweep_table.axes:
+        if key in HEADER_KEYS:
+            continue
+        for value in values[:MAX_AXIS_VALUES_CHECKED]:
+            trial = copy.deepcopy(body)
+            node, parts, ok = trial, key.split("."), True
+            for part in parts[:-1]:
+                child = node.setdefault(part, {})
+                if not isinstance(child, dict):
+                    ok = False
+                    break
+                node = child
+            if not ok:
+                problems.append(Problem(f"sweep.axes.{key}", f"{key} is not a table key of this case"))
+                break
+            node[parts[-1]] = value
+            try:
+                parse_settings(kind.settings, trial, file=file, extra_keys=HEADER_KEYS)
+            except CaseError as exc:
+                bad = [p for p in exc.problems if p.key == key or p.key.startswith(key + ".") or key.startswith(p.key + ".")]
+                if bad:
+                    problems.append(Problem(f"sweep.axes.{key}", f"value {value!r}: {bad[0].message}"))
+                    break
+    return problems
 
 
 def load_case(source, overrides=()) -> Case:

@@ -142,7 +142,40 @@ def run_network_case(case, options) -> NetworkOutcome:
 
 
 def _verify(case) -> None:
-    build_model_and_data(case, seed=case.seed or 0)
+    model, _, data, _ = build_model_and_data(case, seed=case.seed or 0)
+    _verify_geometry(case, model)
+
+
+def _verify_geometry(case, model) -> None:
+    """``[geometry]`` and ``[extraction]`` checked the way ``shockflow run`` uses them: the geometry built on the
+    case's network, once per chart (``extraction.chart_key = chart``), each chart 1-D."""
+    s = case.settings
+    if s.geometry is None:
+        return
+    from shockflow import geometry
+
+    kwargs = s.geometry.kwargs()
+    name = kwargs.pop("name", None) or s.geometry.name
+    charts = tuple(s.extraction.charts) or (None,)
+    for chart in charts:
+        kw = dict(kwargs)
+        key = "geometry"
+        if chart is not None:
+            kw[s.extraction.chart_key] = chart
+            key = "extraction.charts"
+        try:
+            geo = geometry.build(name, model=model, **kw)
+        except (geometry.GeometryError, TypeError, ValueError, KeyError, IndexError) as exc:
+            where = f" ({s.extraction.chart_key} = {chart!r})" if chart is not None else ""
+            named = str(exc).split(":", 1)[0].strip()  # geometry errors start with the keyword they are about
+            if named in kwargs:
+                key = f"geometry.{named}"
+            elif named != s.extraction.chart_key:
+                key = "geometry"
+            raise CaseError.at(case, key, f"the geometry {name!r} cannot be built{where}: {exc}") from None
+        if geo.dim != 1:
+            raise CaseError.at(case, key, f"each chart must be 1-D for the prediction, found a {geo.dim}-D chart"
+                                          + (f" for {s.extraction.chart_key} = {chart!r}" if chart is not None else ""))
 
 
 NETWORK_KIND = register_kind(CaseKind(

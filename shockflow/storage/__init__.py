@@ -8,10 +8,11 @@
 - :mod:`~shockflow.storage.surfaces` — surface solutions (``.npz``).
 """
 
-from shockflow.storage.atomic import (WriteOutsideError, atomic_open, atomic_path, commit_file, confine_writes,
-                                      ensure_inside, remove_stale_temporaries)
+from shockflow.storage.atomic import (WriteOutsideError, atomic_group, atomic_open, atomic_path, commit_file,
+                                      confine_writes, ensure_inside, recover_commits, remove_stale_temporaries)
 from shockflow.storage.hdf5 import open_hdf5
 from shockflow.storage.results import FORMAT, FORMAT_VERSION, Result, ResultFileError, read_result, write_result
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "Result", "ResultFileError", "WriteOutsideError", "atomic_open", "atomic_path",
+__all__ = ["FORMAT", "FORMAT_VERSION", "Result", "ResultFileError", "WriteOutsideError", "atomic_group", "atomic_open",
+           "atomic_path", "recover_commits",
            "commit_file", "confine_writes", "ensure_inside", "open_hdf5", "remove_stale_temporaries", "read_result", "write_result"]

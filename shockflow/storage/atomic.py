@@ -12,8 +12,16 @@ too), so this module is also the one place where writes are confined: inside
 ``with confine_writes(out):`` (the command line wraps every command in it) a target that resolves
 outside ``out`` — through ``..``, an absolute path or a symbolic link — raises
 :class:`WriteOutsideError` before anything is created.  The temporary files carry the writing
-process's id (``.<name>.<pid>.<random>.tmp``); :func:`remove_stale_temporaries` deletes those
+process's id (``.<name>.pid<pid>.<random>.tmp``); :func:`remove_stale_temporaries` deletes those
 of processes that no longer exist (a run killed by SIGKILL cannot clean up after itself).
+
+Several files that belong together (a run's log, result and figures) are committed as one with
+:func:`atomic_group`: inside the block every :func:`atomic_path` stages its finished temporary
+instead of renaming it; at the end of the block a journal naming every (temporary, target) pair is
+written atomically — the commit point — the renames are done and the journal is removed.  A process
+killed before the journal leaves only stale temporaries (the directory is as before); one killed
+during the renames leaves the journal, and the next :func:`remove_stale_temporaries` (every command
+that writes calls it first) finishes the renames (the directory is complete).  Never a mix.
 """
 
 from __future__ import annotations
@@ -26,7 +34,11 @@ from pathlib import Path
 from typing import Iterator
 
 __all__ = ["atomic_path", "atomic_open", "commit_file", "confine_writes", "ensure_inside", "WriteOutsideError",
-           "remove_stale_temporaries", "scratch_directory"]
+           "remove_stale_temporaries", "scratch_directory", "atomic_group", "recover_commits"]
+
+#: the staged (temporary, target) pairs of the open :func:`atomic_group` blocks (innermost last)
+_GROUPS: list[list[tuple[Path, Path]]] = []
+_JOURNAL_PREFIX = ".shockflow-commit.pid"
 
 #: the directories writes are confined to (innermost last); empty: no confinement
 _ROOTS: list[Path] = []
@@ -78,13 +90,92 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def atomic_group() -> Iterator[list]:
+    """Commit every file written with :func:`atomic_path` inside the block together (see the module docstring);
+    on an exception nothing of the block is committed and its temporaries are removed."""
+    staged: list[tuple[Path, Path]] = []
+    _GROUPS.append(staged)
+    try:
+        yield staged
+    except BaseException:
+        _GROUPS.remove(staged)
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        raise
+    _GROUPS.remove(staged)
+    if _GROUPS:  # nested: the outer group commits
+        _GROUPS[-1].extend(staged)
+        return
+    if staged:
+        _commit(staged)
+
+
+def _commit(staged: list[tuple[Path, Path]]) -> None:
+    import json
+
+    directory = staged[0][1].parent
+    fd, tmp_name = tempfile.mkstemp(prefix=f"{_JOURNAL_PREFIX}{os.getpid()}.", suffix=".part", dir=directory)
+    with os.fdopen(fd, "w") as fh:
+        json.dump([[str(a), str(b)] for a, b in staged], fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    journal = Path(tmp_name[: -len(".part")] + ".journal")
+    os.replace(tmp_name, journal)  # the commit point
+    try:
+        _apply(journal)
+    finally:
+        if journal.exists():  # interrupted during the renames: finish them before anything else happens
+            _apply(journal)
+
+
+def _apply(journal: Path) -> None:
+    import json
+
+    try:
+        pairs = json.loads(journal.read_text())
+    except (OSError, ValueError):
+        pairs = []
+    for tmp, target in pairs:
+        if os.path.exists(tmp):
+            os.replace(tmp, target)
+    with contextlib.suppress(FileNotFoundError):
+        journal.unlink()
+
+
+def recover_commits(directory: str | os.PathLike) -> list[Path]:
+    """Finish the group commits of dead processes in ``directory`` (journals whose renames were cut short);
+    returns the journals applied."""
+    directory = Path(directory)
+    done = []
+    if not directory.is_dir():
+        return done
+    for entry in sorted(directory.iterdir()):
+        name = entry.name
+        if not name.startswith(_JOURNAL_PREFIX):
+            continue
+        pid = name[len(_JOURNAL_PREFIX):].split(".", 1)[0]
+        if not pid.isdigit() or _pid_alive(int(pid)):
+            continue
+        if name.endswith(".journal"):
+            _apply(entry)
+            done.append(entry)
+        elif name.endswith(".part"):  # killed while writing the journal: not committed
+            with contextlib.suppress(OSError):
+                entry.unlink()
+    return done
+
+
 def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
-    """Delete the temporary files of :func:`atomic_path` in ``directory`` whose writing process no longer
-    exists (killed runs); returns what was removed.  Files of live processes are left alone."""
+    """Finish the interrupted commits of dead processes (:func:`recover_commits`), then delete the temporary files
+    of :func:`atomic_path` in ``directory`` whose writing process no longer exists (killed runs); returns what was
+    removed.  Files of live processes are left alone."""
     directory = Path(directory)
     removed = []
     if not directory.is_dir():
         return removed
+    recover_commits(directory)
     for entry in directory.iterdir():
         name = entry.name
         if not (name.startswith(".") and name.endswith(".tmp")):
@@ -125,7 +216,10 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     try:
         yield tmp
         os.chmod(tmp, _mode_for(target))
-        os.replace(tmp, target)
+        if _GROUPS:  # committed with the rest of its group
+            _GROUPS[-1].append((tmp.resolve(), target.resolve()))
+        else:
+            os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
