@@ -103,6 +103,14 @@ def _pde(case) -> list[Term]:
     ]
 
 
+def _f(v) -> float:
+    """``float(v)``; an integer beyond the doubles is infinite (and so refused)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf
+
+
 def _call_ints(call) -> dict[str, float]:
     found = {}
     if call is None:
@@ -111,9 +119,9 @@ def _call_ints(call) -> dict[str, float]:
         if isinstance(v, bool):
             continue
         if isinstance(v, int):
-            found[k] = float(v)
+            found[k] = _f(v)
         elif isinstance(v, list) and v and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-            found[k] = float(math.prod(v)) if len(v) > 1 else float(v[0])
+            found[k] = math.prod(_f(x) for x in v)
     return found
 
 
@@ -178,9 +186,9 @@ def _generic(case) -> list[Term]:
             for k, v in node.items():
                 walk(v, f"{prefix}.{k}" if prefix else str(k))
         elif isinstance(node, (list, tuple)) and node and all(isinstance(x, int) and not isinstance(x, bool) for x in node):
-            ints[prefix] = float(max(node))
+            ints[prefix] = _f(max(node))
         elif isinstance(node, int) and not isinstance(node, bool):
-            ints[prefix] = float(node)
+            ints[prefix] = _f(node)
 
     walk(to_plain(case.settings), "")
     ints = {k: v for k, v in ints.items() if not k.rsplit(".", 1)[-1].startswith(("seed", "workers"))}
