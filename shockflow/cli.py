@@ -455,8 +455,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: commands that write into --out (checked, created and confined before they compute anything)
 _WRITING = ("run", "solve", "train", "sweep", "show", "spectra")
-#: commands that run one case: their result, log and figures are committed together (storage.atomic_group)
-_ONE_RUN = ("run", "solve", "train")
 
 
 def _write_root(args: argparse.Namespace) -> str | None:
@@ -490,8 +488,7 @@ def _failure(exc: BaseException) -> str:
 def main(argv: list[str] | None = None) -> int:
     """The command line; every exception ends here as an exit code and one message (a traceback only with --debug)."""
     from shockflow.cases.errors import CaseError
-    from shockflow.storage import (ResultFileError, WriteOutsideError, atomic_group, confine_writes,
-                                   remove_stale_temporaries)
+    from shockflow.storage import ResultFileError, WriteOutsideError, confine_writes, remove_stale_temporaries
     from shockflow.storage.outdir import OutDirError, prepare_out, snapshot, written_since
 
     parser = build_parser()
@@ -508,10 +505,7 @@ def main(argv: list[str] | None = None) -> int:
         prepare_out(root, option="--out" if getattr(args, "out", None) is not None else "the output directory")
         remove_stale_temporaries(root)  # what killed runs left behind
         before = snapshot(root)
-        import contextlib
-
-        together = atomic_group() if args.command in _ONE_RUN else contextlib.nullcontext()
-        with confine_writes(root), together:  # a run's files appear together or not at all
+        with confine_writes(root):
             return args.run(args)
     except (CaseError, ResultFileError, OutDirError, WriteOutsideError) as exc:
         if debug:

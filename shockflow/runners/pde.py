@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from shockflow.cases.errors import CaseError
+from shockflow.storage.atomic import committed_together
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.pde import ArrayFile, PDECase
 from shockflow.cases.schema import closest, to_plain
@@ -368,6 +369,7 @@ def build_result(problem: PDEProblem, solution: SolveOutput, report, *, seed, wa
     )
 
 
+@committed_together
 def run_pde_case(case, options) -> PDEOutcome:
     """Solve ``case``, report its shocks, write ``<out>/<name>.h5`` (and ``<name>.png`` unless
     ``options.figures`` is False); returns a :class:`PDEOutcome`."""

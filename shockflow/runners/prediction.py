@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from shockflow.cases.errors import CaseError
+from shockflow.storage.atomic import committed_together
 from shockflow.prediction.predict import WALL, PredictionStage, initial_gamma, predict_case, shock_records
 
 __all__ = ["DEFAULT_CASE", "run_prediction_case", "RunOutcome"]
@@ -165,6 +166,7 @@ def _write_extraction(f, stage: PredictionStage, comparison) -> None:
         s.create_dataset("shock_strength", data=np.array([r.strength for r in rows], dtype=np.float64))
 
 
+@committed_together
 def run_prediction_case(case, options) -> RunOutcome:
     """Train, extract, solve, predict, observe, compare, write (module docstring)."""
     from shockflow.prediction import match_transitions

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from shockflow.cases.errors import CaseError
+from shockflow.storage.atomic import committed_together
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.network import NetworkCase
 
@@ -112,6 +113,7 @@ def observed_transitions(case, steps, loss) -> tuple:
                                                    "train for more steps (or log more often: training.log_every)") from None
 
 
+@committed_together
 def run_network_case(case, options) -> NetworkOutcome:
     from shockflow.training import train
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Iterator
 
 __all__ = ["atomic_path", "atomic_open", "commit_file", "confine_writes", "ensure_inside", "WriteOutsideError",
-           "remove_stale_temporaries", "scratch_directory", "atomic_group", "recover_commits"]
+           "remove_stale_temporaries", "scratch_directory", "atomic_group", "recover_commits", "committed_together"]
 
 #: the staged (temporary, target) pairs of the open :func:`atomic_group` blocks (innermost last)
 _GROUPS: list[list[tuple[Path, Path]]] = []
@@ -73,12 +73,17 @@ def ensure_inside(target: str | os.PathLike) -> Path:
 def scratch_directory(prefix: str = "shockflow-") -> Iterator[Path]:
     """A fresh temporary directory, removed afterwards, where writes are allowed even inside :func:`confine_writes`
     (the scratch space of an in-memory sweep)."""
-    with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
-        if not _ROOTS:  # no confinement: nothing to allow
-            yield Path(scratch)
-            return
-        with confine_writes(scratch) as root:
-            yield root
+    suspended = _GROUPS[:]  # scratch files are read back at once: never staged in an open group
+    _GROUPS.clear()
+    try:
+        with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
+            if not _ROOTS:  # no confinement: nothing to allow
+                yield Path(scratch)
+                return
+            with confine_writes(scratch) as root:
+                yield root
+    finally:
+        _GROUPS[:] = suspended
 
 
 def _pid_alive(pid: int) -> bool:
@@ -96,7 +101,9 @@ def _pid_alive(pid: int) -> bool:
 @contextlib.contextmanager
 def atomic_group() -> Iterator[list]:
     """Commit every file written with :func:`atomic_path` inside the block together (see the module docstring);
-    on an exception nothing of the block is committed and its temporaries are removed."""
+    on an exception nothing of the block is committed and its temporaries are removed.  A staged file is not
+    visible at its target until the block ends: use it around writers that do not read their files back
+    (the runners of ``solve``, ``train`` and ``run`` of a network case)."""
     staged: list[tuple[Path, Path]] = []
     _GROUPS.append(staged)
     try:
@@ -113,6 +120,17 @@ def atomic_group() -> Iterator[list]:
         return
     if staged:
         _commit(staged)
+
+
+def committed_together(function):
+    """Decorator: every file ``function`` writes through :func:`atomic_path` is committed as one group."""
+    import functools
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        with atomic_group():
+            return function(*args, **kwargs)
+    return wrapper
 
 
 def _commit(staged: list[tuple[Path, Path]]) -> None:

@@ -122,21 +122,42 @@ def test_an_internal_failure_is_exit_1_with_place_and_reason_and_a_traceback_onl
 
 def test_ctrl_c_is_exit_130_and_the_message_tells_what_was_written(cli, workdir, monkeypatch):
     import dataclasses
-
     import importlib
 
-    kinds = importlib.import_module("shockflow.cases.kinds")
     from shockflow.storage import atomic_open
+    from shockflow.storage.atomic import committed_together
 
-    def run(case, options):  # writes its result, then is interrupted while drawing the figure
+    kinds = importlib.import_module("shockflow.cases.kinds")
+
+    def writes_then_interrupted(case, options):  # its result written, interrupted while drawing the figure
         with atomic_open(f"{options.out}/{case.name}.h5") as fh:
             fh.write("result")
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(kinds._KINDS, "pde", dataclasses.replace(get_kind("pde"), run=run))
+    # as the runners are: the result is committed with its figure or not at all
+    monkeypatch.setitem(kinds._KINDS, "pde", dataclasses.replace(get_kind("pde"), run=committed_together(writes_then_interrupted)))
     code, _, err = cli("solve", "burgers-sine", "--out", "out")
     assert code == 130 and "interrupted; no file was written" in err
-    assert not any((workdir / "out").iterdir())  # the result is committed with its figure or not at all
+    assert not any((workdir / "out").iterdir())
+    # a writer that commits file by file: the message names what was finished
+    monkeypatch.setitem(kinds._KINDS, "pde", dataclasses.replace(get_kind("pde"), run=writes_then_interrupted))
+    code, _, err = cli("solve", "burgers-sine", "--out", "out")
+    assert code == 130 and "files finished before the interruption: burgers-sine.h5" in err
+    assert [p.name for p in (workdir / "out").iterdir()] == ["burgers-sine.h5"]
+
+
+def test_ctrl_c_while_a_real_solve_draws_its_figure_leaves_no_result(cli, workdir, monkeypatch):
+    """The interruption of the issue: the result file is written, the figure is being drawn."""
+    import shockflow.figures as figures
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(figures, "solution_figure", interrupted)
+    monkeypatch.setattr(figures, "can_draw", lambda: True)
+    code, _, err = cli("solve", "burgers-sine", "--set", "domain.cells=64", "--set", "output.snapshots=3", "--out", "out")
+    assert code == 130 and "interrupted; no file was written" in err
+    assert list((workdir / "out").iterdir()) == []  # neither the result nor a temporary
 
 
 def test_show_and_compare_blame_the_damaged_file(cli, workdir):
