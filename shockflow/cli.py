@@ -11,7 +11,9 @@ against saved predictions), ``geometries`` (the quotient geometries and their sy
 (``--set domain.cells=200``).
 
 Exit codes: 0 success; 2 bad input (a case file, a result file, an argument); 1 a failure
-during the run (a solve that blows up, a training run that diverges); 130 interrupted.
+during the run (a solve that blows up, a training run that diverges); 130 interrupted.  Every
+exception ends in :func:`main` as one message (``--debug``: the traceback instead), and every
+write is confined to ``--out`` (:func:`shockflow.storage.confine_writes`).
 With ``--json`` the only thing on stdout is one JSON object (or list for ``cases``); the keys
 ``case``, ``result_file`` and ``shocks`` (objects with ``time``, ``location``, ``strength``) of
 ``solve``; ``case``, ``result_file``, ``shocks``, ``predicted`` and ``observed`` (objects with
@@ -257,9 +259,7 @@ def _cases(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from shockflow.storage import read_result
-
-    from shockflow.storage import ResultFileError
+    from shockflow.storage import ResultFileError, read_result
 
     try:
         result = read_result(args.result)
@@ -459,7 +459,7 @@ _WRITING = ("run", "solve", "train", "sweep", "show", "spectra")
 
 def _write_root(args: argparse.Namespace) -> str | None:
     """The directory a command writes into: ``--out``, or beside its input for ``show`` / ``spectra``."""
-    if args.command not in _WRITING:
+    if args.command not in _WRITING or getattr(args, "dry_run", False):
         return None
     if getattr(args, "out", None) is not None:
         return args.out
