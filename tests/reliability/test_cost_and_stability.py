@@ -107,3 +107,23 @@ def test_the_limit_is_real_first_order_at_its_limit_keeps_the_maximum_principle_
     top = float(np.max(ok.values[0]))
     assert float(np.max(ok.values)) <= top * (1 + 1e-12)
     assert float(np.max(bad.values)) > 1.05 * top
+
+
+@pytest.mark.parametrize("sets, text", [
+    (["domain.cells=range:4:1000000004"], "1000000000 values, expected at most 100000 on one axis"),
+    (["domain.cells=linspace:4:100:1000000000000"], "expected at most 100000 on one axis"),
+    (["domain.cells=range:4:1004", "output.snapshots=range:2:1002"],
+     "sweep.axes.domain.cells: the sweep has 1000000 tasks, more than 100000"),
+    (["domain.cells=100,1000000000"], "domain.cells: the case needs about"),
+])
+def test_huge_sweeps_are_refused_before_their_task_list_exists(cli, workdir, sets, text):
+    import tracemalloc
+
+    tracemalloc.start()
+    start = time.perf_counter()
+    code, _, err = cli("sweep", "burgers-sine", *[a for s in sets for a in ("--set", s)], "--dry-run", "--out", "sw")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert code == 2 and text in err and "Traceback" not in err
+    assert time.perf_counter() - start < 10.0 and peak < 200 * 2 ** 20
+    assert not (workdir / "sw").exists()  # a dry run creates nothing
