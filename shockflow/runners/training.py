@@ -25,6 +25,22 @@ from shockflow.cases.network import NetworkCase
 __all__ = ["build_model_and_data", "run_network_case", "NetworkOutcome"]
 
 
+def _require_finite_arguments(case, table: str, kwargs: dict, prefix: str = "") -> None:
+    """No NaN or infinity among the numbers of ``[model]`` / ``[data]``: the error names the key itself
+    (``data.teacher_weights[0]``), not the table the model or generator complained about later."""
+    import math
+
+    for key, value in kwargs.items():
+        where = f"{table}.{prefix}{key}"
+        items = value if isinstance(value, (list, tuple)) else [value]
+        for i, v in enumerate(items):
+            if isinstance(v, dict):
+                _require_finite_arguments(case, table, v, prefix=f"{prefix}{key}.")
+            elif isinstance(v, float) and not math.isfinite(v):
+                index = f"[{i}]" if isinstance(value, (list, tuple)) else ""
+                raise CaseError.at(case, where + index, f"expected a finite number, found {v}")
+
+
 def build_model_and_data(case, seed: int):
     """``(model, model_spec, dataset, data_spec)`` of a network case; CaseError on bad arguments."""
     from shockflow import models
@@ -32,6 +48,8 @@ def build_model_and_data(case, seed: int):
     from shockflow.training import check_shapes
 
     s = case.settings
+    _require_finite_arguments(case, "model", s.model.kwargs())
+    _require_finite_arguments(case, "data", s.data.kwargs())
     spec = {"name": s.model.name, **s.model.kwargs()}
     spec.setdefault("seed", seed)
     try:

@@ -15,6 +15,8 @@ from shockflow.cases import get_kind
     (["validate", "two-layer-staircase", "--set", "geometry.coordinate=banana"], "geometry.coordinate"),
     (["validate", "two-layer-staircase", "--set", "extraction.charts=[0, 9]"], "extraction.charts"),
     (["validate", "two-layer-staircase", "--set", "extraction.nonsense=1"], "extraction.nonsense"),
+    (["validate", "two-layer-staircase", "--set", "data.teacher_weights=[1.0, nan, 1.0, 1.0]"], "data.teacher_weights[1]"),
+    (["validate", "cnn-relu-channels", "--set", "data.teacher.init_scale=inf"], "data.teacher.init_scale"),
 ])
 def test_bad_values_are_exit_2_naming_file_and_key(cli, workdir, small_memory, args, key):
     code, out, err = cli(*args, *(["--out", "out"] if args[0] != "validate" else []))

@@ -138,7 +138,11 @@ def test_fuzz_validate_every_builtin_case(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.slow
 def test_fuzz_validate_every_builtin_case_thousands(tmp_path, capsys, monkeypatch):
+    SEEN["validate"].clear()
     _validate_fuzz(3000 * SCALE)(tmp_path=tmp_path, capsys=capsys, monkeypatch=monkeypatch)
+    codes = SEEN["validate"]
+    assert len(codes) >= 3000 * SCALE and codes.count(0) > 100 and codes.count(2) > 1000
+    print(f"validate fuzz (slow): {len(codes)} inputs, {codes.count(0)} valid, {codes.count(2)} refused")
 
 
 # -- runs: hostile names and output directories; every write inside --out ----------------------------
@@ -187,4 +191,8 @@ def test_fuzz_solve_names_and_outputs(tmp_path_factory, capsys, monkeypatch):
 
 @pytest.mark.slow
 def test_fuzz_solve_names_and_outputs_many(tmp_path_factory, capsys, monkeypatch):
+    SEEN["solve"].clear()
     _run_fuzz(400 * SCALE)(tmp_path_factory=tmp_path_factory, capsys=capsys, monkeypatch=monkeypatch)
+    codes = SEEN["solve"]
+    assert codes.count(0) > 30 and codes.count(2) > 100
+    print(f"solve fuzz (slow): {len(codes)} runs, {codes.count(0)} ran, {codes.count(1)} failed, {codes.count(2)} refused")
