@@ -344,8 +344,10 @@ def _seed(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, found {text!r}") from None
-    if not 0 <= value < 2 ** 63:  # seeds are stored as 64-bit integers in the result files
-        raise argparse.ArgumentTypeError(f"expected a whole number in [0, 2**63 - 1], found {text!r}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, found {text!r}")
+    if value >= 2 ** 63:  # seeds are stored as 64-bit integers in the result files
+        raise argparse.ArgumentTypeError(f"expected a whole number below 2**63, found {text!r}")
     return value
 
 

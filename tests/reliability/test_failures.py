@@ -7,7 +7,7 @@ from shockflow.cases import get_kind
 
 @pytest.mark.parametrize("args, key", [
     (["solve", "burgers-sine", "--set", "initial.amplitude=1e308"], "initial"),
-    (["solve", "hj-cosine-ridge", "--set", "initial.amplitude=1e300"], "initial"),
+    (["solve", "hj-cosine-ridge", "--set", "initial.amplitude=1e307"], "initial"),
     (["run", "nqf-five-mode", "--set", "experiment.lr=1e16"], "experiment.lr"),
     (["run", "nqf-five-mode", "--set", "experiment.lr=100"], "experiment.lr"),
     (["run", "nqf-five-mode", "--set", "experiment.lr=1e-12"], "experiment.lr"),
@@ -27,7 +27,7 @@ def test_bad_values_are_exit_2_naming_file_and_key(cli, workdir, small_memory, a
 
 def test_seed_beyond_64_bits_is_refused_before_the_run(cli, workdir):
     code, _, err = cli("solve", "burgers-sine", "--seed", str(2 ** 64), "--out", "out")
-    assert code == 2 and "--seed" in err and "2**63" in err
+    assert code == 2 and "--seed: expected a whole number below 2**63" in err
     assert not any((workdir / "out").iterdir())
 
 
