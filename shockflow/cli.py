@@ -463,6 +463,8 @@ def _write_root(args: argparse.Namespace) -> str | None:
     """The directory a command writes into: ``--out``, or beside its input for ``show`` / ``spectra``."""
     if args.command not in _WRITING or getattr(args, "dry_run", False):
         return None
+    if args.command == "show" and args.no_figures:  # a table only: nothing is written
+        return None
     if getattr(args, "out", None) is not None:
         return args.out
     source = getattr(args, "result", None) or getattr(args, "log", None)

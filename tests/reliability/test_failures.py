@@ -182,3 +182,16 @@ def test_cnn_seeds_whose_chart_does_not_focus_fail_cleanly_naming_the_chart(cli,
     assert code == 1, err  # measured: seed 1 and 3 fail on chart q0_unit1, seed 2 on q0_unit0 (gamma* < 0)
     assert "ChartFailure: chart q0_unit" in err and "not a positive time" in err and "Traceback" not in err
     assert not any((workdir / "out").iterdir())  # the log is committed with the result or not at all
+
+
+def test_show_checks_its_output_directory_only_when_it_draws(cli, workdir, monkeypatch):
+    import os
+
+    code, _, err = cli("solve", "burgers-sine", "--set", "domain.cells=64", "--set", "output.snapshots=3", "--out", "out",
+                       "--no-figures", "--quiet")
+    assert code == 0, err
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # as if out/ were read-only
+    code, out, err = cli("show", "out/burgers-sine.h5", "--no-figures")
+    assert code == 0 and "burgers-sine" in out
+    code, _, err = cli("show", "out/burgers-sine.h5")
+    assert code == 2 and "not writable" in err
