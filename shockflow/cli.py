@@ -489,11 +489,39 @@ def _failure(exc: BaseException) -> str:
     return f"the run failed{place}: {type(exc).__name__}: {reason[:500]}"
 
 
+class _InterruptWatch:
+    """Within the block, SIGINT is recorded before it raises KeyboardInterrupt, so that an interruption swallowed
+    by a library on its way up is still reported (exit 130).  Outside the main thread: a no-op."""
+
+    def __init__(self):
+        self.seen = False
+        self._previous = None
+
+    def _handler(self, signum, frame):
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line; every exception ends here as an exit code and one message (a traceback only with --debug)."""
     from shockflow.cases.errors import CaseError
     from shockflow.storage import ResultFileError, WriteOutsideError, confine_writes, remove_stale_temporaries
-    from shockflow.storage.outdir import OutDirError, prepare_out, snapshot, written_since
+    from shockflow.storage.outdir import OutDirError, prepare_out, snapshot
 
     parser = build_parser()
     args = parser.parse_args(argv)  # bad arguments: argparse prints usage and exits with status 2
@@ -503,14 +531,20 @@ def main(argv: list[str] | None = None) -> int:
     debug = getattr(args, "debug", False)
     root = _write_root(args)
     before = {}
+    interrupts = _InterruptWatch()
     try:
-        if root is None:
-            return args.run(args)
-        prepare_out(root, option="--out" if getattr(args, "out", None) is not None else "the output directory")
-        remove_stale_temporaries(root)  # what killed runs left behind
-        before = snapshot(root)
-        with confine_writes(root):
-            return args.run(args)
+        with interrupts:
+            if root is None:
+                code = args.run(args)
+            else:
+                prepare_out(root, option="--out" if getattr(args, "out", None) is not None else "the output directory")
+                remove_stale_temporaries(root)  # what killed runs left behind
+                before = snapshot(root)
+                with confine_writes(root):
+                    code = args.run(args)
+        if interrupts.seen:  # a Ctrl-C that a library swallowed (h5py closing a file): never exit 0 after it
+            raise KeyboardInterrupt
+        return code
     except (CaseError, ResultFileError, OutDirError, WriteOutsideError) as exc:
         if debug:
             raise
@@ -519,24 +553,34 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         if debug:
             raise
-        done = written_since(root, before) if root is not None else []
-        if done:
-            _error(f"interrupted; files finished before the interruption: {', '.join(done)} (in {root}); "
-                   "the unfinished ones were not written")
-        else:
-            _error("interrupted; no file was written")
-        return EXIT_INTERRUPTED
+        return _interrupted(root, before)
     except MemoryError:
         if debug:
             raise
+        if interrupts.seen:
+            return _interrupted(root, before)
         _error("the run failed: out of memory; reduce the sizes of the case (`shockflow validate` shows its cost)")
         return EXIT_FAILURE
     except Exception as exc:  # noqa: BLE001 - the one error boundary: no traceback reaches a user
         if debug:
             raise
+        if interrupts.seen:  # a failure in the wake of a swallowed Ctrl-C: the interruption is the cause
+            return _interrupted(root, before)
         _error(_failure(exc) + " (rerun with --debug for the traceback)")
         return EXIT_FAILURE
 
+
+def _interrupted(root, before) -> int:
+    """Exit 130, saying which files the interrupted command had finished (a run's are committed together)."""
+    from shockflow.storage.outdir import written_since
+
+    done = written_since(root, before) if root is not None else []
+    if done:
+        _error(f"interrupted; files finished before the interruption: {', '.join(done)} (in {root}); "
+               "the unfinished ones were not written")
+    else:
+        _error("interrupted; no file was written")
+    return EXIT_INTERRUPTED
 
 if __name__ == "__main__":
     sys.exit(main())

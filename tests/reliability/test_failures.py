@@ -195,3 +195,24 @@ def test_show_checks_its_output_directory_only_when_it_draws(cli, workdir, monke
     assert code == 0 and "burgers-sine" in out
     code, _, err = cli("show", "out/burgers-sine.h5")
     assert code == 2 and "not writable" in err
+
+
+def test_a_ctrl_c_swallowed_by_a_library_is_still_exit_130(cli, workdir, monkeypatch):
+    """SIGINT while a library closes a file: the library may swallow the KeyboardInterrupt; the run must not exit 0."""
+    import dataclasses
+    import importlib
+    import signal
+
+    kinds = importlib.import_module("shockflow.cases.kinds")
+
+    def swallows(case, options):
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # as an exception raised inside a C callback or __del__ is dropped
+        return None
+
+    monkeypatch.setitem(kinds._KINDS, "pde", dataclasses.replace(get_kind("pde"), run=swallows))
+    code, _, err = cli("solve", "burgers-sine", "--out", "out")
+    assert code == 130 and "interrupted" in err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is restored
