@@ -13,7 +13,9 @@ against saved predictions), ``geometries`` (the quotient geometries and their sy
 (``shockflow COMMAND --help``); results go to ``--out`` (default ``./shockflow-results/``, created).
 
 Exit codes: 0 success; 2 bad input (a case file, a result file, an argument); 1 a failure
-during the run (a solve that blows up, a training run that diverges); 130 interrupted.
+during the run (a solve that blows up, a training run that diverges); 130 interrupted.  Every
+exception ends in :func:`main` as one message (``--debug``: the traceback instead), and every
+write is confined to ``--out`` (:func:`shockflow.storage.confine_writes`).
 With ``--json`` the only thing on stdout is one JSON object (or list for ``cases``); the keys
 ``case``, ``result_file`` and ``shocks`` (objects with ``time``, ``location``, ``strength``) of
 ``solve``; ``case``, ``result_file``, ``shocks``, ``predicted`` and ``observed`` (objects with
@@ -58,9 +60,13 @@ def _error(message: str) -> None:
 
 # -- commands --------------------------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
-    from shockflow.runners.demo import run_demo
+    from shockflow.runners.demo import DemoInputError, run_demo
 
-    result = run_demo(cells=args.cells, amplitude=args.amplitude, offset=args.offset, t_end=args.t_end)
+    try:
+        result = run_demo(cells=args.cells, amplitude=args.amplitude, offset=args.offset, t_end=args.t_end)
+    except DemoInputError as exc:
+        _error(str(exc))
+        return EXIT_BAD_INPUT
     if args.json:
         print(json.dumps(result.as_dict()))
     elif not args.quiet:
@@ -81,9 +87,13 @@ def _version(args: argparse.Namespace) -> int:
 
 
 def _load(args):
+    """The case of a command, refused before anything runs if it would not fit the machine (cases/cost.py)."""
     from shockflow.cases import load_case
+    from shockflow.cases.cost import require_affordable
 
-    return load_case(args.case, overrides=args.set or ())
+    case = load_case(args.case, overrides=args.set or ())
+    args.cost = require_affordable(case, allow_large=getattr(args, "allow_large", False))
+    return case
 
 
 def _run_case(args: argparse.Namespace, command: str) -> int:
@@ -143,10 +153,14 @@ def _run(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from shockflow.prediction import ComparisonError, compare_log
+    from shockflow.storage import ResultFileError
 
     try:
         comparison, transitions = compare_log(args.log, args.prediction, max_ratio=args.max_ratio,
                                               step_column=args.step_column, loss_column=args.loss_column)
+    except ResultFileError as exc:  # the --prediction file (the log's errors are ComparisonError naming LOG)
+        _error(str(exc) if "--prediction" in str(exc) else f"--prediction: {exc}")
+        return EXIT_BAD_INPUT
     except FileNotFoundError as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
@@ -230,7 +244,7 @@ def _validate(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     if args.json:
         _print_json({"case": case.name, "valid": True, "kind": case.kind, "file": str(case.path),
-                     "settings": to_plain(case.settings)})
+                     "settings": to_plain(case.settings), "cost": args.cost.as_dict()})
     elif not args.quiet:
         print(f"{case.path}: valid {case.kind} case {case.name!r}")
     return EXIT_OK
@@ -283,9 +297,15 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from shockflow.storage import read_result
+    from shockflow.storage import ResultFileError, read_result
 
-    result = read_result(args.result)
+    try:
+        result = read_result(args.result)
+    except ResultFileError:
+        raise
+    except Exception as exc:  # missing, or damaged in a way the reader did not anticipate: bad input, naming the file
+        raise ResultFileError(f"result file {str(args.result)!r}: cannot read it "
+                              f"({type(exc).__name__}: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc})") from None
     figures = []
     from shockflow.figures import can_draw
 
@@ -294,7 +314,10 @@ def _show(args: argparse.Namespace) -> int:
 
         out = Path(args.out) if args.out is not None else Path(args.result).parent
         out.mkdir(parents=True, exist_ok=True)
-        figures += [str(p) for p in draw_result(result, out, format=args.figure_format, dpi=args.dpi)]
+        from shockflow.cases.loading import name_problem
+
+        stem = result.case_name if name_problem(result.case_name) is None else Path(args.result).stem
+        figures += [str(p) for p in draw_result(result, out, stem=stem, format=args.figure_format, dpi=args.dpi)]
     info = result.shock_info
     if args.json:
         _print_json({"case": result.case_name, "kind": result.case_kind, "result_file": str(args.result),
@@ -349,8 +372,8 @@ def _positive_int(text: str) -> int:
 
 def _positive_float(text: str) -> float:
     value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, found {text!r}")
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a finite positive number, found {text!r}")
     return value
 
 
@@ -361,6 +384,8 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, found {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, found {text!r}")
+    if value >= 2 ** 63:  # seeds are stored as 64-bit integers in the result files
+        raise argparse.ArgumentTypeError(f"expected a whole number below 2**63, found {text!r}")
     return value
 
 
@@ -379,6 +404,7 @@ def _common(out: str | None | bool = DEFAULT_OUT, seed: bool = True) -> argparse
         common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
     common.add_argument("--quiet", action="store_true", help="print nothing but errors")
     common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="print the traceback of a failure")
     return common
 
 
@@ -394,11 +420,18 @@ def _case_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("case", metavar="CASE", help="a case file (TOML) or the name of a built-in case")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a key of the case, e.g. --set domain.cells=200 (repeatable)")
+    _allow_large(p)
+
+
+def _allow_large(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-large", action="store_true",
+                   help="run a case even if its estimated memory or time exceeds what the machine has")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="shockflow", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"shockflow {__version__}")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of a failure")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = _common()
 
@@ -408,6 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a case file (TOML) or the name of a built-in case (default: the built-in default case)")
     run.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="override a key of the case, e.g. --set training.steps=500 (repeatable)")
+    _allow_large(run)
     _figure_arguments(run, "write the result file only")
     run.set_defaults(run=_run)
 
@@ -489,13 +523,76 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: commands that write into --out (checked, created and confined before they compute anything)
+_WRITING = ("run", "solve", "train", "sweep", "show", "spectra")
+
+
+def _write_root(args: argparse.Namespace) -> str | None:
+    """The directory a command writes into: ``--out``, or beside its input for ``show`` / ``spectra``."""
+    if args.command not in _WRITING or getattr(args, "dry_run", False):
+        return None
+    if args.command == "show" and args.no_figures:  # a table only: nothing is written
+        return None
+    if getattr(args, "out", None) is not None:
+        return args.out
+    source = getattr(args, "result", None) or getattr(args, "log", None)
+    if source is not None:
+        return str(Path(source).parent)
+    return None  # sweep without --out: its default directory is named after the case (checked by the sweep)
+
+
+def _failure(exc: BaseException) -> str:
+    """One line for an unexpected failure: what, where (innermost frame of this package) and why."""
+    import traceback
+
+    place = ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    for frame in reversed(frames):
+        if "shockflow" in frame.filename or "solvers" in frame.filename:
+            parts = Path(frame.filename).parts
+            top = max((i for i, part in enumerate(parts) if part in ("shockflow", "solvers")), default=0)
+            place = f" in {'/'.join(parts[top:])}:{frame.lineno} ({frame.name})"
+            break
+    reason = str(exc) or type(exc).__name__
+    return f"the run failed{place}: {type(exc).__name__}: {reason[:500]}"
+
+
+class _InterruptWatch:
+    """Within the block, SIGINT is recorded before it raises KeyboardInterrupt, so that an interruption swallowed
+    by a library on its way up is still reported (exit 130).  Outside the main thread: a no-op."""
+
+    def __init__(self):
+        self.seen = False
+        self._previous = None
+
+    def _handler(self, signum, frame):
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
 def _bad_input_errors() -> tuple[type, ...]:
     """The library's bad-input exceptions, imported only once something has failed (so that
     ``--help`` and ``cases`` do not pay for h5py and numpy)."""
     from shockflow.cases.errors import CaseError
-    from shockflow.storage import ResultFileError
+    from shockflow.storage import ResultFileError, WriteOutsideError
+    from shockflow.storage.outdir import OutDirError
 
-    return CaseError, ResultFileError
+    return CaseError, ResultFileError, OutDirError, WriteOutsideError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -507,24 +604,60 @@ def main(argv: list[str] | None = None) -> int:
     from shockflow.progress import configure_logging
 
     configure_logging(quiet=bool(getattr(args, "quiet", False) or getattr(args, "json", False)))
+    debug = getattr(args, "debug", False)
+    root = _write_root(args)
+    before = {}
+    interrupts = _InterruptWatch()
     try:
-        try:
-            return args.run(args)
-        except Exception as exc:
-            if isinstance(exc, _bad_input_errors()):
-                _error(str(exc))
-                return EXIT_BAD_INPUT
-            raise
+        with interrupts:
+            if root is None:
+                code = args.run(args)
+            else:
+                from shockflow.storage import confine_writes, remove_stale_temporaries
+                from shockflow.storage.outdir import prepare_out, snapshot
+
+                prepare_out(root, option="--out" if getattr(args, "out", None) is not None else "the output directory")
+                remove_stale_temporaries(root)  # what killed runs left behind
+                before = snapshot(root)
+                with confine_writes(root):
+                    code = args.run(args)
+        if interrupts.seen:  # a Ctrl-C that a library swallowed (h5py closing a file): never exit 0 after it
+            raise KeyboardInterrupt
+        return code
     except KeyboardInterrupt:
-        _error("interrupted; no result file was written for the unfinished run")
-        return EXIT_INTERRUPTED
-    except (FloatingPointError, RuntimeError, ArithmeticError) as exc:
-        _error(f"the run failed: {exc}")
+        if debug:
+            raise
+        return _interrupted(root, before)
+    except MemoryError:
+        if debug:
+            raise
+        if interrupts.seen:
+            return _interrupted(root, before)
+        _error("the run failed: out of memory; reduce the sizes of the case (`shockflow validate` shows its cost)")
         return EXIT_FAILURE
-    except OSError as exc:  # the output directory or a file could not be written
-        _error(f"the run failed: {exc}")
+    except Exception as exc:  # noqa: BLE001 - the one error boundary: no traceback reaches a user
+        if debug:
+            raise
+        if isinstance(exc, _bad_input_errors()):
+            _error(str(exc))
+            return EXIT_BAD_INPUT
+        if interrupts.seen:  # a failure in the wake of a swallowed Ctrl-C: the interruption is the cause
+            return _interrupted(root, before)
+        _error(_failure(exc) + " (rerun with --debug for the traceback)")
         return EXIT_FAILURE
 
+
+def _interrupted(root, before) -> int:
+    """Exit 130, saying which files the interrupted command had finished (a run's are committed together)."""
+    from shockflow.storage.outdir import written_since
+
+    done = written_since(root, before) if root is not None else []
+    if done:
+        _error(f"interrupted; files finished before the interruption: {', '.join(done)} (in {root}); "
+               "the unfinished ones were not written")
+    else:
+        _error("interrupted; no file was written")
+    return EXIT_INTERRUPTED
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -286,6 +286,22 @@ class Solver:
     derivative: str | None = setting(None, doc="grid HJ only: one-sided derivatives (`eno2`).",
                                      choices=_solver_names("solvers.hamilton_jacobi.derivatives", "DERIVATIVES"))
     max_steps: int = setting(10_000_000, doc="Stop with an error after this many steps.", bounds=at_least(1))
+    force_unstable: bool = setting(False, doc="Run a scheme outside its stability limit (forward Euler with a "
+                                              "high-order reconstruction or derivative, a Courant number above the "
+                                              "pair's limit, solvers.time_stepping.STABILITY_LIMITS); for studying "
+                                              "instabilities only.")
+
+    def scheme(self, equation: str, on_mesh: bool) -> tuple[str, str, float]:
+        """(spatial scheme, integrator, Courant number) this solver will use, defaults filled in as the runner does."""
+        if equation == "burgers":
+            spatial = self.reconstruction or "muscl"
+            integrator = self.integrator or "ssprk2"
+            cfl = self.cfl if self.cfl is not None else (0.9 if spatial == "first_order" else 0.45)
+        else:
+            spatial = "first_order" if on_mesh else (self.derivative or "eno2")
+            integrator = self.integrator or "ssprk3"
+            cfl = self.cfl if self.cfl is not None else 0.5
+        return spatial, integrator, cfl
 
 
 @dataclass(frozen=True)
@@ -375,6 +391,7 @@ class PDECase:
                     valid = ", ".join(f'"{n}"' for n in sorted(NUMERICAL_HAMILTONIANS))
                     yield ("solver.numerical_hamiltonian", f"expected one of {valid} on a grid, "
                            f'found "{sol.numerical_hamiltonian}"')
+        yield from self._stability()
         if dom.TAG not in ini.DOMAINS:
             yield ("initial.function", f'"{ini.TAG}" is defined on ' + ", ".join(ini.DOMAINS)
                    + f' domains, found a "{dom.TAG}" domain')
@@ -383,3 +400,22 @@ class PDECase:
         if dom.TAG == "interval" and dom.boundary == "periodic" and eq.kind == "hamilton_jacobi" \
                 and isinstance(ini, Quadratic):
             yield "domain.boundary", "quadratic data are not periodic; use symmetric or outflow"
+
+    def _stability(self):
+        """The (spatial scheme, integrator) pair within its stability limit, unless forced."""
+        from solvers.time_stepping import HIGH_ORDER_SCHEMES, STABILITY_LIMITS
+
+        sol = self.solver
+        if sol.force_unstable:
+            return
+        spatial, integrator, cfl = sol.scheme(self.equation.kind, self.on_mesh)
+        which = "reconstruction" if self.equation.kind == "burgers" else "derivative"
+        if integrator == "euler" and spatial in HIGH_ORDER_SCHEMES:
+            yield ("solver.integrator", f'forward Euler with the {which} "{spatial}" loses its order'
+                   + (" and is unstable at every Courant number" if STABILITY_LIMITS.get((spatial, integrator)) == 0
+                      else "") + '; use "ssprk2" or "ssprk3", a first-order scheme, or set solver.force_unstable = true')
+            return
+        limit = STABILITY_LIMITS.get((spatial, integrator))
+        if limit is not None and cfl > limit:
+            yield ("solver.cfl", f'expected a Courant number <= {limit:g}, the stability limit of the {which} '
+                   f'"{spatial}" with "{integrator}", found {cfl:g} (or set solver.force_unstable = true)')

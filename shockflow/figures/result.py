@@ -54,15 +54,16 @@ def _charts(result):
 
 
 def draw_result(result, out, *, loss=None, format: str | None = None, dpi: float | None = None,
-                progress=None) -> tuple[Path, ...]:
+                progress=None, stem: str | None = None) -> tuple[Path, ...]:
     """Draw and save every figure of ``result`` into the directory ``out``; returns the paths.
 
     ``loss``: ``(steps, loss)`` of a network run (default: read from the training log it names);
-    ``progress(name)``: called before each figure is drawn."""
+    ``progress(name)``: called before each figure is drawn; ``stem``: the file names' stem (default:
+    the case name)."""
     from shockflow.figures.solution import solution_figure
 
     out = Path(out)
-    name = result.case_name
+    name = result.case_name if stem is None else stem
     tick = progress or (lambda _: None)
     paths = []
     if result.charts:

@@ -56,6 +56,17 @@ class FiveMode:
     grid: int = setting(16, doc="Sample points of the Fourier network's uniform grid (more than 2 × modes).",
                         bounds=at_least(3))
 
+    #: the network run must resolve the switch-ons: at least this many steps (and the fastest mode's step
+    #: lr × rate below 1, where explicit GD on its quadratic form stays close to the flow it discretises)
+    MIN_STEPS: ClassVar[int] = 100
+
+    def estimated_steps(self) -> float:
+        """Steps of the network run, from the leading switch-on time ln(1/ε)/ζ of the weakest mode (strength
+        amplitude · 2^-(modes-1)), the way :func:`shockflow.nqf.experiments.five_mode_switch_on` sizes it."""
+        lr_eff = self.lr / (1.0 - self.momentum) if self.optimizer in ("momentum", "nesterov") else self.lr
+        weakest = self.amplitude * 2.0 ** -(self.modes - 1)
+        return 1.4 * math.log(1.0 / self.eps) / (weakest * lr_eff)
+
     def check(self):
         modes = len(self.rates) or self.modes
         if self.network == "fourier" and 2 * modes >= self.grid:
@@ -66,6 +77,13 @@ class FiveMode:
             yield "coupling", "C is set through the input scale, which only the diagonal network has"
         if (self.rates or self.coupling is not None) and self.amplitude != 1.0:
             yield "amplitude", "expected the default 1 when `rates` or `coupling` set the design"
+        if self.optimizer != "adam":
+            if not self.lr * self.amplitude < 1.0:
+                yield "lr", (f"expected lr x amplitude < 1 (gradient descent on the strongest mode, strength "
+                             f"{self.amplitude:g}, must follow its flow), found lr = {self.lr:g}")
+            elif self.estimated_steps() < self.MIN_STEPS:
+                yield "lr", (f"expected a step that resolves the switch-ons (at least {self.MIN_STEPS} steps), found "
+                             f"lr = {self.lr:g}: about {self.estimated_steps():.3g} steps")
 
 
 @dataclass(frozen=True)

@@ -227,9 +227,25 @@ def compare_log(log_path, result_path, *, max_ratio: float = DEFAULT_MAX_RATIO, 
     Raises :class:`ComparisonError` if the log shows no transitions."""
     from shockflow.prediction.transitions import find_transitions
 
-    predicted = read_predictions(result_path)
-    steps, loss = read_loss_log(log_path, step_column=step_column, loss_column=loss_column)
-    transitions = find_transitions(steps, loss)
+    from shockflow.storage import ResultFileError
+
+    try:
+        predicted = read_predictions(result_path)
+        if not np.all(np.isfinite(predicted)) or np.any(predicted < 0):
+            raise ResultFileError(f"result file {str(result_path)!r}: /transitions/predicted/step: expected finite "
+                                  f"steps >= 0, found {[float(v) for v in predicted[:5]]}")
+    except (ComparisonError, ResultFileError, FileNotFoundError):
+        raise
+    except Exception as exc:  # any other reader failure (a damaged file): blame --prediction, not the log
+        raise ComparisonError(f"--prediction {str(result_path)!r}: cannot read the predictions "
+                              f"({type(exc).__name__}: {exc})") from None
+    try:
+        steps, loss = read_loss_log(log_path, step_column=step_column, loss_column=loss_column)
+        transitions = find_transitions(steps, loss)
+    except (ComparisonError, FileNotFoundError):
+        raise
+    except Exception as exc:
+        raise ComparisonError(f"LOG {str(log_path)!r}: {str(exc) or type(exc).__name__}") from None
     if not transitions:
         raise ComparisonError(f"LOG {str(log_path)!r}: no transitions (plateau then sudden drop) found in its "
                               f"{steps.size} loss values; nothing to compare the {predicted.size} predictions with")

@@ -20,7 +20,7 @@ import numpy as np
 
 from shockflow.cases.errors import CaseError
 
-__all__ = ["ChartSolution", "PredictionStage", "formation_time", "hessian_g", "initial_gamma", "predict_case",
+__all__ = ["ChartFailure", "ChartSolution", "PredictionStage", "formation_time", "hessian_g", "initial_gamma", "predict_case",
            "shock_records"]
 
 #: shocks within this fraction of the chart width from a wall are wall effects, not ridges
@@ -132,6 +132,10 @@ def _chart_shock(chart, report, times, u):
                       initial_escape_x=chart.initial_escape_x, initial_escape_rate=chart.initial_escape_rate)
 
 
+class ChartFailure(RuntimeError):
+    """The PDE of one chart could not be solved (a failure of the run, exit 1): names the chart and why."""
+
+
 def predict_case(case, model, data, train_settings, snapshots=None, *, log_temperature=float("nan"),
                  progress: bool = False) -> PredictionStage:
     """The prediction half of ``shockflow run`` (module docstring).  ``model``: at its initial parameters."""
@@ -165,15 +169,22 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
             g0 = initial_gamma(chart)
             if not math.isfinite(g0):
                 g0 = float(np.trapezoid(1.0 / np.maximum(chart.escape_rate, 1e-300), np.abs(chart.escape_x)))
+            where = f"chart {chart.label} ({k + 1} of {len(extraction.charts)})"
+            if not (math.isfinite(g0) and g0 > 0):
+                raise ChartFailure(f"{where}: the initial-data formation time is {g0:.6g}, not a positive time; "
+                                   "the chart's data do not focus, there is no shock to solve for")
             times = np.linspace(0.0, pr.horizon * g0, pr.times)
             start = time.perf_counter()
-            sol = _solve(chart, times, 0.0, pr.cfl)
-            report = _report(chart, times, sol.u, 0.0)
-            vu = vrep = None
-            steps = sol.steps
-            if chart.nu > 0:
-                vsol = _solve(chart, times, chart.nu, pr.cfl)
-                vu, vrep, steps = vsol.u, _report(chart, times, vsol.u, chart.nu), steps + vsol.steps
+            try:
+                sol = _solve(chart, times, 0.0, pr.cfl)
+                report = _report(chart, times, sol.u, 0.0)
+                vu = vrep = None
+                steps = sol.steps
+                if chart.nu > 0:
+                    vsol = _solve(chart, times, chart.nu, pr.cfl)
+                    vu, vrep, steps = vsol.u, _report(chart, times, vsol.u, chart.nu), steps + vsol.steps
+            except (ValueError, FloatingPointError) as exc:  # the solver's input and blow-up errors
+                raise ChartFailure(f"{where}, the chart's HJ solve to t = {pr.horizon * g0:.6g}: {exc}") from None
             solutions.append(ChartSolution(times, np.asarray(sol.u), report, vu, vrep, steps, time.perf_counter() - start))
             shocks.append(_chart_shock(chart, report, times, sol.u))
             bar.set_postfix_str(f"chart {chart.label}: γ* = {shocks[-1].gamma_star:.4g}", refresh=False)

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from shockflow.cases.errors import CaseError
+from shockflow.storage.atomic import committed_together
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.pde import ArrayFile, PDECase
 from shockflow.cases.schema import closest, to_plain
@@ -192,7 +193,30 @@ def build_problem(case) -> PDEProblem:
     else:
         initial = grid.sample(ini.evaluate)  # finite differences start from point values
     boundary = None if mesh is not None else _boundary(dom)
+    _check_initial_range(case, initial, grid)
     return PDEProblem(case, s, grid, mesh, initial, s.output.times, boundary)
+
+
+def _check_initial_range(case, initial: np.ndarray, grid) -> None:
+    """Initial data for which not even the first time step exists are refused before the solve, naming
+    ``initial``: the Courant rate speed / dx (speed a|p| for burgers, a|∇u| for HJ, a difference quotient
+    over a cell) must be a finite double with room for the stages of a step, so that dt = cfl / rate > 0.
+    Data that only overflow later (H = a|p|²/2 in the first step) are a run failure with step and cell."""
+    eq = case.settings.equation
+    if not np.all(np.isfinite(initial)):
+        raise CaseError.at(case, "initial", "expected finite initial values, found "
+                           + ("NaN" if np.isnan(initial).any() else "an infinite value"))
+    if grid is None or initial.size == 0:
+        return
+    dx = float(np.min(grid.dx))
+    with np.errstate(all="ignore"):
+        big = float(np.max(np.abs(initial)))
+        speed = eq.a * (big if eq.kind == "burgers" else 2.0 * big / dx)
+        rate = speed / dx + 2.0 * eq.nu * eq.D / dx ** 2
+    if not 16.0 * rate < np.finfo(np.float64).max:
+        what = "a max|p0|" if eq.kind == "burgers" else "a max|u0 differences| / dx"
+        raise CaseError.at(case, "initial", f"the initial data are too large to take a single time step: the "
+                                            f"Courant rate {what} / dx overflows a double (max |initial| = {big:.3g})")
 
 
 def solver_settings(s: PDECase) -> dict:
@@ -394,6 +418,7 @@ def build_result(problem: PDEProblem, solution: SolveOutput, report, *, seed, wa
     )
 
 
+@committed_together
 def run_pde_case(case, options) -> PDEOutcome:
     """Solve ``case``, report its shocks, write ``<out>/<name>.h5`` (and ``<name>.png`` unless
     ``options.figures`` is False); returns a :class:`PDEOutcome`."""

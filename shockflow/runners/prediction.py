@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from shockflow.cases.errors import CaseError
+from shockflow.storage.atomic import committed_together
 from shockflow.prediction.predict import WALL, PredictionStage, initial_gamma, predict_case, shock_records
 
 __all__ = ["DEFAULT_CASE", "run_prediction_case", "RunOutcome"]
@@ -182,13 +183,13 @@ def _extraction(stage: PredictionStage, comparison) -> dict:
     return out
 
 
+@committed_together
 def run_prediction_case(case, options) -> RunOutcome:
     """Train, extract, solve, predict, observe, compare, write (module docstring)."""
     from shockflow.prediction import match_transitions
-    from shockflow.runners.training import build_model_and_data
+    from shockflow.runners.training import build_model_and_data, observed_transitions
     from shockflow.storage import write_result
     from shockflow.training import train
-    from shockflow.prediction import find_transitions
     from shockflow.prediction.truth import parameter_truth
     from shockflow.prediction.comparison import observed_steps, write_score
 
@@ -223,7 +224,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     stage = predict_case(case, initial, data, settings, dict(record.snapshots), log_temperature=T, progress=show)
     # -- only now the loss curve
     steps, loss = record.series["step"], record.series["loss"]
-    observed = tuple(find_transitions(steps, loss))
+    observed = observed_transitions(case, steps, loss)
     predicted_steps = [p.step for p in stage.predicted]
     max_ratio = case.settings.prediction.max_ratio
     loss_comparison = match_transitions(predicted_steps, observed_steps(observed), max_ratio=max_ratio,

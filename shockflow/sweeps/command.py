@@ -69,6 +69,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--workers", type=_workers, default=None,
                    help="worker processes of the local cluster (default: one per core)")
     p.add_argument("--dry-run", action="store_true", help="list the tasks and which are finished; run nothing")
+    p.add_argument("--allow-large", action="store_true",
+                   help="run tasks even if their estimated memory or time exceeds what the machine has")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.set_defaults(run=main)
@@ -117,7 +119,7 @@ def main(args: argparse.Namespace) -> int:
     from shockflow.sweeps.sweep import case_sweep
 
     try:
-        sweep = case_sweep(args.case, args.set or (), args.zip or (), seed=args.seed)
+        sweep = case_sweep(args.case, args.set or (), args.zip or (), seed=args.seed, allow_large=args.allow_large)
     except (CaseError, SweepSpecError, ValueError) as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
