@@ -88,6 +88,10 @@ def _pde(case) -> list[Term]:
         n, key = math.prod(dims), "domain.cells"
     elif tag == "icosphere":
         n, key, dims = 10.0 * dom.frequency ** 2 + 2, "domain.frequency", [math.sqrt(10.0) * dom.frequency]
+    elif tag == "mesh":
+        # not read here: at most one vertex per 12 bytes of the file (three float32 coordinates)
+        n = max(_mesh_file_bytes(case, dom.path) / 12.0, 1.0)
+        key, dims = "domain.path", [math.sqrt(n)]
     else:
         n, key, dims = float(dom.n_major) * dom.n_minor, "domain.n_major", [float(dom.n_major), float(dom.n_minor)]
     # explicit steps: the CFL step shrinks with the finest cell (the viscous step with its square)
@@ -97,10 +101,23 @@ def _pde(case) -> list[Term]:
                 * (1.0 + (2.0 * s.equation.nu * s.equation.D * finest if s.equation.nu > 0 else 0.0)))
     stored = float(s.output.snapshots) * n * 8.0
     return [
-        Term(key, 40.0 * n * 8.0 * (3 if tag in ("icosphere", "torus") else 1), 50.0 * n * max(steps, 1.0),
+        Term(key, 40.0 * n * 8.0 * (3 if tag in ("icosphere", "torus", "mesh") else 1), 50.0 * n * max(steps, 1.0),
              f"{n:.3g} cells/vertices, about {max(steps, 1.0):.3g} time steps"),
         Term("output.snapshots" if s.output.snapshots > n else key, stored, float(s.output.snapshots) * n, f"{s.output.snapshots} stored snapshots"),
     ]
+
+
+def _mesh_file_bytes(case, path: str) -> float:
+    """The size of a case's mesh file (relative to the case file), 0 if it cannot be read (the runner says why)."""
+    from pathlib import Path
+
+    file = Path(path)
+    if not file.is_absolute() and case.path is not None:
+        file = Path(case.path).parent / file
+    try:
+        return float(file.stat().st_size)
+    except OSError:
+        return 0.0
 
 
 def _f(v) -> float:

@@ -155,7 +155,7 @@ def test_ctrl_c_while_a_real_solve_draws_its_figure_leaves_no_result(cli, workdi
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(figures, "solution_figure", interrupted)
+    monkeypatch.setattr(figures, "draw_result", interrupted)  # every runner draws through draw_result
     monkeypatch.setattr(figures, "can_draw", lambda: True)
     code, _, err = cli("solve", "burgers-sine", "--set", "domain.cells=64", "--set", "output.snapshots=3", "--out", "out")
     assert code == 130 and "interrupted; no file was written" in err
