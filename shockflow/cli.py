@@ -542,16 +542,20 @@ def _write_root(args: argparse.Namespace) -> str | None:
 
 
 def _failure(exc: BaseException) -> str:
-    """One line for an unexpected failure: what, where (innermost frame of this package) and why."""
+    """One line for an unexpected failure: what, where (innermost frame inside the shockflow or solvers
+    package, found by the packages' own directories, not by a name in the path) and why."""
     import traceback
 
+    import shockflow
+    import solvers
+
+    packages = [Path(p.__file__).resolve().parent for p in (shockflow, solvers)]
     place = ""
-    frames = traceback.extract_tb(exc.__traceback__)
-    for frame in reversed(frames):
-        if "shockflow" in frame.filename or "solvers" in frame.filename:
-            parts = Path(frame.filename).parts
-            top = max((i for i, part in enumerate(parts) if part in ("shockflow", "solvers")), default=0)
-            place = f" in {'/'.join(parts[top:])}:{frame.lineno} ({frame.name})"
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        file = Path(frame.filename).resolve()
+        root = next((pkg for pkg in packages if file.is_relative_to(pkg)), None)
+        if root is not None:
+            place = f" in {root.name}/{file.relative_to(root).as_posix()}:{frame.lineno} ({frame.name})"
             break
     reason = str(exc) or type(exc).__name__
     return f"the run failed{place}: {type(exc).__name__}: {reason[:500]}"
