@@ -173,9 +173,10 @@ def run_prediction_case(case, options) -> RunOutcome:
     from shockflow.training import train
     from shockflow.prediction import find_transitions
 
-    if case.settings.geometry is None:
-        raise CaseError.at(case, "geometry", "missing table: `shockflow run` extracts the PDE on a quotient geometry; "
-                                       "add [geometry] name = ... (see `shockflow geometries`), or use `shockflow train`")
+    if case.settings.training.optimizer == "adam":   # refused before any training (THEORY §6, "Optimisers")
+        raise CaseError.at(case, "training.optimizer", "the prediction (shockflow run) has no validated escape model "
+                                                       "for 'adam'; use gd, sgd, momentum or nesterov, or `shockflow "
+                                                       "train` to only train")
     start = time.perf_counter()
     seed = options.seed if options.seed is not None else (case.seed or 0)
     model, spec, data, _ = build_model_and_data(case, seed)
@@ -186,7 +187,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     log_path = out / f"{case.name}-log.h5"
     show = options.progress and not options.quiet
     trained = model
-    if case.settings.geometry.name == "sphere":
+    if case.settings.geometry is not None and case.settings.geometry.name == "sphere":
         # the sphere geometry's network normalises its weight: train that network (THEORY §1)
         from shockflow import geometry
         from shockflow.geometry.sphere import WeightNormalised
