@@ -1,4 +1,4 @@
-"""ERM fits per second for the quadratic-network scaling study at d = 100 (THEORY §4).
+"""ERM fits per second for the quadratic-network scaling study at d = 100 (docs/theory.md §4).
 
 Configurations (printed as JSON lines), all on the same target (γ = 1, Δ = 0.5, p = d):
 

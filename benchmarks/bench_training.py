@@ -1,6 +1,6 @@
 """Cost of one training step versus the bare forward+backward matrix products.
 
-Two-layer tanh MLP, d = 100, width = 1000, batch B = 256 (THEORY §2 two-layer MLP). Printed
+Two-layer tanh MLP, d = 100, width = 1000, batch B = 256 (docs/theory.md §2 two-layer MLP). Printed
 as JSON lines, one per configuration, all measured in the same process:
 
   bare_products      X W^T, tanh, readout, the two gradient products and the elementwise

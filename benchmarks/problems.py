@@ -1,4 +1,4 @@
-"""The benchmark problems and their exact solutions (THEORY.md §1).
+"""The benchmark problems and their exact solutions (docs/theory.md §1).
 
 All problems are periodic on the unit interval / square, from sine data
 

@@ -6,17 +6,23 @@ built-in default), ``compare LOG --prediction RESULT`` (a training log or a CSV/
 against saved predictions), ``geometries`` (the quotient geometries and their symmetries),
 ``solve CASE`` (PDE cases), ``train CASE`` (network cases), ``validate CASE``,
 ``cases`` (the built-in cases), ``show RESULT`` (summary table and figures of a result file),
-``sweep CASE`` (a case over parameter axes, :mod:`shockflow.sweeps.command`), ``demo`` and ``version``.  A CASE is a path to a TOML file or the name of a built-in case.
+``sweep CASE`` (a case over parameter axes, :mod:`shockflow.sweeps.command`), ``init KIND [NAME]``
+(a commented template case file), ``demo`` and ``version``.  A CASE is a path to a TOML file or the name of a built-in case.
 ``--set KEY=VALUE`` (repeatable) overrides a key of the case before validation
-(``--set domain.cells=200``).
+(``--set domain.cells=200``).  Each command takes only the options that mean something to it
+(``shockflow COMMAND --help``); results go to ``--out`` (default ``./shockflow-results/``, created).
 
 Exit codes: 0 success; 2 bad input (a case file, a result file, an argument); 1 a failure
-during the run (a solve that blows up, a training run that diverges); 130 interrupted.
+during the run (a solve that blows up, a training run that diverges); 130 interrupted.  Every
+exception ends in :func:`main` as one message (``--debug``: the traceback instead), and every
+write is confined to ``--out`` (:func:`shockflow.storage.confine_writes`).
 With ``--json`` the only thing on stdout is one JSON object (or list for ``cases``); the keys
 ``case``, ``result_file`` and ``shocks`` (objects with ``time``, ``location``, ``strength``) of
 ``solve``; ``case``, ``result_file``, ``shocks``, ``predicted`` and ``observed`` (objects with
 ``step``), ``matches`` (``predicted_step``, ``observed_step``, ``relative_error``) and
-``median_relative_error`` (null when nothing matched) of ``run`` (``compare`` prints the last four);
+``median_relative_error`` (over all true transitions, a miss counting 1; null when there are none) and
+``score`` (``recall``, ``precision``, ``median_relative_error_all``, ``median_relative_error_matched``,
+``unmatched_predicted``, ``unmatched_observed``, ``truth``) of ``run`` (``compare`` prints the last five);
 ``name``, ``kind``, ``description`` of ``cases``; ``name``, ``symmetry`` of ``geometries``, are stable.
 """
 
@@ -54,9 +60,13 @@ def _error(message: str) -> None:
 
 # -- commands --------------------------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
-    from shockflow.runners.demo import run_demo
+    from shockflow.runners.demo import DemoInputError, run_demo
 
-    result = run_demo(cells=args.cells, amplitude=args.amplitude, offset=args.offset, t_end=args.t_end)
+    try:
+        result = run_demo(cells=args.cells, amplitude=args.amplitude, offset=args.offset, t_end=args.t_end)
+    except DemoInputError as exc:
+        _error(str(exc))
+        return EXIT_BAD_INPUT
     if args.json:
         print(json.dumps(result.as_dict()))
     elif not args.quiet:
@@ -77,9 +87,13 @@ def _version(args: argparse.Namespace) -> int:
 
 
 def _load(args):
+    """The case of a command, refused before anything runs if it would not fit the machine (cases/cost.py)."""
     from shockflow.cases import load_case
+    from shockflow.cases.cost import require_affordable
 
-    return load_case(args.case, overrides=args.set or ())
+    case = load_case(args.case, overrides=args.set or ())
+    args.cost = require_affordable(case, allow_large=getattr(args, "allow_large", False))
+    return case
 
 
 def _run_case(args: argparse.Namespace, command: str) -> int:
@@ -96,7 +110,7 @@ def _run_case(args: argparse.Namespace, command: str) -> int:
         _error(f"--out: cannot create the output directory {args.out!r} ({exc.strerror})")
         return EXIT_BAD_INPUT
     options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
-                         figures=not args.no_figures)
+                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
     outcome = kind.run(case, options)
     if args.json:
         _print_json(outcome.as_dict())
@@ -128,7 +142,7 @@ def _run(args: argparse.Namespace) -> int:
         _error(f"--out: cannot create the output directory {args.out!r} ({exc.strerror})")
         return EXIT_BAD_INPUT
     options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
-                         figures=not args.no_figures)
+                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
     outcome = run_prediction_case(case, options)
     if args.json:
         _print_json(outcome.as_dict())
@@ -139,9 +153,14 @@ def _run(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from shockflow.prediction import ComparisonError, compare_log
+    from shockflow.storage import ResultFileError
 
     try:
-        comparison, transitions = compare_log(args.log, args.prediction, max_ratio=args.max_ratio)
+        comparison, transitions = compare_log(args.log, args.prediction, max_ratio=args.max_ratio,
+                                              step_column=args.step_column, loss_column=args.loss_column)
+    except ResultFileError as exc:  # the --prediction file (the log's errors are ComparisonError naming LOG)
+        _error(str(exc) if "--prediction" in str(exc) else f"--prediction: {exc}")
+        return EXIT_BAD_INPUT
     except FileNotFoundError as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
@@ -154,10 +173,10 @@ def _compare(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"log": str(args.log), "result_file": str(args.prediction),
                      "predicted": [{"step": p} for p in comparison.predicted],
-                     "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop}
-                                  for t in transitions],
+                     "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop,
+                                   "count": t.count} for t in transitions],
                      "matches": [m.as_dict() for m in comparison.matches],
-                     "median_relative_error": comparison.median_relative_error})
+                     "median_relative_error": comparison.median_relative_error, "score": comparison.score()})
     elif not args.quiet:
         print(f"{args.log} against the predictions of {args.prediction}")
         print(comparison.table())
@@ -183,16 +202,16 @@ def _spectra(args: argparse.Namespace) -> int:
     try:
         summary = analyse_spectra(source, param=args.param, teacher=args.teacher, ratio=args.ratio, level=args.level,
                                   output=out / f"{stem}-spectra.h5",
-                                  figure=None if args.no_figures else out / f"{stem}-spectra.png")
+                                  figure=None if args.no_figures else out / f"{stem}-spectra.{args.figure_format}")
     except (ValueError, KeyError, OSError) as exc:  # wrong file, missing parameter, too small to fit a bulk
         _error(f"LOG {args.log!r}: {exc}")
         return EXIT_BAD_INPUT
     if args.json:
         _print_json(summary)
     elif not args.quiet:
-        for key in ("source", "param", "N", "M", "ratio", "sigma2", "lambda_plus", "top_eigenvalue", "n_outliers",
-                    "q2", "q2_predicted", "first_outlier_step", "output", "figure"):
-            print(f"{key:>20}  {_clean(summary.get(key))}")
+        from shockflow.spectra.monitor import spectra_table
+
+        print(spectra_table(summary))
     return EXIT_OK
 
 
@@ -225,16 +244,20 @@ def _validate(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     if args.json:
         _print_json({"case": case.name, "valid": True, "kind": case.kind, "file": str(case.path),
-                     "settings": to_plain(case.settings)})
+                     "settings": to_plain(case.settings), "cost": args.cost.as_dict()})
     elif not args.quiet:
         print(f"{case.path}: valid {case.kind} case {case.name!r}")
     return EXIT_OK
 
 
 def _cases(args: argparse.Namespace) -> int:
-    from shockflow.cases.builtin import builtin_cases
+    from shockflow.cases.builtin import builtin_cases, cases_search_paths
 
     found = builtin_cases()
+    if not found:
+        _error("no built-in cases found; looked in " + ", ".join(str(p) for p in cases_search_paths())
+               + " (set SHOCKFLOW_CASES to a directory of case files)")
+        return EXIT_FAILURE
     if args.json:
         _print_json([c.as_dict() for c in found])
     elif not args.quiet:
@@ -244,19 +267,57 @@ def _cases(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _show(args: argparse.Namespace) -> int:
-    from shockflow.storage import read_result
+def _init(args: argparse.Namespace) -> int:
+    from shockflow.cases.templates import template_text
+    from shockflow.storage.atomic import atomic_open
 
-    result = read_result(args.result)
+    name = args.name if args.name is not None else f"my-{args.kind}-case"
+    name = name.removesuffix(".toml")
+    if not name or any(c in name for c in "/\\") or name.startswith("."):
+        _error(f"NAME: expected a plain file name without directories, found {args.name!r}")
+        return EXIT_BAD_INPUT
+    target = Path(args.out) / f"{name}.toml"
+    if target.exists() and not args.force:
+        _error(f"{target}: already exists (use --force to overwrite it)")
+        return EXIT_BAD_INPUT
+    try:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        with atomic_open(target, "w", encoding="utf-8") as fh:
+            fh.write(template_text(args.kind, name))
+    except OSError as exc:
+        _error(f"--out: cannot write {target} ({exc.strerror})")
+        return EXIT_BAD_INPUT
+    command = "solve" if args.kind == "pde" else "run"
+    if args.json:
+        _print_json({"case": name, "kind": args.kind, "file": str(target)})
+    elif not args.quiet:
+        print(f"wrote {target}: a {args.kind} case; check it with `shockflow validate {target}`, "
+              f"run it with `shockflow {command} {target}`")
+    return EXIT_OK
+
+
+def _show(args: argparse.Namespace) -> int:
+    from shockflow.storage import ResultFileError, read_result
+
+    try:
+        result = read_result(args.result)
+    except ResultFileError:
+        raise
+    except Exception as exc:  # missing, or damaged in a way the reader did not anticipate: bad input, naming the file
+        raise ResultFileError(f"result file {str(args.result)!r}: cannot read it "
+                              f"({type(exc).__name__}: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc})") from None
     figures = []
     from shockflow.figures import can_draw
 
-    if not args.no_figures and result.case_kind == "pde" and can_draw():
-        from shockflow.figures import solution_figure
+    if not args.no_figures and can_draw():
+        from shockflow.figures import draw_result
 
         out = Path(args.out) if args.out is not None else Path(args.result).parent
         out.mkdir(parents=True, exist_ok=True)
-        figures.append(str(solution_figure(result, out / f"{result.case_name}.png")))
+        from shockflow.cases.loading import name_problem
+
+        stem = result.case_name if name_problem(result.case_name) is None else Path(args.result).stem
+        figures += [str(p) for p in draw_result(result, out, stem=stem, format=args.figure_format, dpi=args.dpi)]
     info = result.shock_info
     if args.json:
         _print_json({"case": result.case_name, "kind": result.case_kind, "result_file": str(args.result),
@@ -311,8 +372,8 @@ def _positive_int(text: str) -> int:
 
 def _positive_float(text: str) -> float:
     value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, found {text!r}")
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a finite positive number, found {text!r}")
     return value
 
 
@@ -323,28 +384,54 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, found {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, found {text!r}")
+    if value >= 2 ** 63:  # seeds are stored as 64-bit integers in the result files
+        raise argparse.ArgumentTypeError(f"expected a whole number below 2**63, found {text!r}")
     return value
 
 
-def _common(out_default: str | None = ".") -> argparse.ArgumentParser:
+DEFAULT_OUT = "shockflow-results"  # relative to the current directory; created when needed
+
+
+def _common(out: str | None | bool = DEFAULT_OUT, seed: bool = True) -> argparse.ArgumentParser:
+    """The output options of a command: ``--quiet`` and ``--json`` always; ``--out`` unless ``out`` is
+    False (None: no default, the command picks one); ``--seed`` where a command draws random numbers."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--out", default=out_default, metavar="DIR",
-                        help="directory for result files and figures" + (f" (default {out_default})" if out_default else ""))
-    common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
+    if out is not False:
+        common.add_argument("--out", default=out, metavar="DIR",
+                            help="directory for result files and figures" + (
+                                "" if not out else " (default: the current directory)" if out == "." else f" (default ./{out}/, created)"))
+    if seed:
+        common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
     common.add_argument("--quiet", action="store_true", help="print nothing but errors")
     common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="print the traceback of a failure")
     return common
+
+
+def _figure_arguments(p: argparse.ArgumentParser, no_figures: str) -> None:
+    """The options of a command that draws figures: ``--no-figures`` (``no_figures`` says what it does
+    then), ``--figure-format``, ``--dpi``."""
+    p.add_argument("--no-figures", action="store_true", help=no_figures)
+    p.add_argument("--figure-format", choices=("png", "svg", "pdf"), default="png", help="figure files (default png)")
+    p.add_argument("--dpi", type=_positive_float, default=None, help="figure resolution (default 150)")
 
 
 def _case_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("case", metavar="CASE", help="a case file (TOML) or the name of a built-in case")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a key of the case, e.g. --set domain.cells=200 (repeatable)")
+    _allow_large(p)
+
+
+def _allow_large(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-large", action="store_true",
+                   help="run a case even if its estimated memory or time exceeds what the machine has")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="shockflow", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"shockflow {__version__}")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of a failure")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = _common()
 
@@ -354,54 +441,69 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a case file (TOML) or the name of a built-in case (default: the built-in default case)")
     run.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="override a key of the case, e.g. --set training.steps=500 (repeatable)")
-    run.add_argument("--no-figures", action="store_true", help="write the result file only")
+    _allow_large(run)
+    _figure_arguments(run, "write the result file only")
     run.set_defaults(run=_run)
 
-    compare = commands.add_parser("compare", parents=[common],
+    compare = commands.add_parser("compare", parents=[_common(out=False, seed=False)],
                                   help="match the transitions of a loss log (HDF5, CSV, JSON) with saved predictions")
     compare.add_argument("log", metavar="LOG", help="a training log (.h5) or a CSV/JSON file of step and loss")
     compare.add_argument("--prediction", required=True, metavar="RESULT", help="a result file written by `shockflow run`")
-    compare.add_argument("--max-ratio", type=_positive_float, default=3.0,
-                         help="match a prediction and an observation only within this factor (default 3)")
+    compare.add_argument("--max-ratio", type=_positive_float, default=2.0,
+                         help="match a prediction and an observation only within this factor, either side (default 2)")
+    compare.add_argument("--step-column", metavar="NAME", help="the step column of a CSV/JSON log ('row': row numbers)")
+    compare.add_argument("--loss-column", metavar="NAME", help="the loss column of a CSV/JSON log")
     compare.set_defaults(run=_compare)
 
-    spectra = commands.add_parser("spectra", parents=[_common(None)],
+    spectra = commands.add_parser("spectra", parents=[_common(None, seed=False)],
                                   help="spectra of a weight matrix over a saved run: bulk fit, outliers, teacher overlap")
     spectra.add_argument("log", metavar="LOG", help="a training log (.h5), an HDF5 stack or an .npz of weight matrices")
     spectra.add_argument("--param", default=None, help="the weight matrix (parameter name) to analyse")
     spectra.add_argument("--teacher", default=None, metavar="NPY", help="teacher direction (.npy) for the overlap q²")
     spectra.add_argument("--ratio", type=_positive_float, default=None, help="aspect ratio N/M (default: fitted)")
     spectra.add_argument("--level", type=float, default=0.99, help="Tracy–Widom level of the outlier test")
-    spectra.add_argument("--no-figures", action="store_true", help="do not draw the spectrum figure")
+    _figure_arguments(spectra, "do not draw the spectrum figure")
     spectra.set_defaults(run=_spectra)
 
-    geometries = commands.add_parser("geometries", parents=[common], help="list the quotient geometries")
+    geometries = commands.add_parser("geometries", parents=[_common(out=False, seed=False)],
+                                     help="list the quotient geometries")
     geometries.set_defaults(run=_geometries)
 
     solve = commands.add_parser("solve", parents=[common], help="solve a PDE case and report its shocks")
     _case_arguments(solve)
-    solve.add_argument("--no-figures", action="store_true", help="write the result file only")
+    _figure_arguments(solve, "write the result file only")
     solve.set_defaults(run=_solve)
 
     train = commands.add_parser("train", parents=[common], help="train the network of a network case (HDF5 log)")
     _case_arguments(train)
-    train.add_argument("--no-figures", action="store_true", help="write the training log only")
+    _figure_arguments(train, "write the training log only")
     train.set_defaults(run=_train)
 
-    validate = commands.add_parser("validate", parents=[common], help="check a case file without running it")
+    validate = commands.add_parser("validate", parents=[_common(out=False, seed=False)],
+                                   help="check a case file without running it")
     _case_arguments(validate)
     validate.set_defaults(run=_validate)
 
-    cases = commands.add_parser("cases", parents=[common], help="list the built-in cases")
+    cases = commands.add_parser("cases", parents=[_common(out=False, seed=False)], help="list the built-in cases")
     cases.set_defaults(run=_cases)
+
+    from shockflow.cases.templates import TEMPLATE_KINDS
+
+    init = commands.add_parser("init", parents=[_common(".", seed=False)],
+                               help="write a commented template case file (pde or network) to start from")
+    init.add_argument("kind", metavar="KIND", choices=TEMPLATE_KINDS, help="pde or network")
+    init.add_argument("name", metavar="NAME", nargs="?", default=None,
+                      help="the case name; the file is NAME.toml in --out (default my-KIND-case)")
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.set_defaults(run=_init)
 
     from shockflow.sweeps.command import add_parser as add_sweep_parser
 
     add_sweep_parser(commands)  # `shockflow sweep` (shockflow.sweeps.command)
 
-    show = commands.add_parser("show", parents=[_common(None)], help="summary table and figures of a result file")
-    show.add_argument("result", metavar="RESULT", help="a result file (.h5) written by solve")
-    show.add_argument("--no-figures", action="store_true", help="print the table only")
+    show = commands.add_parser("show", parents=[_common(None, seed=False)], help="summary table and figures of a result file")
+    show.add_argument("result", metavar="RESULT", help="a result file (.h5) written by solve or run")
+    _figure_arguments(show, "print the table only")
     show.set_defaults(run=_show)
 
     demo = commands.add_parser(
@@ -421,30 +523,141 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    from shockflow.cases.errors import CaseError
-    from shockflow.storage import ResultFileError
+#: commands that write into --out (checked, created and confined before they compute anything)
+_WRITING = ("run", "solve", "train", "sweep", "show", "spectra")
 
+
+def _write_root(args: argparse.Namespace) -> str | None:
+    """The directory a command writes into: ``--out``, or beside its input for ``show`` / ``spectra``."""
+    if args.command not in _WRITING or getattr(args, "dry_run", False):
+        return None
+    if args.command == "show" and args.no_figures:  # a table only: nothing is written
+        return None
+    if getattr(args, "out", None) is not None:
+        return args.out
+    source = getattr(args, "result", None) or getattr(args, "log", None)
+    if source is not None:
+        return str(Path(source).parent)
+    return None  # sweep without --out: its default directory is named after the case (checked by the sweep)
+
+
+def _failure(exc: BaseException) -> str:
+    """One line for an unexpected failure: what, where (innermost frame of this package) and why."""
+    import traceback
+
+    place = ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    for frame in reversed(frames):
+        if "shockflow" in frame.filename or "solvers" in frame.filename:
+            parts = Path(frame.filename).parts
+            top = max((i for i, part in enumerate(parts) if part in ("shockflow", "solvers")), default=0)
+            place = f" in {'/'.join(parts[top:])}:{frame.lineno} ({frame.name})"
+            break
+    reason = str(exc) or type(exc).__name__
+    return f"the run failed{place}: {type(exc).__name__}: {reason[:500]}"
+
+
+class _InterruptWatch:
+    """Within the block, SIGINT is recorded before it raises KeyboardInterrupt, so that an interruption swallowed
+    by a library on its way up is still reported (exit 130).  Outside the main thread: a no-op."""
+
+    def __init__(self):
+        self.seen = False
+        self._previous = None
+
+    def _handler(self, signum, frame):
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
+def _bad_input_errors() -> tuple[type, ...]:
+    """The library's bad-input exceptions, imported only once something has failed (so that
+    ``--help`` and ``cases`` do not pay for h5py and numpy)."""
+    from shockflow.cases.errors import CaseError
+    from shockflow.storage import ResultFileError, WriteOutsideError
+    from shockflow.storage.outdir import OutDirError
+
+    return CaseError, ResultFileError, OutDirError, WriteOutsideError
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)  # bad arguments: argparse prints usage and exits with status 2
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
+    from shockflow.progress import configure_logging
+
+    configure_logging(quiet=bool(getattr(args, "quiet", False) or getattr(args, "json", False)))
+    debug = getattr(args, "debug", False)
+    root = _write_root(args)
+    before = {}
+    interrupts = _InterruptWatch()
     try:
-        return args.run(args)
-    except (CaseError, ResultFileError) as exc:
-        _error(str(exc))
-        return EXIT_BAD_INPUT
+        with interrupts:
+            if root is None:
+                code = args.run(args)
+            else:
+                from shockflow.storage import confine_writes, remove_stale_temporaries
+                from shockflow.storage.outdir import prepare_out, snapshot
+
+                prepare_out(root, option="--out" if getattr(args, "out", None) is not None else "the output directory")
+                remove_stale_temporaries(root)  # what killed runs left behind
+                before = snapshot(root)
+                with confine_writes(root):
+                    code = args.run(args)
+        if interrupts.seen:  # a Ctrl-C that a library swallowed (h5py closing a file): never exit 0 after it
+            raise KeyboardInterrupt
+        return code
     except KeyboardInterrupt:
-        _error("interrupted; no result file was written for the unfinished run")
-        return EXIT_INTERRUPTED
-    except (FloatingPointError, RuntimeError, ArithmeticError) as exc:
-        _error(f"the run failed: {exc}")
+        if debug:
+            raise
+        return _interrupted(root, before)
+    except MemoryError:
+        if debug:
+            raise
+        if interrupts.seen:
+            return _interrupted(root, before)
+        _error("the run failed: out of memory; reduce the sizes of the case (`shockflow validate` shows its cost)")
         return EXIT_FAILURE
-    except OSError as exc:  # the output directory or a file could not be written
-        _error(f"the run failed: {exc}")
+    except Exception as exc:  # noqa: BLE001 - the one error boundary: no traceback reaches a user
+        if debug:
+            raise
+        if isinstance(exc, _bad_input_errors()):
+            _error(str(exc))
+            return EXIT_BAD_INPUT
+        if interrupts.seen:  # a failure in the wake of a swallowed Ctrl-C: the interruption is the cause
+            return _interrupted(root, before)
+        _error(_failure(exc) + " (rerun with --debug for the traceback)")
         return EXIT_FAILURE
 
+
+def _interrupted(root, before) -> int:
+    """Exit 130, saying which files the interrupted command had finished (a run's are committed together)."""
+    from shockflow.storage.outdir import written_since
+
+    done = written_since(root, before) if root is not None else []
+    if done:
+        _error(f"interrupted; files finished before the interruption: {', '.join(done)} (in {root}); "
+               "the unfinished ones were not written")
+    else:
+        _error("interrupted; no file was written")
+    return EXIT_INTERRUPTED
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,17 +1,133 @@
-"""A small progress bar on stderr: fraction, rate, ETA; redraws throttled.
+"""Progress and messages: a bar or a status line for every phase of a run, and the ``shockflow`` logger.
 
-Decoupled from the stepping (py-pde's trackers): the training loop calls ``update(step)`` and
-the bar decides whether to redraw. It is silent when ``enabled`` is False or when the stream
-is not a terminal, so logs and test output stay clean.
+:func:`progress` (a counted phase: training steps, charts, solver segments) and :func:`status`
+(a phase without a count: building, extracting, writing, drawing) show
+
+- in a terminal or a notebook: a ``tqdm.auto`` bar (a widget in Jupyter, a redrawn line in a terminal);
+- anywhere else (a pipe, ``nohup``, a CI log): plain lines, one when the phase starts, one at most
+  every :data:`LOG_INTERVAL` seconds while it runs and one when it ends with its duration, so a log
+  shows what ran and for how long;
+- nothing when disabled (``--quiet``, ``--json``).
+
+Library diagnostics go through ``logging.getLogger("shockflow")``; :func:`configure_logging`
+(called by the command line) sends them to stderr.  :class:`ProgressBar` is the earlier
+terminal-only bar, kept for callers of its API.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
+from contextlib import contextmanager
 from typing import TextIO
 
-__all__ = ["ProgressBar", "format_duration"]
+__all__ = ["ProgressBar", "format_duration", "progress", "status", "configure_logging", "LOG_INTERVAL", "logger"]
+
+#: seconds between two plain progress lines of one phase in a non-terminal
+LOG_INTERVAL = 10.0
+
+logger = logging.getLogger("shockflow")
+
+
+def configure_logging(quiet: bool = False, stream: TextIO | None = None) -> None:
+    """Send the ``shockflow`` logger's records to stderr (warnings only when ``quiet``), once."""
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    for h in list(logger.handlers):
+        if getattr(h, "_shockflow", False):
+            logger.removeHandler(h)
+    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    handler.setFormatter(logging.Formatter("shockflow: %(message)s"))
+    handler._shockflow = True
+    logger.addHandler(handler)
+    logger.propagate = False
+
+
+def _interactive(stream) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    if isatty is not None and isatty():
+        return True
+    try:  # a Jupyter kernel: tqdm.auto draws a widget
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
+    except Exception:
+        return False
+
+
+class _Lines:
+    """The plain-line rendering of a phase (see the module docstring)."""
+
+    def __init__(self, total, desc: str, stream: TextIO):
+        self.total, self.desc, self.stream = total, desc, stream
+        self.n = 0
+        self.postfix = ""
+        self._start = self._last = time.perf_counter()
+        self._write(f"{desc}: started" + (f" (0/{total})" if total else ""))
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def update(self, k: int = 1) -> None:
+        self.n += k
+        now = time.perf_counter()
+        if now - self._last >= LOG_INTERVAL:
+            self._last = now
+            self._write(f"{self.desc}: {self.n}/{self.total} after {format_duration(now - self._start)}"
+                        + (f" {self.postfix}" if self.postfix else ""))
+
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+        self.postfix = text
+
+    def close(self, failed: bool = False) -> None:
+        seconds = time.perf_counter() - self._start
+        count = f" {self.n}/{self.total}" if self.total else ""
+        word = ("stopped at" if count else "stopped") if failed else "done"
+        self._write(f"{self.desc}: {word}{count} after {seconds:.1f} s" + (f" ({self.postfix})" if self.postfix else ""))
+
+
+class _Silent:
+    n = 0
+
+    def update(self, k: int = 1) -> None:
+        self.n += k
+
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+        pass
+
+    def close(self, failed: bool = False) -> None:
+        pass
+
+
+@contextmanager
+def progress(total: int | None, desc: str, *, enabled: bool = True, stream: TextIO | None = None, unit: str = "it"):
+    """A counted phase: ``with progress(n, "train") as bar: bar.update(); bar.set_postfix_str("loss ...")``."""
+    stream = stream if stream is not None else sys.stderr
+    if not enabled:
+        bar = _Silent()
+    elif _interactive(stream):
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc=desc, file=stream, unit=unit, leave=True, dynamic_ncols=True)
+    else:
+        bar = _Lines(None if unit == "phase" else total, desc, stream)
+    try:
+        yield bar
+    except BaseException:
+        bar.close(failed=True) if not hasattr(bar, "disable") else bar.close()
+        raise
+    bar.close()
+
+
+@contextmanager
+def status(desc: str, *, enabled: bool = True, stream: TextIO | None = None):
+    """A phase without a count (``with status("write result"): ...``): a line when it starts and
+    one with its duration when it ends (a one-step bar in a terminal or notebook)."""
+    with progress(1, desc, enabled=enabled, stream=stream, unit="phase") as bar:
+        yield bar
+        bar.update(1)
 
 
 def format_duration(seconds: float) -> str:

@@ -1,6 +1,6 @@
 """Shocks on a sampled field: detection, location, strength, tracking and formation time.
 
-**Indicator (THEORY.md §1).**  A shock is a transition whose *width does not shrink to zero
+**Indicator (docs/theory.md §1).**  A shock is a transition whose *width does not shrink to zero
 relative to its jump as the grid is refined only because it is a discontinuity*.  On a field
 ``q`` sampled at uniformly spaced points x_i (cell centres, spacing h) every transition is
 measured by
@@ -40,10 +40,10 @@ that its flattest face is the seam, so shocks on the seam are found whole.
 **Potentials.**  With ``field="potential"`` the input is a Hamilton–Jacobi potential φ (H = ½|p|²),
 and the shocks searched are the jumps of ``p = φ_x`` (kinks of φ), with p taken at the faces
 (:func:`gradient_samples`); positions, states and speeds then refer to p, ``face`` indexes the
-face array, and the formation time is γ* = −1/inf φ0'' (THEORY.md §1).
+face array, and the formation time is γ* = −1/inf φ0'' (docs/theory.md §1).
 
 **Formation time from snapshots.**  For Burgers before the first shock the steepest slope
-obeys ``1/‖q_x‖∞ = 1/m − t`` exactly (m = −min u0', THEORY.md §5), and for a convex flux the
+obeys ``1/‖q_x‖∞ = 1/m − t`` exactly (m = −min u0', docs/theory.md §5), and for a convex flux the
 same holds for the characteristic speed ``c = f'(q)``: ``1/‖c_x‖∞`` decreases linearly and
 vanishes at t*.  :func:`track_shocks` fits that line through the snapshots taken before the
 first detection whose steep region is resolved (its maximum-slope width spans at least
@@ -140,7 +140,7 @@ def _coordinates(x, n: int) -> np.ndarray:
 def gradient_samples(phi: np.ndarray, x: np.ndarray, periodic: bool) -> tuple[np.ndarray, np.ndarray]:
     """``p = φ_x`` at the faces: ``(φ_{i+1} − φ_i)/h`` at ``x_i + h/2`` (with the wrap face if periodic).
 
-    A kink of the potential φ (an HJ shock, THEORY.md §1) is a jump of p; for a potential
+    A kink of the potential φ (an HJ shock, docs/theory.md §1) is a jump of p; for a potential
     sampled at points the face difference is second-order accurate where φ is smooth.
     """
     h = float(x[1] - x[0])

@@ -33,6 +33,27 @@ INTEGRATORS: dict[str, np.ndarray] = {
 #: The formal order of accuracy of each integrator.
 ORDER = {"euler": 1, "ssprk2": 2, "ssprk3": 3}
 
+#: The largest Courant number at which each (spatial scheme, integrator) pair is stable, as plain data.
+#: Spatial schemes: the reconstructions of the conservation solver (``first_order``, ``muscl``, ``weno5``)
+#: and the one-sided derivatives of the grid HJ solver (``first_order``, ``eno2``, ``weno5``).
+#: First order (Godunov / monotone Hamiltonians) is TVD / monotone up to 1 with forward Euler and so with
+#: every SSP method (SSP coefficient 1).  A limited second-order reconstruction (MUSCL with minmod, MC or
+#: van Leer, slopes up to twice the one-sided difference; ENO2) is TVD for an Euler stage up to 1/2
+#: (Harten's condition), hence 1/2 for every SSP method; with forward Euler alone it is only first order in
+#: time and its limit is that bound.  WENO5 has eigenvalues on the imaginary axis, where forward Euler has no
+#: stability interval at all (0: never stable) and SSP-RK2 only a small one; SSP-RK3 contains an interval of
+#: the imaginary axis (|z| <= sqrt(3)), the usual Courant bound being 1/2 with WENO5 for shock-capturing runs.
+STABILITY_LIMITS: dict[tuple[str, str], float] = {
+    ("first_order", "euler"): 1.0, ("first_order", "ssprk2"): 1.0, ("first_order", "ssprk3"): 1.0,
+    ("muscl", "euler"): 0.5, ("muscl", "ssprk2"): 0.5, ("muscl", "ssprk3"): 0.5,
+    ("eno2", "euler"): 0.5, ("eno2", "ssprk2"): 0.5, ("eno2", "ssprk3"): 0.5,
+    ("weno5", "euler"): 0.0, ("weno5", "ssprk2"): 0.3, ("weno5", "ssprk3"): 0.5,
+}
+
+#: spatial schemes above first order: forward Euler with one of them loses the order (and, for WENO5,
+#: stability) the scheme was chosen for, so a case must ask for it explicitly
+HIGH_ORDER_SCHEMES = ("muscl", "eno2", "weno5")
+
 
 def tableau(name: str) -> np.ndarray:
     """The ``(stages, 2)`` array of Shu–Osher coefficients of integrator ``name``."""
@@ -43,8 +64,8 @@ def step_limit_error(max_steps: int, t_end: float, t: float) -> SolverInputError
     """The error of a solve that would need more than ``max_steps`` steps (raised by :class:`Clock` and by the
     compiled step loops that apply its rule)."""
     return SolverInputError(
-        f"max_steps: the solve needs more than {max_steps} steps to reach t = {t_end!r} "
-        f"(now at t = {t!r}); raise max_steps or coarsen the grid"
+        f"max_steps: the solve needs more than {max_steps} steps to reach t = {float(t_end)!r} "
+        f"(now at t = {float(t)!r}); raise max_steps or coarsen the grid"
     )
 
 

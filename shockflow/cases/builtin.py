@@ -1,9 +1,10 @@
 """The built-in cases: the TOML files of the project's ``cases/`` directory.
 
-They are found in ``$SHOCKFLOW_CASES`` if set, else in the ``cases/`` directory beside the
-``shockflow`` package (the source checkout, or an editable install).  A built-in case is named
-by its file name without ``.toml``; ``shockflow solve burgers-riemann`` runs
-``cases/burgers-riemann.toml``.
+They are looked for, in this order, in ``$SHOCKFLOW_CASES`` if set; in the package data
+``shockflow/cases/data/`` (an installed wheel: ``setup.py`` copies ``cases/*.toml`` there, found
+with :mod:`importlib.resources`); and in the ``cases/`` directory of the source checkout beside
+the ``shockflow`` package (a checkout or an editable install).  A built-in case is named by its
+file name without ``.toml``; ``shockflow solve burgers-riemann`` runs ``burgers-riemann.toml``.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import os
 import tomllib
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
-__all__ = ["BuiltinCase", "cases_directory", "builtin_cases", "builtin_names", "builtin_case_path"]
+__all__ = ["BuiltinCase", "cases_directory", "cases_search_paths", "builtin_cases", "builtin_names",
+           "builtin_case_path"]
 
 
 @dataclass(frozen=True)
@@ -27,12 +30,23 @@ class BuiltinCase:
         return {"name": self.name, "kind": self.kind, "description": self.description}
 
 
-def cases_directory() -> Path | None:
+def cases_search_paths() -> list[Path]:
+    """The directories searched for built-in cases, in order (the first holding a ``*.toml`` wins)."""
     env = os.environ.get("SHOCKFLOW_CASES")
-    candidates = [Path(env)] if env else []
-    candidates.append(Path(__file__).resolve().parents[2] / "cases")
-    for c in candidates:
-        if c.is_dir():
+    if env:
+        return [Path(env)]  # an explicit choice: nothing else is searched
+    paths = []
+    try:
+        paths.append(Path(str(resources.files("shockflow.cases") / "data")))
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover - a zip import without a file system
+        pass
+    paths.append(Path(__file__).resolve().parents[2] / "cases")
+    return paths
+
+
+def cases_directory() -> Path | None:
+    for c in cases_search_paths():
+        if c.is_dir() and any(c.glob("*.toml")):
             return c
     return None
 

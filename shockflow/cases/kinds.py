@@ -27,13 +27,16 @@ _loaded = False
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How a case is run: where results go, the seed (None: the case's own), output, progress, figures."""
+    """How a case is run: where results go, the seed (None: the case's own), output, progress, figures
+    (and their format, png|svg|pdf, and resolution)."""
 
-    out: str = "."
+    out: str = "shockflow-results"
     seed: int | None = None
     quiet: bool = False
     progress: bool = True
     figures: bool = True
+    figure_format: str = "png"
+    dpi: float | None = None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ overrides and the resolved settings travel with the case into its result file.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,26 @@ from shockflow.cases.schema import _toml_type, parse_settings
 __all__ = ["Case", "load_case", "parse_case", "apply_overrides", "HEADER_KEYS"]
 
 HEADER_KEYS = ("kind", "name", "description", "seed", "sweep")
+
+#: a case name is the stem of every file a run writes: letters, digits, ``.``, ``_``, ``-``, ``+``; no leading
+#: dot or dash, no ``..``, at most ``NAME_MAX_LENGTH`` characters (so ``<name>-landscape.png`` fits a file name)
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]*")
+NAME_MAX_LENGTH = 100
+#: a case file larger than this, or an override key of more parts, is refused before parsing
+MAX_CASE_BYTES = 1_000_000
+MAX_KEY_PARTS = 32
+
+
+def name_problem(name) -> str | None:
+    """Why ``name`` cannot be a case name (the stem of the files a run writes), or None."""
+    if not isinstance(name, str) or not name:
+        return f"expected a non-empty string, found {name!r} ({_toml_type(name)})"
+    if len(name) > NAME_MAX_LENGTH:
+        return f"expected at most {NAME_MAX_LENGTH} characters (it names the output files), found {len(name)}"
+    if not NAME_PATTERN.fullmatch(name) or ".." in name:
+        return (f"expected a file stem of letters, digits, '.', '_', '-', '+' (not starting with '.' or '-', "
+                f"no '..'; it names the output files), found {name!r}")
+    return None
 
 
 @dataclass(frozen=True)
@@ -66,7 +87,11 @@ def apply_overrides(table: dict, overrides, file: str) -> dict:
         key, sep, value = str(item).partition("=")
         key = key.strip()
         if not sep or not key or any(not part for part in key.split(".")):
-            problems.append(Problem("", f"override {item!r}: expected KEY=VALUE with a dotted key such as solver.cfl=0.3"))
+            problems.append(Problem("", f"override {_short(item)}: expected KEY=VALUE with a dotted key such as solver.cfl=0.3"))
+            continue
+        if key.count(".") >= MAX_KEY_PARTS:
+            problems.append(Problem("", f"override {_short(item)}: expected a key of at most {MAX_KEY_PARTS} parts, "
+                                        f"found {key.count('.') + 1}"))
             continue
         parts = key.split(".")
         node = out
@@ -84,12 +109,63 @@ def apply_overrides(table: dict, overrides, file: str) -> dict:
     return out
 
 
+def _short(item, limit: int = 80) -> str:
+    text = repr(str(item))
+    return text if len(text) <= limit else text[:limit - 5] + "...'"
+
+
+def _depth_problem(text: str) -> str | None:
+    """A key of more than ``MAX_KEY_PARTS`` dotted parts or tables nested deeper, found without parsing."""
+    depth = deepest = 0
+    for ch in text:  # inline tables and arrays: brackets and braces outside strings are close enough to refuse early
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    if deepest > 2 * MAX_KEY_PARTS:
+        return f"expected tables and arrays nested at most {MAX_KEY_PARTS} deep, found {deepest} levels"
+    for line in text.splitlines():
+        head = line.split("=", 1)[0]  # a key or a [table] header; array rows have commas
+        if head.count(".") >= MAX_KEY_PARTS and not any(c in head for c in "\"',"):
+            return f"expected keys of at most {MAX_KEY_PARTS} dotted parts, found {head.count('.') + 1}"
+    return None
+
+
+def _check_tree(node, key: str = "", depth: int = 0) -> str | None:
+    if depth > MAX_KEY_PARTS:
+        return f"{key.split('.')[0]}: expected tables nested at most {MAX_KEY_PARTS} deep"
+    if isinstance(node, dict):
+        for k, v in node.items():
+            found = _check_tree(v, f"{key}.{k}" if key else str(k), depth + 1)
+            if found:
+                return found
+    elif isinstance(node, list):
+        for v in node:
+            found = _check_tree(v, key, depth + 1)
+            if found:
+                return found
+    return None
+
+
 def parse_case(text: str, *, file: str = "<string>", path: Path | None = None, overrides=()) -> Case:
     """Validate the TOML ``text`` of a case (see the module docstring); raise :class:`CaseError`."""
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark (Windows editors) is not part of the TOML
+    if len(text) > MAX_CASE_BYTES:
+        raise CaseError(file, [Problem("", f"expected a case file of at most {MAX_CASE_BYTES} characters, "
+                                           f"found {len(text)}")])
+    found = _depth_problem(text)
+    if found:
+        raise CaseError(file, [Problem("", found)])
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CaseError(file, [Problem("", f"not valid TOML: {exc}")]) from None
+    except RecursionError:
+        raise CaseError(file, [Problem("", f"expected tables and arrays nested at most {MAX_KEY_PARTS} deep")]) from None
+    found = _check_tree(raw)
+    if found:
+        raise CaseError(file, [Problem("", found)])
     table = apply_overrides(raw, overrides, file)
     problems = []
     kind_name = table.get("kind")
@@ -107,19 +183,22 @@ def parse_case(text: str, *, file: str = "<string>", path: Path | None = None, o
     name = table.get("name", default_name)
     description = table.get("description", "")
     seed = table.get("seed")
+    if name_problem(name):
+        given = "" if "name" in table else " (no name given: the default is the file name without .toml; set name = ...)"
+        problems.append(Problem("name", name_problem(name) + given))
     for key, value, ok, expected in (
-        ("name", name, isinstance(name, str) and name.strip() != "", "a non-empty string"),
         ("description", description, isinstance(description, str), "a string"),
-        ("seed", seed, seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0),
-         "an integer >= 0"),
+        ("seed", seed, seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2 ** 63),
+         "an integer in [0, 2**63 - 1]"),
     ):
         if not ok:
             problems.append(Problem(key, f"expected {expected}, found {value!r} ({_toml_type(value)})"))
+    sweep_table = None
     if "sweep" in table:  # the parameter axes of `shockflow sweep`; a single run ignores them, but they must be valid
         from shockflow.cases.sweep_axes import SweepSpecError, split_sweep_table
 
         try:
-            split_sweep_table(text, file)
+            sweep_table = split_sweep_table(text, file)[1]
         except SweepSpecError as exc:
             message = str(exc).removeprefix(f"case file {file!r}: ").removeprefix("sweep: ")
             problems.append(Problem("sweep", message))
@@ -130,22 +209,61 @@ def parse_case(text: str, *, file: str = "<string>", path: Path | None = None, o
         settings = parse_settings(kind.settings, body, file=file, extra_keys=HEADER_KEYS)
     except CaseError as exc:
         raise CaseError(file, problems + list(exc.problems), exc.missing) from None
+    if sweep_table is not None:
+        problems += _axis_problems(kind, body, sweep_table, file)
     if problems:
         raise CaseError(file, problems)
     return Case(name=name, kind=kind.name, description=description, seed=seed, settings=settings, text=text,
                 path=path, overrides=tuple(str(o) for o in overrides))
 
 
+#: values of one sweep axis checked by validation (the first ones; a sweep checks every task it runs)
+MAX_AXIS_VALUES_CHECKED = 64
+
+
+def _axis_problems(kind, body: dict, sweep_table, file: str) -> list[Problem]:
+    """Each ``[sweep.axes]`` key must name a setting of the case and each of its values must be valid there:
+    the case is validated with the value put in, and a problem at that key is reported at ``sweep.axes.<key>``."""
+    import copy
+
+    problems = []
+    for key, values, _ in sweep_table.axes:
+        if key in HEADER_KEYS:
+            continue
+        for value in values[:MAX_AXIS_VALUES_CHECKED]:
+            trial = copy.deepcopy(body)
+            node, parts, ok = trial, key.split("."), True
+            for part in parts[:-1]:
+                child = node.setdefault(part, {})
+                if not isinstance(child, dict):
+                    ok = False
+                    break
+                node = child
+            if not ok:
+                problems.append(Problem(f"sweep.axes.{key}", f"{key} is not a table key of this case"))
+                break
+            node[parts[-1]] = value
+            try:
+                parse_settings(kind.settings, trial, file=file, extra_keys=HEADER_KEYS)
+            except CaseError as exc:
+                bad = [p for p in exc.problems if p.key == key or p.key.startswith(key + ".") or key.startswith(p.key + ".")]
+                if bad:
+                    problems.append(Problem(f"sweep.axes.{key}", f"value {value!r}: {bad[0].message}"))
+                    break
+    return problems
+
+
 def load_case(source, overrides=()) -> Case:
     """Load a case from a file path or a built-in case name (see :mod:`shockflow.cases.builtin`)."""
-    from shockflow.cases.builtin import builtin_case_path, builtin_names
+    from shockflow.cases.builtin import builtin_case_path, builtin_names, cases_search_paths
 
     path = Path(source)
     if not path.is_file():
         found = builtin_case_path(str(source))
         if found is None:
             names = builtin_names()
-            listing = ", ".join(names) if names else "(none found)"
+            listing = ", ".join(names) if names else (
+                "(none found; looked in " + ", ".join(str(p) for p in cases_search_paths()) + ")")
             raise CaseError(str(source), [Problem("", f"no such case file, and no built-in case of that name; "
                                                       f"built-in cases: {listing}")])
         path = found

@@ -74,7 +74,8 @@ class Training:
     lr_min: float = setting(_D["lr_min"], doc="`cosine` schedule: final learning rate.", bounds=at_least(0))
     log_every: int = setting(_D["log_every"], doc="Loss series cadence (step 0 and the last always logged).",
                              bounds=at_least(1))
-    n_snapshots: int = setting(_D["n_snapshots"], doc="Parameter snapshots (log-spaced, incl. first and last).",
+    n_snapshots: int = setting(400, doc="Parameter snapshots (log-spaced, incl. first and last); the parameter "
+                                        "truth of `shockflow run` (each chart's half-learned step) is read from them.",
                                bounds=at_least(2))
     noise_every: int = setting(_D["noise_every"], doc="Gradient-noise statistics cadence (0: off).", bounds=at_least(0))
     noise_batch: int | None = setting(_D["noise_batch"], doc="Samples for per-sample gradients (not set: the batch).",
@@ -119,7 +120,8 @@ class Prediction:
                                  "initial data).", bounds=at_least(8))
     horizon: float = setting(2.0, doc="Solve to this multiple of the initial-data γ*.", bounds=greater_than(1))
     cfl: float = setting(0.5, doc="Courant number of the chart HJ solver.", bounds=interval(0, 1, "right"))
-    max_ratio: float = setting(3.0, doc="A predicted and an observed step are matched only within this factor.",
+    max_ratio: float = setting(2.0, doc="A predicted and a true step are matched only within this factor, "
+                                        "either side (symmetric in log).",
                                bounds=greater_than(1))
 
 
@@ -138,7 +140,7 @@ class NetworkCase:
 
     def check(self):
         if self.geometry is not None and self.training.optimizer == "adam":
-            # refused here, before any training: the escape model covers gd, sgd, momentum, nesterov (THEORY §6)
+            # refused here, before any training: the escape model covers gd, sgd, momentum, nesterov (docs/theory.md §6)
             yield "training.optimizer", ("the prediction (shockflow run) has no validated escape model for 'adam' "
                                          "(it is not a gradient flow in the chart coordinates); use gd, sgd, "
                                          "momentum or nesterov, or remove [geometry] to only train")

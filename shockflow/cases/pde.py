@@ -1,13 +1,13 @@
 """The ``pde`` case kind: an equation, a domain or mesh, initial data, a solver, output times, shocks.
 
-Equations (THEORY.md §1):
+Equations (docs/theory.md §1):
 
 * ``burgers`` — the scalar conservation law for the gradient ``p`` in 1-D,
   ``p_t + (a p²/2)_x = ν (D p_x)_x``, solved by finite volumes (:func:`solvers.conservation.solver.solve_conservation`);
 * ``hamilton_jacobi`` — the viscous HJ equation for the potential ``u``,
   ``u_t + H(∇u) = ν Δu`` with ``H = (a/2)|p|²`` (``"quadratic"``) or ``a|p|`` (``"eikonal"``) on an
   interval or box (finite differences, :func:`solvers.hamilton_jacobi.solver.solve_hj`, with ``ν D``
-  as the diffusion coefficient) or on a closed triangulated surface (icosphere, torus:
+  as the diffusion coefficient) or on a closed triangulated surface (icosphere, torus, a mesh file:
   :func:`solvers.surfaces.hamilton_jacobi.solve_surface_hj`, ``a = D = 1``).
 
 Shocks are the discontinuities of ``p`` (kinks of ``u``); see :mod:`shockflow.prediction.shock_report`.
@@ -42,11 +42,11 @@ def _solver_names(module: str, attribute: str):
 # -- equation --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Equation:
-    """The PDE and its coefficients (THEORY.md §1)."""
+    """The PDE and its coefficients (docs/theory.md §1)."""
 
     kind: str = setting(doc="`burgers`: p_t + (a p²/2)_x = ν (D p_x)_x for the gradient p (1-D); "
                             "`hamilton_jacobi`: u_t + H(∇u) = ν Δu for the potential u.", choices=EQUATIONS)
-    nu: float = setting(0.0, doc="Viscosity ν (THEORY §1: ν = T/2 for SGD temperature T).", bounds=at_least(0))
+    nu: float = setting(0.0, doc="Viscosity ν (docs/theory.md §1: ν = T/2 for SGD temperature T).", bounds=at_least(0))
     hamiltonian: str = setting("quadratic", doc="Hamilton–Jacobi only: H = (a/2)|p|² (`quadratic`) or a|p| (`eikonal`).",
                                choices=("quadratic", "eikonal"))
     a: float = setting(1.0, doc="Coefficient of the flux (burgers) or of the Hamiltonian (grid HJ); "
@@ -127,8 +127,22 @@ class Torus:
             yield "r", f"expected r < R = {self.R:g}, found {self.r:g}"
 
 
-DOMAIN_CLASSES = (Interval, Box, Icosphere, Torus)
-MESH_DOMAINS = ("icosphere", "torus")
+@dataclass(frozen=True)
+class MeshFile:
+    """A closed triangulated surface read from a file (any format meshio reads: .msh, .vtu, .xdmf,
+    .obj, .stl, .ply, ...; needs the ``[mesh]`` extra), checked like a generated one: an orientable
+    closed 2-manifold (HJ only)."""
+
+    TAG: ClassVar[str] = "mesh"
+    path: str = setting(doc="The mesh file, relative to the case file; its triangle cells are used.")
+
+    def check(self):
+        if not self.path.strip():
+            yield "path", "expected the name of a mesh file, found an empty string"
+
+
+DOMAIN_CLASSES = (Interval, Box, Icosphere, Torus, MeshFile)
+MESH_DOMAINS = ("icosphere", "torus", "mesh")
 
 
 # -- initial data ----------------------------------------------------------------------------------
@@ -196,7 +210,7 @@ class Gaussian:
 @dataclass(frozen=True)
 class Quadratic:
     """u0 = offset − (curvature/2) · |x − center|² (interval or box): for HJ, every characteristic
-    focuses at time 1/curvature (THEORY §1)."""
+    focuses at time 1/curvature (docs/theory.md §1)."""
 
     TAG: ClassVar[str] = "quadratic"
     DOMAINS: ClassVar[tuple[str, ...]] = ("interval", "box")
@@ -229,7 +243,7 @@ class ArrayFile:
     """Values from a NumPy file, one per cell (interval, box) or per vertex (surfaces)."""
 
     TAG: ClassVar[str] = "array"
-    DOMAINS: ClassVar[tuple[str, ...]] = ("interval", "box", "icosphere", "torus")
+    DOMAINS: ClassVar[tuple[str, ...]] = ("interval", "box", *MESH_DOMAINS)
     path: str = setting(doc="A .npy or .npz file, relative to the case file.")
     key: str | None = setting(None, doc="The array's name inside a .npz file (default: its only array).")
 
@@ -272,13 +286,29 @@ class Solver:
     derivative: str | None = setting(None, doc="grid HJ only: one-sided derivatives (`eno2`).",
                                      choices=_solver_names("solvers.hamilton_jacobi.derivatives", "DERIVATIVES"))
     max_steps: int = setting(10_000_000, doc="Stop with an error after this many steps.", bounds=at_least(1))
+    force_unstable: bool = setting(False, doc="Run a scheme outside its stability limit (forward Euler with a "
+                                              "high-order reconstruction or derivative, a Courant number above the "
+                                              "pair's limit, solvers.time_stepping.STABILITY_LIMITS); for studying "
+                                              "instabilities only.")
+
+    def scheme(self, equation: str, on_mesh: bool) -> tuple[str, str, float]:
+        """(spatial scheme, integrator, Courant number) this solver will use, defaults filled in as the runner does."""
+        if equation == "burgers":
+            spatial = self.reconstruction or "muscl"
+            integrator = self.integrator or "ssprk2"
+            cfl = self.cfl if self.cfl is not None else (0.9 if spatial == "first_order" else 0.45)
+        else:
+            spatial = "first_order" if on_mesh else (self.derivative or "eno2")
+            integrator = self.integrator or "ssprk3"
+            cfl = self.cfl if self.cfl is not None else 0.5
+        return spatial, integrator, cfl
 
 
 @dataclass(frozen=True)
 class Output:
     """Output times: `snapshots` equally spaced times from 0 to `t_end` (both included)."""
 
-    t_end: float = setting(doc="Final time (the coarse-graining scale γ of THEORY §1).", bounds=greater_than(0))
+    t_end: float = setting(doc="Final time (the coarse-graining scale γ of docs/theory.md §1).", bounds=greater_than(0))
     snapshots: int = setting(101, doc="Number of stored snapshots, including t = 0 and t_end.", bounds=at_least(2))
 
     @property
@@ -310,7 +340,7 @@ class PDECase:
     """A PDE case: `shockflow solve CASE` solves it and reports its shocks."""
 
     equation: Equation = setting(doc="The equation.")
-    domain: Interval | Box | Icosphere | Torus = setting(doc="The domain or mesh.", tag="kind")
+    domain: Interval | Box | Icosphere | Torus | MeshFile = setting(doc="The domain or mesh.", tag="kind")
     initial: Sine | Cosine | Riemann | Gaussian | Quadratic | Zonal | ArrayFile = setting(
         doc="Initial data (p0 for burgers, u0 for HJ).", tag="function")
     output: Output = setting(doc="Output times.")
@@ -361,6 +391,7 @@ class PDECase:
                     valid = ", ".join(f'"{n}"' for n in sorted(NUMERICAL_HAMILTONIANS))
                     yield ("solver.numerical_hamiltonian", f"expected one of {valid} on a grid, "
                            f'found "{sol.numerical_hamiltonian}"')
+        yield from self._stability()
         if dom.TAG not in ini.DOMAINS:
             yield ("initial.function", f'"{ini.TAG}" is defined on ' + ", ".join(ini.DOMAINS)
                    + f' domains, found a "{dom.TAG}" domain')
@@ -369,3 +400,22 @@ class PDECase:
         if dom.TAG == "interval" and dom.boundary == "periodic" and eq.kind == "hamilton_jacobi" \
                 and isinstance(ini, Quadratic):
             yield "domain.boundary", "quadratic data are not periodic; use symmetric or outflow"
+
+    def _stability(self):
+        """The (spatial scheme, integrator) pair within its stability limit, unless forced."""
+        from solvers.time_stepping import HIGH_ORDER_SCHEMES, STABILITY_LIMITS
+
+        sol = self.solver
+        if sol.force_unstable:
+            return
+        spatial, integrator, cfl = sol.scheme(self.equation.kind, self.on_mesh)
+        which = "reconstruction" if self.equation.kind == "burgers" else "derivative"
+        if integrator == "euler" and spatial in HIGH_ORDER_SCHEMES:
+            yield ("solver.integrator", f'forward Euler with the {which} "{spatial}" loses its order'
+                   + (" and is unstable at every Courant number" if STABILITY_LIMITS.get((spatial, integrator)) == 0
+                      else "") + '; use "ssprk2" or "ssprk3", a first-order scheme, or set solver.force_unstable = true')
+            return
+        limit = STABILITY_LIMITS.get((spatial, integrator))
+        if limit is not None and cfl > limit:
+            yield ("solver.cfl", f'expected a Courant number <= {limit:g}, the stability limit of the {which} '
+                   f'"{spatial}" with "{integrator}", found {cfl:g} (or set solver.force_unstable = true)')

@@ -339,9 +339,15 @@ def _convert_scalar(tp, meta, value, key: str, out: _Collector):
         if isinstance(value, bool) or not isinstance(value, int):
             out.add(key, f"expected an integer, found {_found(value)}")
             return MISSING
+        if not -2 ** 63 <= value < 2 ** 63:  # TOML integers are 64-bit (tomllib reads any size)
+            out.add(key, f"expected a 64-bit integer, found an integer of {len(str(abs(value)))} digits")
+            return MISSING
     elif tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             out.add(key, f"expected a number, found {_found(value)}")
+            return MISSING
+        if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:
+            out.add(key, f"expected a finite number, found an integer of {len(str(abs(value)))} digits")
             return MISSING
         given = value
         value = float(value)

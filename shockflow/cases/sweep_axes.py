@@ -48,6 +48,8 @@ __all__ = ["Axis", "SweepAxes", "SweepSpecError", "SweepTable", "parse_values", 
            "build_axes", "split_sweep_table", "toml_value"]
 
 RANGE_KINDS = ("linspace", "logspace", "range")
+#: the most values one axis may have (a sweep is refused above 100000 tasks in all: shockflow.sweeps.sweep)
+MAX_AXIS_VALUES = 100_000
 _KEY = re.compile(r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")
 
 
@@ -207,6 +209,8 @@ def parse_values(key: str, spec: str) -> tuple:
             a = _number(key, spec, "a", fields[0])
             b = _number(key, spec, "b", fields[1])
             n = _count(key, spec, fields[2])
+            if n > MAX_AXIS_VALUES:
+                raise SweepSpecError(f"--set {key}={spec}: {n} values, expected at most {MAX_AXIS_VALUES} on one axis")
             if head == "logspace":
                 if not (a > 0 and b > 0):
                     raise SweepSpecError(f"--set {key}={spec}: logspace needs end values a > 0 and b > 0 "
@@ -223,6 +227,9 @@ def parse_values(key: str, spec: str) -> tuple:
         step = _integer(key, spec, "step", fields[2]) if len(fields) == 3 else 1
         if step == 0:
             raise SweepSpecError(f"--set {key}={spec}: step must not be 0")
+        if len(range(start, stop, step)) > MAX_AXIS_VALUES:
+            raise SweepSpecError(f"--set {key}={spec}: {len(range(start, stop, step))} values, expected at most "
+                                 f"{MAX_AXIS_VALUES} on one axis")
         values = tuple(range(start, stop, step))
         if not values:
             raise SweepSpecError(f"--set {key}={spec}: the range is empty (start {start}, stop {stop}, step {step})")

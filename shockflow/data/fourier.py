@@ -1,4 +1,4 @@
-"""The 1-D Fourier grid of THEORY §2 (Fourier-feature MLP): x on [0, 1), target Σ_k b_k ψ_k(x).
+"""The 1-D Fourier grid of docs/theory.md §2 (Fourier-feature MLP): x on [0, 1), target Σ_k b_k ψ_k(x).
 
 x_j = j/n (j = 0..n-1, a uniform grid, or seeded uniform samples with ``grid=False``),
 ψ_k(x) = sqrt(2) cos(2π k x), b_k = k^{-β}, k = 1..K. On the uniform grid the ψ_k with

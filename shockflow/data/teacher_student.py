@@ -2,7 +2,7 @@
 
 The teacher is any model implementing the shockflow Model interface (``forward``, ``spec``),
 or a model spec dict that ``shockflow.models.build`` accepts. With ``whiten=True`` the sample
-is made exactly white, X^T X / n = I_d (the Saxe et al. setting of THEORY §2, "Two-layer
+is made exactly white, X^T X / n = I_d (the Saxe et al. setting of docs/theory.md §2, "Two-layer
 linear nets (whitened inputs)"); this needs n ≥ d.
 """
 

@@ -2,7 +2,7 @@
 
 Targets come from a ``teacher`` (a Model accepting (n, tokens, d_model), or a spec dict), or,
 without a teacher, from the linear read-out of the mean token y = u·x̄, x̄ = X 1_N / N
-(THEORY §2: the value/read-out block of attention couples to x̄). ``u`` is a seeded unit
+(docs/theory.md §2: the value/read-out block of attention couples to x̄). ``u`` is a seeded unit
 vector unless given.
 """
 

@@ -1,12 +1,26 @@
-"""A matplotlib figure drawn off-screen (Agg canvas, no pyplot state) and saved atomically as PNG."""
+"""One figure style: matplotlib's object API on an off-screen Agg canvas (no pyplot state, never
+``matplotlib.use``, so a notebook's backend is left alone), a colour-blind-safe palette, colour
+maps centred on zero for signed fields, and one atomic writer for PNG, SVG and PDF.
+
+Every drawing function of shockflow takes an optional ``ax`` (or ``fig``) and returns the
+:class:`matplotlib.figure.Figure`; the caller (the command line, a notebook) saves or shows it.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from shockflow.storage import atomic_path
 
-__all__ = ["new_figure", "save_png", "can_draw"]
+__all__ = ["new_figure", "save_figure", "can_draw", "figure_of", "PALETTE", "field_colours", "FIGURE_FORMATS",
+           "DEFAULT_DPI"]
+
+#: Okabe & Ito (2008), safe for the common colour-vision deficiencies
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+FIGURE_FORMATS = ("png", "svg", "pdf")
+DEFAULT_DPI = 150
 
 
 def can_draw() -> bool:
@@ -21,16 +35,45 @@ def can_draw() -> bool:
 
 
 def new_figure(width: float, height: float):
+    """A constrained-layout Figure on its own Agg canvas (nothing global is touched)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
+    fig = Figure(figsize=(width, height), dpi=DEFAULT_DPI, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
 
-def save_png(fig, path) -> Path:
+def figure_of(ax, width: float, height: float):
+    """``(fig, ax)``: the caller's axes and their figure, or a new figure with one axes."""
+    if ax is not None:
+        return ax.figure, ax
+    fig = new_figure(width, height)
+    return fig, fig.subplots()
+
+
+def save_figure(fig, path, *, format: str | None = None, dpi: float | None = None) -> Path:
+    """Write ``fig`` atomically to ``path``; ``format`` png|svg|pdf (default: the suffix, else png)."""
     path = Path(path)
+    fmt = (format or path.suffix.lstrip(".") or "png").lower()
+    if fmt not in FIGURE_FORMATS:
+        raise ValueError(f"figure {str(path)!r}: format {fmt!r} is not one of {', '.join(FIGURE_FORMATS)}")
+    if path.suffix.lstrip(".").lower() != fmt:
+        path = path.with_suffix("." + fmt)
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png")
+        fig.savefig(tmp, format=fmt, dpi=dpi or DEFAULT_DPI)
     return path
+
+
+def field_colours(values, *, signed_cmap: str = "RdBu_r", one_signed_cmap: str = "viridis"):
+    """``(cmap, norm)`` for a field: a diverging map centred on zero when it takes both signs, a
+    sequential one when it keeps one sign."""
+    from matplotlib import colors
+
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 1.0)
+    if lo < 0 < hi:
+        half = max(-lo, hi)
+        return signed_cmap, colors.TwoSlopeNorm(0.0, -half, half)
+    return one_signed_cmap, colors.Normalize(lo, hi if hi > lo else lo + 1.0)

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockflow.figures.canvas import new_figure, save_png
+from shockflow.figures.canvas import new_figure
 
 __all__ = ["landscape_figure"]
 
 
-def landscape_figure(extraction, path, *, ridges=None):
-    """Draw ``extraction.charts`` into ``path`` (PNG); ``ridges``: the shock place per chart (optional)."""
+def landscape_figure(extraction, *, ridges=None, fig=None):
+    """Draw ``extraction.charts`` and return the Figure; ``ridges``: the shock place per chart (optional);
+    ``fig``: draw into this Figure."""
     charts = extraction.charts
     if not charts:
         raise ValueError("landscape_figure: the extraction holds no charts")
     cols = min(len(charts), 4)
     rows = (len(charts) + cols - 1) // cols
-    fig = new_figure(3.2 * cols, 2.8 * rows)
+    if fig is None:
+        fig = new_figure(3.2 * cols, 2.8 * rows)
     axes = np.atleast_1d(fig.subplots(rows, cols)).reshape(-1)
     for k, (ax, c) in enumerate(zip(axes, charts)):
         x, u0 = np.asarray(c.x), np.asarray(c.u0)
@@ -49,4 +51,4 @@ def landscape_figure(extraction, path, *, ridges=None):
             ax.legend(fontsize=7)
     for ax in axes[len(charts):]:
         ax.set_visible(False)
-    return save_png(fig, path)
+    return fig

@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-from shockflow.figures.canvas import save_png
+from shockflow.figures.canvas import field_colours, new_figure
 from solvers.errors import SolverInputError
 from solvers.surfaces import TriangleMesh
 
 __all__ = ["plot_on_sphere"]
 
 
-def plot_on_sphere(mesh: TriangleMesh, values, path, *, title: str | None = None, cmap: str = "viridis",
-                   elevation: float = 25.0, azimuth: float = -60.0) -> Path:
-    """Draw ``values`` (one per vertex or one per triangle) on ``mesh`` and save a PNG at ``path``.
+def plot_on_sphere(mesh: TriangleMesh, values, *, title: str | None = None, cmap: str | None = None,
+                   elevation: float = 25.0, azimuth: float = -60.0, ax=None):
+    """Draw ``values`` (one per vertex or one per triangle) on ``mesh`` and return the Figure.
 
-    Vertex values are averaged over each triangle for its colour.  Works for any surface; the
-    axes are scaled equally so a sphere looks round.
+    Vertex values are averaged over each triangle for its colour (a map centred on zero when they
+    take both signs, sequential otherwise; ``cmap`` overrides).  Works for any surface; the axes are
+    scaled equally so a sphere looks round.  ``ax``: a 3-D axes to draw into.
     """
     import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
     from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
     v = np.asarray(values, dtype=np.float64)
@@ -35,15 +32,12 @@ def plot_on_sphere(mesh: TriangleMesh, values, path, *, title: str | None = None
             f"values: expected one value per vertex ({mesh.n_vertices},) or per triangle ({mesh.n_triangles},), "
             f"found shape {v.shape}"
         )
-    path = Path(path)
-    if path.suffix.lower() != ".png":
-        raise SolverInputError(f"path: expected a file name ending in .png, found {str(path)!r}")
-    lo, hi = float(np.nanmin(face)), float(np.nanmax(face))
-    norm = matplotlib.colors.Normalize(lo, hi if hi > lo else lo + 1.0)
-    colormap = matplotlib.colormaps[cmap]
-    fig = Figure(figsize=(6, 5), dpi=100)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(projection="3d")
+    auto, norm = field_colours(face)
+    colormap = matplotlib.colormaps[cmap or auto]
+    if ax is None:
+        fig = new_figure(6, 5)
+        ax = fig.add_subplot(projection="3d")
+    fig = ax.figure
     poly = Poly3DCollection(mesh.vertices[mesh.triangles], facecolors=colormap(norm(face)), edgecolor="none",
                            linewidth=0, antialiased=False)
     ax.add_collection3d(poly)
@@ -57,5 +51,4 @@ def plot_on_sphere(mesh: TriangleMesh, values, path, *, title: str | None = None
     fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=colormap), ax=ax, shrink=0.7)
     if title:
         ax.set_title(title)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return save_png(fig, path)
+    return fig

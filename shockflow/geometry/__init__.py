@@ -1,4 +1,4 @@
-"""Quotient geometries as plug-ins (THEORY.md §1): symmetry, coordinates, metric, section.
+"""Quotient geometries as plug-ins (docs/theory.md §1): symmetry, coordinates, metric, section.
 
 Build one bound to a model (its current parameters are the reference point)::
 

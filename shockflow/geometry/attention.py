@@ -1,4 +1,4 @@
-"""The attention geometry: GL(d_k) acting on query and key weights (THEORY §1, §2).
+"""The attention geometry: GL(d_k) acting on query and key weights (docs/theory.md §1, §2).
 
 **Symmetry.**  A head's scores ``x_tᵀ W_Q W_Kᵀ x_s / sqrt(d_k)`` depend on ``(W_Q, W_K)`` only through
 ``B = W_Q W_Kᵀ`` (``d_model × d_model``, rank ``≤ d_k``): ``(W_Q, W_K) ↦ (W_Q A, W_K A^{-T})`` for any
@@ -15,7 +15,7 @@ conserved (``d_k × d_k``); *balanced* initialisation is ``C = 0``.
     Ḃ = -((BBᵀ)^{1/2} G + G (BᵀB)^{1/2})                 (:func:`attention_mobility`).
 
 Along fixed singular vectors ``σ̇_k = u_kᵀ Ḃ v_k = -2 σ_k ∂L̄/∂σ_k``: mobility ``diag(2σ_k)``,
-degenerate at ``σ_k = 0`` (a zero query–key mode is a stationary ridge; THEORY §1: its curvature
+degenerate at ``σ_k = 0`` (a zero query–key mode is a stationary ridge; docs/theory.md §1: its curvature
 vanishes there, so the escape is an integral, not a logarithm).  The chart holds 1–2 singular
 values of one head with the singular vectors of the reference ``B`` fixed (exact for the velocity
 at a balanced point whose ``B`` has these singular vectors; the chart is invariant when the data

@@ -1,6 +1,6 @@
 """Automatic charts: one chart per unstable mode of the origin, for any network with interchangeable units.
 
-THEORY §6 ("Modes from the symmetry", "The chart of a mode").  A layer that is a sum over
+docs/theory.md §6 ("Modes from the symmetry", "The chart of a mode").  A layer that is a sum over
 interchangeable units ``w_1 … w_d ∈ R^p`` (hidden neurons with their readout, channels, heads,
 experts: :mod:`shockflow.models.units`) is, near small weights, a function of the units' Gram
 matrix ``M = W Wᵀ`` (``W ∈ R^{p×d}``, units as columns); gradient flow there is
@@ -11,7 +11,7 @@ while small, ``|Wᵀ e_k|`` grows like ``e^{λ_k t}``.
 
 :func:`find_modes` computes ``H`` from the model's own gradient (central differences of
 ``model.loss_and_grad`` at ``θ = ±h e_j``, one unit's entries; the interaction with a second unit,
-the ``B`` term of THEORY §2's expansion, is subtracted so that the modes are those of the units'
+the ``B`` term of docs/theory.md §2's expansion, is subtracted so that the modes are those of the units'
 differences, which the permutation symmetry leaves free).  It works for any loss and any number
 of outputs: for a two-layer linear net on whitened inputs the modes are the singular triples of
 ``E[y xᵀ]`` (a test checks this).
@@ -182,6 +182,10 @@ class AutoGeometry(Geometry):
     def mobility(self, points):
         p = np.asarray(points, dtype=np.float64)
         return np.ones((*p.shape[:-1], 1, 1))
+
+    def strength(self, points):
+        """The mode strength ``z = r² = e_kᵀ W Wᵀ e_k`` (what enters the network's function, as for gram)."""
+        return np.asarray(points, dtype=np.float64) ** 2
 
     def section(self, points):
         from shockflow.geometry.flat import unflatten

@@ -1,4 +1,4 @@
-"""The interface every quotient geometry implements (THEORY.md §1).
+"""The interface every quotient geometry implements (docs/theory.md §1).
 
 A *geometry* is the quotient ``Q = Θ/G`` of a model's parameter space by a symmetry group ``G``,
 bound to one model instance whose current parameters are the *reference*: parameters the geometry
@@ -130,14 +130,14 @@ class ChartProblem:
     boundary: list
 
     def solve(self, times, nu: float = 0.0, **settings):
-        """Solve ``∂_γ u + ½|∇u|²_g = ν Δ_g u`` from ``u0 = L̄`` (THEORY §1); returns a ``ChartHJSolution``."""
+        """Solve ``∂_γ u + ½|∇u|²_g = ν Δ_g u`` from ``u0 = L̄`` (docs/theory.md §1); returns a ``ChartHJSolution``."""
         from solvers.charts import solve_chart_hj
 
         settings.setdefault("boundary", self.boundary)
         return solve_chart_hj(self.grid, self.u0, times, mobility=self.mobility, density=self.density, nu=nu, **settings)
 
     def solve_burgers(self, times, X, y, nu: float = 0.0, **settings):
-        """1-D charts: Burgers for ``p = ∂_x u`` from ``p0 = ∂_x L̄`` (THEORY §1), conservation form.
+        """1-D charts: Burgers for ``p = ∂_x u`` from ``p0 = ∂_x L̄`` (docs/theory.md §1), conservation form.
 
         ``p0`` is the exact cell average of ``∂_x L̄``, the difference of ``L̄`` at the two faces over
         ``dx``; returns a ``ChartBurgersSolution`` (:mod:`solvers.charts.burgers`).
@@ -181,6 +181,12 @@ class Geometry(abc.ABC):
     @abc.abstractmethod
     def mobility(self, points) -> np.ndarray:
         """``g^{-1}`` at ``points (..., dim)``: an array ``(..., dim, dim)``."""
+
+    def strength(self, points) -> np.ndarray:
+        """The mode strength at chart ``points (..., dim)``: what "half learned" is measured in (the
+        parameter truth of a run, :mod:`shockflow.prediction.truth`).  By default the coordinate itself;
+        a geometry whose coordinate is not the strength (a square root, a clock) overrides it."""
+        return np.asarray(points, dtype=np.float64)
 
     @abc.abstractmethod
     def section(self, points) -> dict[str, np.ndarray]:

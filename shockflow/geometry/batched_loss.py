@@ -12,7 +12,7 @@ grid costs a handful of array operations rather than one Python call per grid po
 ``quadratic``                  Σ_i a_i (w_i·x)²  or  (‖Wx‖² − ‖W‖²_F)/(d√p)
 ``diagonal``                   Σ_k x_k u_k²/4  or  Σ_k x_k u_k v_k
 ``phase_retrieval``            (w·x)²
-``attention_qk``               query–key head with values = tokens (THEORY §2)
+``attention_qk``               query–key head with values = tokens (docs/theory.md §2)
 
 Any other model falls back to one forward call per parameter set (correct, slower); a plug-in
 geometry for a new model family can pass its own ``outputs`` function.

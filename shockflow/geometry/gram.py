@@ -1,4 +1,4 @@
-"""The gram geometry: rotations of interchangeable units, order parameter M = WᵀW (THEORY §1, §2).
+"""The gram geometry: rotations of interchangeable units, order parameter M = WᵀW (docs/theory.md §1, §2).
 
 **Symmetry.**  Let the loss depend on a weight array ``W ∈ R^{p×d}`` (one row per interchangeable
 unit) only through ``M = WᵀW`` — the trace-form quadratic network ``f = Tr[S Z]``, phase retrieval
@@ -13,7 +13,7 @@ Then ``L(RW) = L(W)`` for every orthogonal ``R`` and the quotient coordinate is 
 ``z_k = p_kᵀ M p_k`` and ``ż_k = -2 (GM + MG)_kk = -4 z_k G_kk = -4 z_k ∂L̄/∂z_k``: the mobility is
 ``diag(4 z_k)``, the metric ``dz²/(4z)``, degenerate at ``z_k = 0`` (a unit that is off cannot be
 switched on by gradient flow).  This holds at every instant at which ``M`` is diagonal in ``P``;
-when the data matrices commute (THEORY §2, Lotka–Volterra) the flow keeps ``M`` diagonal and the
+when the data matrices commute (docs/theory.md §2, Lotka–Volterra) the flow keeps ``M`` diagonal and the
 chart is invariant.  ``r_k = sqrt(z_k)`` is a flat coordinate: ``ṙ_k = -∂L̄/∂r_k`` (mobility 1),
 ``r ↦ -r`` a mirror of the chart (even boundary condition at ``r = 0``).
 
@@ -124,6 +124,11 @@ class GramGeometry(Geometry):
     def coordinates(self, params):
         z = self.mode_strengths(self.check_params(params))[list(self.modes)]
         return z if self.coordinate == "z" else np.sqrt(z)
+
+    def strength(self, points):
+        """The mode strength z (``r = sqrt z`` squared)."""
+        p = np.asarray(points, dtype=np.float64)
+        return p if self.coordinate == "z" else p ** 2
 
     def conserved(self, params):
         M = self._gram(self.check_params(params))

@@ -14,7 +14,7 @@ output, the potential of one neuron in the field of the others is
 (:meth:`velocity_field`; ``∂_a ψ = E[ℓ' φ(w·x)]``, ``∇_w ψ = E[ℓ' a φ'(w·x) x]``) with the Euclidean
 metric of neuron space scaled by ``1/m`` (the mobility; the usual mean-field time is ``τ = t/m``).
 The density obeys the continuity equation ``ρ_t + ∇·(ρ v) = T Δρ``, the diffusion ``T`` coming from
-SGD noise (THEORY §1: ``T = η σ_g²/(2B)``); :meth:`continuity_problem` returns its data on a grid
+SGD noise (docs/theory.md §1: ``T = η σ_g²/(2B)``); :meth:`continuity_problem` returns its data on a grid
 (density, face velocities, diffusion) and ``.solve(times)`` integrates it with
 :mod:`solvers.charts.continuity`, the velocity recomputed from the density as it moves
 (:class:`McKeanVlasovVelocity`: the McKean–Vlasov equation ``v = -(1/m) ∇ δL/δρ``).  Times are
@@ -253,7 +253,7 @@ class MeanFieldCollectiveGeometry(Geometry):
     For ``f(x) = (1/m) Σ_i a_i w_i x`` (identity activation, ``d = 1``) every unit's product
     ``q_i = a_i w_i`` enters only through ``Q = (1/m) Σ_i q_i``, and gradient flow gives
     ``q̇_i = -(1/m)(a_i² + w_i²) L'(Q) = -(1/m) sqrt(c_i² + 4 q_i²) L'(Q)`` with the conserved
-    ``c_i = a_i² - w_i²`` (THEORY §1, rescaling of each unit).  All units share the clock
+    ``c_i = a_i² - w_i²`` (docs/theory.md §1, rescaling of each unit).  All units share the clock
     ``ds/dt = -(1/m) L'(Q)``, so the measure moves along the curve
 
         q_i(s) = (|c_i|/2) sinh(asinh(2 q_i(0)/|c_i|) + 2s)        (q_i(0) e^{±2s} when c_i = 0)
@@ -264,7 +264,7 @@ class MeanFieldCollectiveGeometry(Geometry):
         g^{ss}(s) = 1 / (m Q'(s)) = 1 / Σ_i sqrt(c_i² + 4 q_i(s)²),
 
     which is tiny where all units are small (the degenerate ridge of small initialisation: the escape
-    integral of THEORY §1 applies).  The chart is exact for the identity activation with one input
+    integral of docs/theory.md §1 applies).  The chart is exact for the identity activation with one input
     dimension; :class:`MeanFieldGeometry` is the full neuron-space description.
 
     **Coordinates.**  ``s`` of a parameter set: the median over units of
@@ -307,6 +307,11 @@ class MeanFieldCollectiveGeometry(Geometry):
         cs = np.where(zero, 1.0, c)
         moving = 0.5 * cs * np.sinh(np.arcsinh(2.0 * q0 / cs) + 2.0 * s)
         return np.where(zero, q0 * np.exp(2.0 * np.sign(q0) * s), moving)
+
+    def strength(self, points):
+        """The collective product ``Q(s) = (1/m) Σ q_i(s)`` (the clock ``s`` is logarithmic in it)."""
+        p = np.asarray(points, dtype=np.float64)
+        return np.mean(self.products(p[..., 0]), axis=-1)[..., None]
 
     @property
     def chart(self) -> Chart:

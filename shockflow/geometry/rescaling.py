@@ -1,4 +1,4 @@
-"""The rescaling geometry: per-unit positive rescaling of a homogeneous unit (THEORY §1).
+"""The rescaling geometry: per-unit positive rescaling of a homogeneous unit (docs/theory.md §1).
 
 **Symmetry.**  A unit with output weight ``a`` and input weights ``w`` (bias appended, if any)
 contributes ``a φ(w·x)`` with ``φ`` positively homogeneous of degree 1 (ReLU, identity), so

@@ -1,4 +1,4 @@
-"""The sphere geometry: scale invariance of a normalised layer (THEORY §1).
+"""The sphere geometry: scale invariance of a normalised layer (docs/theory.md §1).
 
 **Convention (ours: a weight-normalised layer).**  The network sees the array ``p = ρ w/|w|`` in place
 of the raw weight ``w`` of the model array ``parameter`` (``ρ`` = ``gain``), so the loss

@@ -2,13 +2,16 @@
 
 CSV (``.csv``, ``.tsv``, ``.txt``): delimiter sniffed among , ; tab and whitespace; lines
 starting with '#' are skipped. A first row that is not all numbers is a header; the step
-column is the first named one of ``STEP_NAMES`` and the loss column the first of
-``LOSS_NAMES`` (case-insensitive). Without a header: one column = loss (steps 0, 1, 2, …),
-two columns = step, loss.
-JSON (``.json``): {"step": [...], "loss": [...]}, {"loss": [...]}, or a list of records
-[{"step": s, "loss": l}, ...] (the same name aliases apply).
-Steps must be strictly increasing integers ≥ 0 and losses finite; every error names the file
-(and the data row, counted from 1 after any header and comment lines).
+column is the first of ``STEP_NAMES`` present (in that order of preference, case-insensitive:
+``step``, ``global_step``, ``iteration``, ``iter``, …, ``epoch``) and the loss column the first of
+``LOSS_NAMES``; ``step_column=`` / ``loss_column=`` name them explicitly (``step_column="row"``:
+the row numbers 0, 1, 2, … are the steps). A header with no recognised step column is an error
+that names the columns found (issue 17: row numbers are never used silently in place of a column).
+Without a header: one column = loss (steps 0, 1, 2, …), two columns = step, loss.
+JSON (``.json``): {"step": [...], "loss": [...]}, or a list of records
+[{"step": s, "loss": l}, ...] (the same name aliases and options apply).
+At least 2 rows; steps strictly increasing integers ≥ 0 (no repeats) and losses finite; every
+error names the file and the data row, counted from 1 after any header and comment lines.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ import numpy as np
 
 from .record import TrainingRecord
 
-__all__ = ["read_loss_curve", "STEP_NAMES", "LOSS_NAMES"]
+__all__ = ["read_loss_curve", "STEP_NAMES", "LOSS_NAMES", "ROW_STEPS"]
 
-STEP_NAMES = ("step", "steps", "iteration", "iter", "it", "global_step", "t")
+STEP_NAMES = ("step", "global_step", "steps", "iteration", "iter", "it", "t", "epoch")
+#: ``step_column=ROW_STEPS``: number the rows 0, 1, 2, … (only on request when a header is present)
+ROW_STEPS = "row"
 LOSS_NAMES = ("loss", "train_loss", "training_loss", "train/loss", "value")
 
 
@@ -45,10 +50,42 @@ def _pick(names: list[str], aliases: tuple[str, ...]) -> int | None:
     return None
 
 
+def _columns(names: list[str], path: Path, step_column: str | None, loss_column: str | None, what: str):
+    """(step index or None for row numbers, loss index) among ``names`` (a header or JSON keys)."""
+    stripped = [n.strip() for n in names]
+
+    def named(option, value):
+        if value in stripped:
+            return stripped.index(value)
+        low = [n.lower() for n in stripped]
+        if value.lower() in low:
+            return low.index(value.lower())
+        raise ValueError(f"read_loss_curve: {str(path)!r}: {option} {value!r} is not among the {what} "
+                         f"{stripped}")
+
+    li = named("loss column", loss_column) if loss_column is not None else _pick(names, LOSS_NAMES)
+    if li is None:
+        if len(names) == 1:
+            li = 0
+        else:
+            raise ValueError(f"read_loss_curve: {str(path)!r}: no loss column in header {stripped}; "
+                             f"expected one of {list(LOSS_NAMES)} (or give --loss-column)")
+    if step_column is not None:
+        if step_column == ROW_STEPS and ROW_STEPS not in [n.lower() for n in stripped]:
+            return None, li
+        return named("step column", step_column), li
+    si = _pick(names, STEP_NAMES)
+    if si is None:
+        raise ValueError(f"read_loss_curve: {str(path)!r}: no step column among the {what} {stripped}; "
+                         f"expected one of {list(STEP_NAMES)}, or give --step-column NAME "
+                         f"(--step-column {ROW_STEPS}: the row numbers are the steps)")
+    return si, li
+
+
 def _rows(text: str, path: Path) -> list[list[str]]:
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     if not lines:
-        raise ValueError(f"read_loss_curve: {str(path)!r} holds no data rows")
+        raise ValueError(f"read_loss_curve: {str(path)!r} holds no data rows (data row 1 missing); need at least 2")
     sample = "\n".join(lines[:20])
     delim = None
     for d in (",", "\t", ";"):
@@ -60,23 +97,19 @@ def _rows(text: str, path: Path) -> list[list[str]]:
     return [[c.strip() for c in row] for row in csv.reader(io.StringIO("\n".join(lines)), delimiter=delim)]
 
 
-def _from_csv(path: Path) -> tuple[np.ndarray | None, np.ndarray]:
+def _from_csv(path: Path, step_column=None, loss_column=None) -> tuple[np.ndarray | None, np.ndarray]:
     rows = _rows(path.read_text(), path)
     header = None
     if not all(_is_number(c) for c in rows[0] if c != ""):
         header, rows = rows[0], rows[1:]
     if not rows:
-        raise ValueError(f"read_loss_curve: {str(path)!r} has a header but no data rows")
+        raise ValueError(f"read_loss_curve: {str(path)!r} has a header but no data rows (data row 1 missing); need at least 2")
     width = len(rows[0])
     if header is not None:
-        li = _pick(header, LOSS_NAMES)
-        si = _pick(header, STEP_NAMES)
-        if li is None:
-            if len(header) == 1:
-                li = 0
-            else:
-                raise ValueError(f"read_loss_curve: {str(path)!r}: no loss column in header {header}; "
-                                 f"expected one of {list(LOSS_NAMES)}")
+        si, li = _columns(header, path, step_column, loss_column, "columns of the header")
+    elif step_column is not None or loss_column is not None:
+        raise ValueError(f"read_loss_curve: {str(path)!r} has no header; --step-column/--loss-column need "
+                         f"named columns")
     elif width == 1:
         si, li = None, 0
     elif width == 2:
@@ -96,7 +129,7 @@ def _from_csv(path: Path) -> tuple[np.ndarray | None, np.ndarray]:
     return (np.array(steps) if si is not None else None), np.array(loss)
 
 
-def _from_json(path: Path) -> tuple[np.ndarray | None, np.ndarray]:
+def _from_json(path: Path, step_column=None, loss_column=None) -> tuple[np.ndarray | None, np.ndarray]:
     try:
         obj = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
@@ -104,18 +137,19 @@ def _from_json(path: Path) -> tuple[np.ndarray | None, np.ndarray]:
     expected = ('expected {"step": [...], "loss": [...]}, {"loss": [...]} or a list of '
                 '{"step": s, "loss": l} records')
     if isinstance(obj, dict):
-        li = _pick(list(obj), LOSS_NAMES)
-        if li is None:
+        if loss_column is None and _pick(list(obj), LOSS_NAMES) is None:
             raise ValueError(f"read_loss_curve: {str(path)!r} has keys {list(obj)} but no loss key; {expected}")
-        si = _pick(list(obj), STEP_NAMES)
+        si, li = _columns(list(obj), path, step_column, loss_column, "keys")
         keys = list(obj)
         loss = obj[keys[li]]
         steps = obj[keys[si]] if si is not None else None
+    elif isinstance(obj, list) and not obj:
+        raise ValueError(f"read_loss_curve: {str(path)!r} holds no data rows (an empty list; data row 1 missing)")
     elif isinstance(obj, list) and obj and all(isinstance(r, dict) for r in obj):
         keys = list(obj[0])
-        li, si = _pick(keys, LOSS_NAMES), _pick(keys, STEP_NAMES)
-        if li is None:
+        if loss_column is None and _pick(keys, LOSS_NAMES) is None:
             raise ValueError(f"read_loss_curve: {str(path)!r}: records have keys {keys} but no loss key; {expected}")
+        si, li = _columns(keys, path, step_column, loss_column, "record keys")
         try:
             loss = [r[keys[li]] for r in obj]
             steps = [r[keys[si]] for r in obj] if si is not None else None
@@ -134,31 +168,44 @@ def _from_json(path: Path) -> tuple[np.ndarray | None, np.ndarray]:
     return steps, loss
 
 
-def read_loss_curve(path: str | os.PathLike) -> TrainingRecord:
-    """A ``TrainingRecord`` holding only /series/step and /series/loss from a CSV or JSON file."""
+def read_loss_curve(path: str | os.PathLike, *, step_column: str | None = None,
+                    loss_column: str | None = None) -> TrainingRecord:
+    """A ``TrainingRecord`` holding only /series/step and /series/loss from a CSV or JSON file.
+
+    ``step_column`` / ``loss_column``: the header column (JSON key) to read; ``step_column="row"``
+    numbers the rows.  Errors (``ValueError``) name the file and the data row."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"read_loss_curve: file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
     if suffix == ".json":
-        steps, loss = _from_json(path)
+        steps, loss = _from_json(path, step_column, loss_column)
     elif suffix in (".csv", ".tsv", ".txt", ".dat"):
-        steps, loss = _from_csv(path)
+        steps, loss = _from_csv(path, step_column, loss_column)
     else:
         raise ValueError(f"read_loss_curve: {str(path)!r}: unknown extension {suffix!r}; "
                          f"expected .csv/.tsv/.txt/.dat or .json")
+    if loss.size == 0:
+        raise ValueError(f"read_loss_curve: {str(path)!r} holds no data rows (data row 1 missing); need at least 2")
     if loss.size < 2:
-        raise ValueError(f"read_loss_curve: {str(path)!r} holds {loss.size} loss value(s); need at least 2")
+        raise ValueError(f"read_loss_curve: {str(path)!r} holds only data row 1; need at least 2 rows of "
+                         f"step and loss")
     if steps is None:
         steps = np.arange(loss.size, dtype=np.float64)
     bad = ~np.isfinite(loss)
     if bad.any():
-        raise ValueError(f"read_loss_curve: {str(path)!r}: loss is not finite at data row {int(np.argmax(bad)) + 1}")
-    if not np.all(np.isfinite(steps)) or np.any(steps != np.round(steps)) or np.any(steps < 0):
-        raise ValueError(f"read_loss_curve: {str(path)!r}: steps must be non-negative integers")
+        i = int(np.argmax(bad))
+        raise ValueError(f"read_loss_curve: {str(path)!r}: loss is not finite at data row {i + 1} "
+                         f"(loss = {loss[i]})")
+    bad = ~np.isfinite(steps) | (steps != np.round(steps)) | (steps < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"read_loss_curve: {str(path)!r}: steps must be non-negative integers; data row {i + 1} "
+                         f"has step {steps[i]}")
     if np.any(np.diff(steps) <= 0):
         i = int(np.argmax(np.diff(steps) <= 0))
+        kind = "a repeated step" if steps[i + 1] == steps[i] else "steps going back"
         raise ValueError(f"read_loss_curve: {str(path)!r}: steps must be strictly increasing "
-                         f"(data row {i + 2}: {steps[i + 1]:g} after {steps[i]:g})")
+                         f"(data row {i + 2}: {steps[i + 1]:g} after {steps[i]:g}): {kind}")
     return TrainingRecord(series={"step": steps.astype(np.int64), "loss": loss},
                           source=str(path), data_spec={"name": "imported", "path": str(path)})

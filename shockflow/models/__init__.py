@@ -1,4 +1,4 @@
-"""Torch-free NumPy networks with hand-written backward passes (THEORY §2–§4).
+"""Torch-free NumPy networks with hand-written backward passes (docs/theory.md §2–§4).
 
 Build a model by name::
 

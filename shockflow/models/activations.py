@@ -10,7 +10,7 @@ name           φ(z)                             φ'(z)                         
 ``identity``   z                                1                                 1
 =============  ===============================  ================================  =======
 
-φ'(0) enters the structure matrices of THEORY §2 (two-layer MLP: A(x) = φ'(0)/2 [[0, x],[xᵀ, 0]]).
+φ'(0) enters the structure matrices of docs/theory.md §2 (two-layer MLP: A(x) = φ'(0)/2 [[0, x],[xᵀ, 0]]).
 ``gelu`` is the exact erf form, not the tanh approximation.
 """
 

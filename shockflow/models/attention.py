@@ -1,4 +1,4 @@
-"""Self-attention models (THEORY §2 table: multi-head attention and the query–key-only head).
+"""Self-attention models (docs/theory.md §2 table: multi-head attention and the query–key-only head).
 
 Input layout: X of shape (n, tokens, d_model), one row x_t per token; the number of tokens
 may vary between calls (it is not fixed at construction).
@@ -11,7 +11,7 @@ Multi-head attention (registry name ``"attention"``), heads h = 1..H:
 
 Parameters ``W_Q``, ``W_K`` (H, d_model, d_k), ``W_V`` (H, d_model, d_v), readout ``v`` (H, d_v).
 At W_Q = W_K = 0 the attention is uniform and f = Σ_h v_hᵀ W_{V,h}ᵀ x̄, x̄ = (1/T) Σ_t x_t,
-the bilinear coupling of (W_V, v) through x̄ in the THEORY §2 table.
+the bilinear coupling of (W_V, v) through x̄ in the docs/theory.md §2 table.
 
 Query–key-only head (``"attention_qk"``): values are the tokens themselves (W_V = I) and the
 readout is a fixed vector c ∈ R^{d_model} (``readout``; default c = 1/√d_model · (1, …, 1)):
@@ -19,7 +19,7 @@ readout is a fixed vector c ∈ R^{d_model} (``readout``; default c = 1/√d_mod
     f(x) = (1/T) Σ_t Σ_h c · Σ_s P_{hts} x_s.
 
 To second order in (W_Q, W_K): f = H c·x̄ + Σ_h x̄ᵀ W_{Q,h} W_{K,h}ᵀ u / √d_k + O(‖W‖⁴) with
-u = Σ_X c, Σ_X = (1/T) Σ_t x_t x_tᵀ − x̄ x̄ᵀ, the structure matrix of THEORY §2.
+u = Σ_X c, Σ_X = (1/T) Σ_t x_t x_tᵀ − x̄ x̄ᵀ, the structure matrix of docs/theory.md §2.
 
 Initialisation (ε = ``init_scale``): W_Q, W_K, W_V entries ~ N(0, ε²/d_model),
 v ~ N(0, ε²/(H d_v)).

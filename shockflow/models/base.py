@@ -5,7 +5,7 @@ per-sample loss, its gradient by a hand-written backward pass, and per-sample gr
 (used for gradient-noise statistics). Optimizers update ``params`` *in place*, so no method
 here ever rebinds a parameter array after construction.
 
-Conventions (THEORY.md §2):
+Conventions (docs/theory.md §2):
 
 - ``X`` has shape ``(n, *input_shape)``; ``input_shape`` is ``(d,)`` for vector models and is
   documented by each model otherwise.
@@ -115,7 +115,7 @@ class Model(abc.ABC):
     input_shape : tuple
         Shape of one sample; ``None`` entries accept any size (e.g. the number of tokens).
     init_scale : float
-        The initialisation scale ε of THEORY §2; what it scales is documented per model.
+        The initialisation scale ε of docs/theory.md §2; what it scales is documented per model.
     seed : int
         Seed of the ``np.random.default_rng`` that drew the initial parameters.
     """

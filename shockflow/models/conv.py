@@ -1,11 +1,11 @@
-"""Convolutional networks with global sum pooling (THEORY §2 table, CNN row).
+"""Convolutional networks with global sum pooling (docs/theory.md §2 table, CNN row).
 
 For patches x_p (valid positions, stride 1) and output channels c = 1..C_out:
 
     h_{p,c} = φ(K_c · x_p + b_c),     f_o(x) = Σ_c a_{oc} Σ_p h_{p,c}.
 
 The pooling is a SUM over patches, so the quadratic-form structure matrix uses Σ_p x_p
-(THEORY §2). Convolution is cross-correlation (no kernel flip), as in deep-learning libraries.
+(docs/theory.md §2). Convolution is cross-correlation (no kernel flip), as in deep-learning libraries.
 
 ``cnn1d``: X of shape (n, length, in_channels); kernel ``K`` of shape
 (out_channels, kernel_size, in_channels); patches x_p = X[p : p + kernel_size, :].

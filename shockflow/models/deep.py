@@ -4,7 +4,7 @@ Deep MLP (registry name ``"deep_mlp"``) with hidden widths (m_1, …, m_L):
 
     h_0 = x,   h_l = φ(W_l h_{l−1} + b_l)  (l = 1..L),   f(x) = W_{L+1} h_L.
 
-Deep linear network (``"deep_linear"``, the Saxe et al. setting of THEORY §2): φ = identity,
+Deep linear network (``"deep_linear"``, the Saxe et al. setting of docs/theory.md §2): φ = identity,
 no biases, f(x) = W_{L+1} ⋯ W_1 x. Two-layer linear network (``"linear2"``): f(x) = W_2 W_1 x.
 
 Parameters: ``W1`` … ``W{L+1}`` with ``W_l`` of shape (m_l, m_{l−1}) (m_0 = d,

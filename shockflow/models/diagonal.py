@@ -1,4 +1,4 @@
-"""Diagonal linear networks (THEORY §2 table, diagonal linear net row).
+"""Diagonal linear networks (docs/theory.md §2 table, diagonal linear net row).
 
 ``form="u2"`` (default):  f(x) = Σ_k x_k u_k² / 4,   structure matrix A(x) = Diag(x)/4.
 ``form="uv"``:            f(x) = Σ_k x_k u_k v_k   (the u ⊙ v parametrisation).

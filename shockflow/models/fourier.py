@@ -1,4 +1,4 @@
-"""Fourier-feature MLP of the power-law experiment (THEORY §2, end of "Power law").
+"""Fourier-feature MLP of the power-law experiment (docs/theory.md §2, end of "Power law").
 
     f(x) = P^{-1/2} Σ_{k=1}^P W_k tanh(s_k a_k ψ_k(x)),   ψ_k(x) = √2 cos(2π k x),   s_k = k^{-θ}.
 

@@ -1,11 +1,11 @@
-"""Linear student of the BBP teacher–student setting (THEORY §3).
+"""Linear student of the BBP teacher–student setting (docs/theory.md §3).
 
     f(x) = W x,   W ∈ R^{N×M},   x ∈ R^M,   output f ∈ R^N.
 
 Registry name ``"linear"``; ``input_dim`` = M, ``output_dim`` = N (aspect ratio r = N/M).
 Parameter ``W`` (N, M). Initialisation: W_0 entries ~ N(0, σ_W²/M) with σ_W = ``init_scale``,
-exactly the THEORY §3 initial condition. With ``loss="half_mse"`` and x ~ N(0, I_M) the
-population gradient step is W ← W − ε (W − W*) (THEORY §3, population gradient descent).
+exactly the docs/theory.md §3 initial condition. With ``loss="half_mse"`` and x ~ N(0, I_M) the
+population gradient step is W ← W − ε (W − W*) (docs/theory.md §3, population gradient descent).
 """
 
 from __future__ import annotations

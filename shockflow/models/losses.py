@@ -4,12 +4,12 @@
 name               ℓ(f, y) for one sample                    ∂ℓ/∂f
 =================  ========================================  ==============================
 ``half_mse``       ½ Σ_o (f_o − y_o)²   (default)            f − y
-``mse``            Σ_o (f_o − y_o)²     (THEORY §2: no ½)    2 (f − y)
+``mse``            Σ_o (f_o − y_o)²     (docs/theory.md §2: no ½)    2 (f − y)
 ``cross_entropy``  logsumexp(f) Σ_o y_o − Σ_o y_o f_o        softmax(f) Σ_o y_o − y
 ``logistic``       log(1 + exp(−y f)),  y ∈ {−1, +1}         −y σ(−y f)
 =================  ========================================  ==============================
 
-``mse`` is the THEORY §2 convention L = (1/m) Σ_μ (f_μ − y_μ)². ``cross_entropy`` takes
+``mse`` is the docs/theory.md §2 convention L = (1/m) Σ_μ (f_μ − y_μ)². ``cross_entropy`` takes
 logits f of shape ``(n, K)`` with K ≥ 2 and targets either integer class labels of shape
 ``(n,)`` or rows of probabilities (e.g. one-hot) of shape ``(n, K)``; for probability rows it
 is −Σ_o y_o log softmax(f)_o. ``logistic`` is for scalar outputs with labels ±1.
@@ -70,7 +70,7 @@ class HalfMSE(Loss):
 
 
 class MSE(Loss):
-    """ℓ = Σ_o (f_o − y_o)² (THEORY §2 convention, no ½)."""
+    """ℓ = Σ_o (f_o − y_o)² (docs/theory.md §2 convention, no ½)."""
 
     name = "mse"
 

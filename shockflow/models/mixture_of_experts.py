@@ -1,4 +1,4 @@
-"""Mixture of experts with a softmax gate (THEORY §2 table, mixture-of-experts row).
+"""Mixture of experts with a softmax gate (docs/theory.md §2 table, mixture-of-experts row).
 
     g(x) = softmax(Γ x) ∈ R^K,      f(x) = Σ_{k=1}^K g_k(x) E_k(x).
 

@@ -1,6 +1,6 @@
 """Two-layer perceptrons: the standard-parametrised MLP and the mean-field network.
 
-Two-layer MLP (registry name ``"mlp"``, THEORY §2 table, unit w_i = [u_i; v_i]):
+Two-layer MLP (registry name ``"mlp"``, docs/theory.md §2 table, unit w_i = [u_i; v_i]):
 
     f_o(x) = Σ_{i=1}^m a_{oi} φ(w_i·x + b_i),        x ∈ R^d, o = 1..output_dim.
 

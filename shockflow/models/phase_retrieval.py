@@ -1,4 +1,4 @@
-"""Phase retrieval (THEORY §2 table): f(a) = (w · a)², structure matrix A(a) = a aᵀ.
+"""Phase retrieval (docs/theory.md §2 table): f(a) = (w · a)², structure matrix A(a) = a aᵀ.
 
 Inputs X of shape (n, input_dim) (rows are the sensing vectors a). Parameter ``w`` (d,).
 Initialisation (ε = ``init_scale``): w entries ~ N(0, ε²/d).

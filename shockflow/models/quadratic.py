@@ -1,8 +1,8 @@
-"""Two-layer networks with quadratic activation (THEORY §4).
+"""Two-layer networks with quadratic activation (docs/theory.md §4).
 
 ``form="sum"`` (default):   f(x) = Σ_{i=1}^p a_i (w_i · x)²,   trainable W (p, d) and a (p,).
 
-``form="trace"``: the THEORY §4 normalisation with the readout fixed,
+``form="trace"``: the docs/theory.md §4 normalisation with the readout fixed,
 
     f(x) = Tr[S Z],   Z = (x xᵀ − I)/√d,   S = WᵀW/√(p d)
          = (‖W x‖² − ‖W‖_F²) / (d √p),

@@ -14,7 +14,7 @@ Unit layouts (``UNIT_LAYOUTS``; the registry names of :mod:`shockflow.models`):
 ``cnn1d/cnn2d``    unit c = [vec K_c ; b_c (if bias) ; a_·c]
 ``attention``      unit h = [vec W_Q,h ; vec W_K,h ; vec W_V,h ; v_h]   (quartic in Q, K)
 ``attention_qk``   unit (h, j) = [W_Q[h, :, j] ; W_K[h, :, j]]  (one query/key column pair;
-                   THEORY's "rows ⊗ I" form is the same matrix written for all j at once)
+                   docs/theory.md's "rows ⊗ I" form is the same matrix written for all j at once)
 ``moe``            unit k = [expert k parameters ; gate row Γ_k]
 ``linear2``        unit i = [W1_i· ; W2_·i]
 ``quadratic``      ``form="trace"`` only: unit i = row W_i·

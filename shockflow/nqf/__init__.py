@@ -1,4 +1,4 @@
-"""Neural quadratic forms (THEORY §2): structure matrices from the models, closed (μ, M) dynamics,
+"""Neural quadratic forms (docs/theory.md §2): structure matrices from the models, closed (μ, M) dynamics,
 Lotka–Volterra reduction, switch-on times, power laws, and the built-in experiments.
 
 Example (docs/nqf.md has more)::
@@ -30,12 +30,14 @@ from shockflow.nqf.switch_on import (
     switch_on_time_eps,
 )
 
+from shockflow.nqf.experiments import mode_analysis
+
 __all__ = [
     "NonCommutingDataError", "OrderState", "QuadraticForm", "asymptotic_exponent", "commutation", "compress",
     "compressed_form", "escape_time", "escape_time_prediction", "excess_loss", "expansion_remainder",
     "expected_remainder_order", "finite_eps_slope", "fit_power_law", "integrate_lv", "isotropic_mode_strength",
     "isotropic_solution", "isotropy_constant", "leading_switch_on_time", "lv_coefficients", "measured_switch_on",
-    "mode_strengths", "order_parameter_step", "orthogonal_features_solution", "power_law_modes",
+    "mode_analysis", "mode_strengths", "order_parameter_step", "orthogonal_features_solution", "power_law_modes",
     "samplewise_exponent", "saxe_mode_strength", "shared_eigenbasis", "simulate_order_parameters",
     "simulate_units", "structure_matrices", "supported_models", "switch_on_time", "switch_on_time_eps",
     "unit_layout", "unit_matrix",

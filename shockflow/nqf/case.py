@@ -1,4 +1,4 @@
-"""The ``nqf`` case kind: one built-in neural-quadratic-form experiment per case file (THEORY §2).
+"""The ``nqf`` case kind: one built-in neural-quadratic-form experiment per case file (docs/theory.md §2).
 
     kind = "nqf"
     [experiment]
@@ -47,10 +47,43 @@ class FiveMode:
     rho: float = setting(0.5, doc="Switch-on = reaching the fraction ρ of z_k(∞).", bounds=_EPS)
     optimizer: str = setting("gd", doc="Optimizer of the network run.", choices=("gd", "momentum", "nesterov", "adam"))
     momentum: float = setting(0.9, doc="Momentum coefficient (momentum, nesterov).", bounds=interval(0, 1, "left"))
+    rates: tuple[float, ...] = setting((), doc="The design's Lotka–Volterra rates r_k directly (docs/theory.md §2), "
+                                               "e.g. [1, 0.5, 0.25, 0.125, 0.0625]; sets the number of modes and "
+                                               "replaces the halving strengths and `amplitude`.", bounds=greater_than(0))
+    coupling: float | None = setting(None, doc="The self-interaction C = C_kk of every mode (diagonal network: set "
+                                               "through the input scale); default: the design's own (1/2).",
+                                     bounds=greater_than(0))
+    grid: int = setting(16, doc="Sample points of the Fourier network's uniform grid (more than 2 × modes).",
+                        bounds=at_least(3))
+
+    #: the network run must resolve the switch-ons: at least this many steps (and the fastest mode's step
+    #: lr × rate below 1, where explicit GD on its quadratic form stays close to the flow it discretises)
+    MIN_STEPS: ClassVar[int] = 100
+
+    def estimated_steps(self) -> float:
+        """Steps of the network run, from the leading switch-on time ln(1/ε)/ζ of the weakest mode (strength
+        amplitude · 2^-(modes-1)), the way :func:`shockflow.nqf.experiments.five_mode_switch_on` sizes it."""
+        lr_eff = self.lr / (1.0 - self.momentum) if self.optimizer in ("momentum", "nesterov") else self.lr
+        weakest = self.amplitude * 2.0 ** -(self.modes - 1)
+        return 1.4 * math.log(1.0 / self.eps) / (weakest * lr_eff)
 
     def check(self):
-        if self.network == "fourier" and 2 * self.modes >= 16:
-            yield "modes", f"the Fourier grid has 16 points: expected at most 7 modes, found {self.modes}"
+        modes = len(self.rates) or self.modes
+        if self.network == "fourier" and 2 * modes >= self.grid:
+            yield "modes", f"the Fourier grid has {self.grid} points: expected fewer than {self.grid / 2:g} modes, found {modes}"
+        if len(self.rates) > 7 and self.network == "diagonal":
+            yield "rates", f"at most 7 modes for the diagonal network's Hadamard design, found {len(self.rates)}"
+        if self.coupling is not None and self.network != "diagonal":
+            yield "coupling", "C is set through the input scale, which only the diagonal network has"
+        if (self.rates or self.coupling is not None) and self.amplitude != 1.0:
+            yield "amplitude", "expected the default 1 when `rates` or `coupling` set the design"
+        if self.optimizer != "adam":
+            if not self.lr * self.amplitude < 1.0:
+                yield "lr", (f"expected lr x amplitude < 1 (gradient descent on the strongest mode, strength "
+                             f"{self.amplitude:g}, must follow its flow), found lr = {self.lr:g}")
+            elif self.estimated_steps() < self.MIN_STEPS:
+                yield "lr", (f"expected a step that resolves the switch-ons (at least {self.MIN_STEPS} steps), found "
+                             f"lr = {self.lr:g}: about {self.estimated_steps():.3g} steps")
 
 
 @dataclass(frozen=True)
@@ -86,10 +119,15 @@ class FourierExponents:
     lr_rate: float = setting(0.1, doc="Step η = lr_rate/ζ_1.", bounds=greater_than(0))
     window: tuple[int, ...] = setting((2, 10), doc="Fitting window: switch-on times of modes k_lo and k_hi.",
                                       bounds=at_least(1))
+    grid: int | None = setting(None, doc="Sample points x_i = i/grid of the uniform grid (more than 2 × modes, so that "
+                                         "the P cosine features stay orthogonal; default 2 × modes + 2).",
+                               bounds=at_least(1))
 
     def check(self):
         if len(self.window) != 2 or not self.window[0] < self.window[1] <= self.modes:
             yield "window", f"expected [k_lo, k_hi] with k_lo < k_hi <= modes = {self.modes}, found {list(self.window)}"
+        if self.grid is not None and not self.grid > 2 * self.modes:
+            yield "grid", f"expected more than 2 × modes = {2 * self.modes} points, found {self.grid}"
 
 
 @dataclass(frozen=True)
@@ -107,7 +145,7 @@ class FailureModes:
 
 @dataclass(frozen=True)
 class ShockLink:
-    """Closed-form switch-on times of the five-mode case and the THEORY §1 escape reading γ* ln(d_exit/d_0)."""
+    """Closed-form switch-on times of the five-mode case and the docs/theory.md §1 escape reading γ* ln(d_exit/d_0)."""
 
     TAG: ClassVar[str] = "shock_link"
     eps: float = setting(1e-6, doc="Initial mode strength ε.", bounds=_EPS)
@@ -185,24 +223,37 @@ def _run_experiment(e):
     from shockflow.nqf import experiments as ex
 
     if e.TAG == "five_mode":
-        return ex.five_mode_switch_on(eps=e.eps, lr=e.lr, strengths=ex.halving_strengths(e.modes), rho=e.rho,
+        strengths, scale = ex.halving_strengths(e.modes), 1.0
+        if e.rates or e.coupling is not None:
+            strengths, scale = ex.design_strengths(e.rates or None, e.coupling, e.network, grid=e.grid, modes=e.modes)
+        return ex.five_mode_switch_on(eps=e.eps, lr=e.lr, strengths=strengths, rho=e.rho,
                                       network=e.network, optimizer=e.optimizer, momentum=e.momentum,
-                                      amplitude=e.amplitude)
+                                      amplitude=e.amplitude, grid=e.grid, input_scale=scale)
     if e.TAG == "power_law":
         return ex.power_law_modes_experiment(n_modes=e.modes, alpha1=e.alpha1, alpha2=e.alpha2, eps=e.eps,
                                              beta=e.beta, window_modes=tuple(e.window),
                                              network_check=e.network_check, lr=e.lr)
     if e.TAG == "fourier":
         return ex.fourier_feature_exponents(thetas=tuple(e.thetas), beta=e.beta, modes=e.modes, eps=e.eps,
-                                            amplitude=e.amplitude, lr_rate=e.lr_rate, window_modes=tuple(e.window))
+                                            amplitude=e.amplitude, lr_rate=e.lr_rate, window_modes=tuple(e.window),
+                                            grid=e.grid)
     if e.TAG == "failure_modes":
         return ex.failure_modes(eps_small=e.eps, init_large=e.init_large, amplitude=e.amplitude, lr=e.lr,
                                 adam_lr=e.adam_lr, momentum=e.momentum)
     return ex.shock_link_reference(eps=e.eps, rho=e.rho)
 
 
-def _figures(e, result, out: Path, name: str) -> tuple[Path, ...]:
-    from shockflow.nqf.figures import mode_strengths_figure, power_law_figure
+def _figures(e, result, out: Path, name: str, options=None) -> tuple[Path, ...]:
+    from shockflow.figures import save_figure
+    from shockflow.nqf.figures import mode_strengths_figure as _modes, power_law_figure as _power
+
+    fmt, dpi = getattr(options, "figure_format", None), getattr(options, "dpi", None)
+
+    def mode_strengths_figure(res, path):
+        return save_figure(_modes(res), path, format=fmt, dpi=dpi)
+
+    def power_law_figure(t, loss, fit, predicted, path, **kw):
+        return save_figure(_power(t, loss, fit, predicted, **kw), path, format=fmt, dpi=dpi)
 
     if e.TAG == "five_mode":
         return (mode_strengths_figure(result, out / f"{name}.png"),)
@@ -237,7 +288,7 @@ def run_nqf_case(case, options) -> NQFOutcome:
     out.mkdir(parents=True, exist_ok=True)
     e = case.settings.experiment
     result = _run_experiment(e)
-    figures = _figures(e, result, out, case.name) if options.figures else ()
+    figures = _figures(e, result, out, case.name, options) if options.figures else ()
     plain = _plain(result)
     path = out / f"{case.name}.json"
     with atomic_path(path) as tmp:

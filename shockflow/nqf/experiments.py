@@ -12,7 +12,7 @@ of the actual network (:func:`shockflow.training.train`). Times are gradient-flo
   (2β − 1)/(θ + β) for several θ.
 * :func:`failure_modes` — the five-mode teacher on the tanh Fourier MLP with large initialisation, Adam and
   heavy-ball momentum.
-* :func:`shock_link_reference` — the closed-form switch-on times of the five-mode case and the THEORY §1
+* :func:`shock_link_reference` — the closed-form switch-on times of the five-mode case and the docs/theory.md §1
   escape-time reading t ≈ γ* ln(d_exit/d_0), for the main job's shock pipeline to compare against.
 
 Plus :func:`order_parameters_vs_network`: the closed (μ, M) SGD dynamics against SGD on the network.
@@ -65,6 +65,43 @@ def mode_analysis(model, X, y, tol: float = 1e-8) -> dict:
     return {"form": form, "P": P, "lam": lam, "r": r, "C": C, "z0": mode_strengths(W @ W.T, P)}
 
 
+def design_strengths(rates=None, coupling: float | None = None, network: str = "diagonal", grid: int = 16,
+                     modes: int | None = None):
+    """The teacher strengths (and the diagonal network's input scale) whose Lotka–Volterra rates are
+    ``rates`` (r_k in mode order; None: the rates of the halving strengths of ``modes`` modes) and, if
+    given, whose self-interaction is C_kk = ``coupling``.
+
+    Read off :func:`mode_analysis` of the unit design rather than from a formula: r_k is linear in the
+    strength s_k (y is), and for the diagonal network A(x) = Diag(x)/4 is linear in x, so scaling the
+    inputs by c multiplies r_k and C_kk by c².  Returns ``(strengths, input_scale)``."""
+    K = len(rates) if rates is not None else int(modes)
+    if K < 1:
+        raise ValueError(f"rates: expected at least one mode, found {K}")
+    if coupling is not None and network != "diagonal":
+        raise ValueError("coupling: C is set through the input scale, which only the diagonal network has")
+    unit = five_mode_data(np.ones(K), network, grid=grid)
+    an = mode_analysis(_five_mode_model(network, K, 1e-6), unit.X, unit.y)
+    P = an["P"]
+    # the eigenbasis may be permuted: mode k of the design is the eigenvector on input feature k
+    feature = np.argmax(np.abs(P), axis=0)[: an["r"].size]
+    r_unit = np.zeros(K)
+    c_unit = np.zeros(K)
+    for j, k in enumerate(feature):
+        if k < K:
+            r_unit[k], c_unit[k] = an["r"][j], an["C"][j, j]
+    if not np.all(r_unit > 0):
+        raise ValueError("rates: the unit design has a mode without a positive rate")
+    r_target = r_unit * np.asarray(halving_strengths(K)) if rates is None else np.asarray(rates, float)
+    if not np.all(r_target > 0):
+        raise ValueError(f"rates: expected positive numbers, found {list(r_target)}")
+    scale2 = 1.0
+    if coupling is not None:
+        if not coupling > 0 or not np.allclose(c_unit, c_unit[0], rtol=1e-12):
+            raise ValueError(f"coupling: expected a positive number for a design with one C_kk, found {coupling!r}")
+        scale2 = float(coupling) / c_unit[0]
+    return tuple((r_target / (scale2 * r_unit)).tolist()), float(np.sqrt(scale2))
+
+
 def _mode_observable(model, P):
     layout = unit_layout(model)
 
@@ -75,11 +112,12 @@ def _mode_observable(model, P):
     return z
 
 
-def five_mode_data(strengths=HALVING_STRENGTHS, network: str = "diagonal", grid: int = 16) -> Dataset:
+def five_mode_data(strengths=HALVING_STRENGTHS, network: str = "diagonal", grid: int = 16,
+                   input_scale: float = 1.0) -> Dataset:
     """Orthogonal five-mode teacher data.
 
-    ``diagonal``: inputs = 5 columns of the 8×8 Hadamard matrix (XᵀX = 8 I), y = X β* with β* = strengths.
-    ``fourier``: a uniform grid of ``grid`` points, y = Σ_k b_k ψ_k(x) with b_k = strengths.
+    ``diagonal``: inputs = ``input_scale`` × 5 columns of the 8×8 Hadamard matrix (XᵀX = 8 c² I), y = X β*
+    with β* = strengths.  ``fourier``: a uniform grid of ``grid`` points, y = Σ_k b_k ψ_k(x) with b_k = strengths.
     """
     s = np.asarray(strengths, float)
     K = s.size
@@ -87,9 +125,11 @@ def five_mode_data(strengths=HALVING_STRENGTHS, network: str = "diagonal", grid:
         Hm = hadamard(8).astype(float)
         if K > 7:
             raise ValueError(f"strengths: at most 7 modes for the Hadamard design, found {K}")
-        X = Hm[:, 1:K + 1]
+        X = float(input_scale) * Hm[:, 1:K + 1]
         return Dataset(X, X @ s, {"name": "nqf_five_mode", "network": network, "strengths": s.tolist()})
     if network == "fourier":
+        if input_scale != 1.0:
+            raise ValueError("input_scale: the Fourier features fix the input scale; it applies to the diagonal network")
         if not 2 * K < grid:
             raise ValueError(f"grid: expected more than {2 * K} points for {K} orthogonal modes, found {grid}")
         x = np.arange(grid) / grid
@@ -140,7 +180,8 @@ def _loss_transitions(steps, loss, lr_eff: float, t_pred: np.ndarray) -> dict:
 def five_mode_switch_on(eps: float = 1e-6, lr: float = 0.01, strengths=HALVING_STRENGTHS, rho: float = 0.5,
                         network: str = "diagonal", optimizer: str = "gd", init: str = "constant",
                         steps_factor: float = 1.4, momentum: float = 0.9, seed: int = 0,
-                        amplitude: float = 1.0, steps: int | None = None) -> dict:
+                        amplitude: float = 1.0, steps: int | None = None, grid: int = 16,
+                        input_scale: float = 1.0) -> dict:
     """Switch-on times of the network against the exact closed form (and the ln(1/ε) leading term).
 
     ``amplitude`` multiplies the strengths (the tanh Fourier MLP stays in its quadratic regime only for
@@ -150,9 +191,11 @@ def five_mode_switch_on(eps: float = 1e-6, lr: float = 0.01, strengths=HALVING_S
     for Adam no NQF prediction exists: time is step × lr, and what is comparable is the ratio of successive
     switch-on times (``successive_ratio_*``; ≈ ζ_k/ζ_{k+1} = 2 for halving strengths under gradient flow).
     ``steps`` overrides the run length (default: ``steps_factor`` × the last predicted switch-on).
+    ``grid``: the Fourier network's sample points; ``input_scale`` multiplies the diagonal network's
+    inputs (see :func:`design_strengths` for strengths and scale from given rates r_k and C).
     """
     strengths = tuple(float(amplitude) * np.asarray(strengths, float))
-    data = five_mode_data(strengths, network)
+    data = five_mode_data(strengths, network, grid=grid, input_scale=input_scale)
     K = len(strengths)
     model = _five_mode_model(network, K, eps, init=init, seed=seed)
     an = mode_analysis(model, data.X, data.y)
@@ -270,7 +313,7 @@ def fourier_feature_exponents(thetas=(0.0, 0.5, 1.0), beta: float = 1.0, modes: 
     grid = 2 * modes + 2 if grid is None else grid
     base = fourier_grid(grid, modes, beta)
     data = Dataset(base.X, amplitude * base.y, {**base.spec, "amplitude": float(amplitude)})
-    out = {"beta": beta, "modes": modes, "eps": eps, "amplitude": amplitude, "window_modes": list(window_modes),
+    out = {"beta": beta, "modes": modes, "grid": grid, "eps": eps, "amplitude": amplitude, "window_modes": list(window_modes),
            "runs": []}
     k_lo, k_hi = window_modes
     for theta in thetas:
@@ -340,7 +383,7 @@ def failure_modes(eps_small: float = 1e-6, init_large: float = 0.3, amplitude: f
 
 # ----------------------------------------------------------------------------------- experiment 5
 def shock_link_reference(eps: float = 1e-6, strengths=HALVING_STRENGTHS, rho: float = 0.5) -> dict:
-    """Closed-form switch-on times of the five-mode diagonal case and the THEORY §1 escape reading.
+    """Closed-form switch-on times of the five-mode diagonal case and the docs/theory.md §1 escape reading.
 
     ``t_switch_on``: exact t*(ρ); ``t_leading``: ln(1/ε)/ζ; ``t_escape``: γ* ln(d_exit/d_0) from the flat
     coordinate r = √z of each mode (γ* = −1/L̄''(0), d_exit = argmin L̄, d_0 = √z0), computed from the loss

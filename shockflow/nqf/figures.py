@@ -4,40 +4,29 @@
   times marked (solid: exact t*, dotted: ln(1/ε)/ζ);
 * :func:`power_law_figure` — loss against time on log-log axes with the fitted and predicted exponents.
 
-Both write a PNG atomically and return the path.
+Both take an optional ``ax`` (or ``fig``) and return the Figure (matplotlib's object API, no
+pyplot state); :func:`shockflow.figures.save_figure` writes it.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-from shockflow.storage import atomic_path
+from shockflow.figures import PALETTE, figure_of, new_figure
 
 __all__ = ["mode_strengths_figure", "power_law_figure"]
 
 
-def _save(fig, path) -> Path:
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    return path
-
-
-def mode_strengths_figure(result: dict, path) -> Path:
-    """Figure of :func:`shockflow.nqf.experiments.five_mode_switch_on`'s result."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def mode_strengths_figure(result: dict, *, fig=None):
+    """Figure of :func:`shockflow.nqf.experiments.five_mode_switch_on`'s result (returns the Figure)."""
     curves = result["curves"]
     t, z = np.asarray(curves["t"]), np.asarray(curves["z"])
     z_inf = np.asarray(result["z_inf"])
-    fig, (ax, axl) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    if fig is None:
+        fig = new_figure(7, 6)
+    ax, axl = fig.subplots(2, 1, sharex=True)
     for k in range(z.shape[1]):
-        line, = ax.plot(t, z[:, k] / z_inf[k], lw=1.4, label=f"mode {k + 1}")
+        line, = ax.plot(t, z[:, k] / z_inf[k], lw=1.4, color=PALETTE[k % len(PALETTE)], label=f"mode {k + 1}")
         ax.axvline(result["t_predicted"][k], color=line.get_color(), lw=0.8)
         ax.axvline(result["t_leading"][k], color=line.get_color(), lw=0.8, ls=":")
     ax.axhline(result["rho"], color="0.6", lw=0.6)
@@ -48,22 +37,15 @@ def mode_strengths_figure(result: dict, path) -> Path:
     axl.semilogy(np.asarray(curves["loss_t"]), np.asarray(curves["loss"]), color="k", lw=1)
     axl.set_xlabel("gradient-flow time t = η × step")
     axl.set_ylabel("loss")
-    fig.tight_layout()
-    out = _save(fig, path)
-    plt.close(fig)
-    return out
+    return fig
 
 
-def power_law_figure(t, loss, fit: dict, predicted: dict, path, title: str = "", extra: dict | None = None) -> Path:
-    """Loss against time (log-log), the fitted law over its window and lines of the ``predicted`` exponents."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def power_law_figure(t, loss, fit: dict, predicted: dict, title: str = "", extra: dict | None = None, *, ax=None):
+    """Loss against time (log-log), the fitted law over its window and lines of the ``predicted``
+    exponents (returns the Figure)."""
     t, loss = np.asarray(t, float), np.asarray(loss, float)
     ok = (t > 0) & (loss > 0)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = figure_of(ax, 7, 4.5)
     ax.loglog(t[ok], loss[ok], color="k", lw=1.2, label="loss")
     for name, (tt, ll) in (extra or {}).items():
         tt, ll = np.asarray(tt), np.asarray(ll)
@@ -75,14 +57,12 @@ def power_law_figure(t, loss, fit: dict, predicted: dict, path, title: str = "",
     ax.loglog(tw, L0 * (tw / t_lo) ** (-fit["exponent"]), color="C3", lw=2.5, alpha=0.7,
               label=f"fit {fit['exponent']:.3f} ± {fit['spread']:.3f}")
     for i, (name, p) in enumerate(predicted.items()):
-        ax.loglog(tw, 0.5 * L0 * (tw / t_lo) ** (-p), color=f"C{i}", lw=1, ls=":", label=f"{name} {p:.3f}")
+        ax.loglog(tw, 0.5 * L0 * (tw / t_lo) ** (-p), color=PALETTE[i % len(PALETTE)], lw=1, ls=":",
+                  label=f"{name} {p:.3f}")
     ax.axvline(t_lo, color="0.7", lw=0.6)
     ax.axvline(t_hi, color="0.7", lw=0.6)
     ax.set_xlabel("gradient-flow time t")
     ax.set_ylabel("loss")
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    out = _save(fig, path)
-    plt.close(fig)
-    return out
+    return fig

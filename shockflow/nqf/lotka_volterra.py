@@ -1,4 +1,4 @@
-"""Lotka–Volterra reduction of a neural quadratic form with commuting data matrices (THEORY §2).
+"""Lotka–Volterra reduction of a neural quadratic form with commuting data matrices (docs/theory.md §2).
 
 Gradient flow of L = (1/m) Σ_μ (Tr[M A_μ] − y_μ)² (``mse``; time t = η × steps) is
 Ṁ = −HM − MH, H = (4/m) Σ_μ Δ_μ A_μ. If A_μ = P Λ_μ Pᵀ for one orthogonal P, the mode strengths
@@ -6,8 +6,8 @@ z_k = (PᵀMP)_kk obey the generalised Lotka–Volterra system
 
     ż_k = (r_k − Σ_j C_kj z_j) z_k,      r_k = (κ/m) Σ_μ y_μ λ_μk,   C_kj = (κ/m) Σ_μ λ_μk λ_μj,
 
-κ = 8 for ``mse`` and 4 for ``half_mse`` (THEORY §2 writes the factor 8/m in front; here it is inside
-r and C, as THEORY does for the orthogonal-feature rates). Closed forms:
+κ = 8 for ``mse`` and 4 for ``half_mse`` (docs/theory.md §2 writes the factor 8/m in front; here it is inside
+r and C, as docs/theory.md §2 does for the orthogonal-feature rates). Closed forms:
 
 * orthogonal features (C diagonal): z_k(t) = r_k z0 / (C_kk z0 + (r_k − C_kk z0) e^{−r_k t});
 * isotropic samples, (1/m) Σ A_ij A_kl = (c/2)(δ_ik δ_jl + δ_il δ_jk), Y = (4/m) Σ_μ y_μ A_μ (mse):

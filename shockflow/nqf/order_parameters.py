@@ -1,20 +1,20 @@
-"""Closed SGD dynamics of the order parameters (μ, M) of a neural quadratic form (THEORY §2).
+"""Closed SGD dynamics of the order parameters (μ, M) of a neural quadratic form (docs/theory.md §2).
 
 For f_x = f0 + g·μ + μᵀBμ + Tr[W Wᵀ A] (see :mod:`shockflow.nqf.structure_matrices`) the gradient
 of the loss on a batch with respect to unit i is v + H w_i with
 
     v = Σ_B ℓ'_x (g + 2Bμ),      H = Σ_B 2 ℓ'_x A(x),
 
-ℓ'_x = ∂(batch-mean loss)/∂f_x: (2/|B|)(f_x − y_x) for ``mse`` (THEORY §2's L = (1/m)Σ(f − y)²),
+ℓ'_x = ∂(batch-mean loss)/∂f_x: (2/|B|)(f_x − y_x) for ``mse`` (docs/theory.md §2's L = (1/m)Σ(f − y)²),
 (1/|B|)(f_x − y_x) for ``half_mse``. One SGD step with weight decay λ, w_i ← (1 − ηλ) w_i − η(v + H w_i)
 (the training loop's decoupled decay; for plain SGD the "l2" mode is the same update), gives exactly
 
     μ' = q μ − η(d v + H μ),                                         q = 1 − ηλ,
     M' = q² M − η q (v μᵀ + μ vᵀ + H M + M H) + η² (d v vᵀ + v μᵀ H + H μ vᵀ + H M H),
 
-which is THEORY §2's update (q = 1); to first order in η the decay is the −γM term with γ = 2λ.
+which is docs/theory.md §2's update (q = 1); to first order in η the decay is the −γM term with γ = 2λ.
 
-Compression (THEORY §2): the update depends on the number of units d only through d v and d v vᵀ, so
+Compression (docs/theory.md §2): the update depends on the number of units d only through d v and d v vᵀ, so
 d' units with μ' = μ, M' = (d/d') M, A' = (d'/d) A, η' = η d/d', λ' = λ d'/d reproduce it exactly; a
 configuration of d' units with those (μ, M') exists iff d' ≥ k_V + 1, k_V = rank of the unit
 covariance M − μμᵀ/d (:func:`compress`).
@@ -161,7 +161,7 @@ class Compression:
 
 
 def compress(state: OrderState, d: int, units: int | None = None, rtol: float = 1e-9) -> Compression:
-    """Explicit d' units with Σ w'_i = μ and Σ w'_i w'_iᵀ = (d/d') M (THEORY §2 compression).
+    """Explicit d' units with Σ w'_i = μ and Σ w'_i w'_iᵀ = (d/d') M (docs/theory.md §2 compression).
 
     w'_i = μ/d' + δ_i with Σ δ_i = 0 and Σ δ_i δ_iᵀ = (d/d')(M − μμᵀ/d) = Σ_k c_k e_k e_kᵀ (rank k_V);
     δ_i = Σ_k √c_k e_k S_ik with S (d' × k_V) orthonormal columns orthogonal to (1, …, 1), which needs

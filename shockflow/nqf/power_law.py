@@ -1,16 +1,16 @@
-"""Power-law loss decay from many logistic modes (THEORY §2, "Power law").
+"""Power-law loss decay from many logistic modes (docs/theory.md §2, "Power law").
 
 Modes k = 1..K with ζ_k = c_ζ k^{-α2}, value V_k = c_w k^{-α1} (V_k = r_k²/(8 C_kk), the loss the mode
 removes), z_k(∞) = ζ_k/C_k, z_k(0) = ε c_k k^{-β}. The excess loss E(t) = Σ_k V_k (1 − z_k/z_k∞)² in the
 rescaled time τ = t/ln(1/ε) tends to Σ_k V_k 1[τ < 1/(aζ_k)] = Θ(τ^{-(α1−1)/α2}) as ε → 0.
 
-Finite ε (our derivation; THEORY's formula is its β = 0 case): mode k switches on at
+Finite ε (our derivation; docs/theory.md's formula is its β = 0 case): mode k switches on at
 t_k = (1/(aζ_k)) ln(z_k∞/z_k(0)); E(t_K) ≈ Σ_{k>K} V_k ∝ K^{1−α1} and
 
     d ln t_k / d ln k = α2 + (β − (α1 − α2)) / ln(z_k∞/z_k(0)),
 
 so the local slope is −(α1 − 1)/(α2 + (β − α1 + α2)/ln(z_k∞/z_k(0))); with β = 0 and c_k = 1 this is
-THEORY's (α1 − 1)/(α2 − (α1 − α2)/ln(ζ_k/(C_k ε))). For β = α1 − α2 the finite-ε correction vanishes.
+docs/theory.md's (α1 − 1)/(α2 − (α1 − α2)/ln(ζ_k/(C_k ε))). For β = α1 − α2 the finite-ε correction vanishes.
 
 Sample-wise version: ζ_μ = (8/m) λ_μ,max y_μ ∝ μ^{-γ2}, per-sample loss y_μ² ∝ μ^{-2γ1}:
 L(τ) = Θ(τ^{-(2γ1−1)/γ2}).

@@ -1,13 +1,13 @@
-"""Structure matrices A(x) of neural quadratic forms, computed by differentiating the models (THEORY §2).
+"""Structure matrices A(x) of neural quadratic forms, computed by differentiating the models (docs/theory.md §2).
 
 Near zero weights a permutation-symmetric layer with units w_1 … w_d ∈ R^p (the columns of
 W ∈ R^{p×d}) expands as
 
     f_x(W) = f_x(0) + g(x)·μ + μᵀ B(x) μ + Tr[W Wᵀ A(x)] + O(‖W‖³),    μ = Σ_i w_i,      (1)
 
-the most general permutation-symmetric second-order polynomial. THEORY §2 writes the case
+the most general permutation-symmetric second-order polynomial. docs/theory.md §2 writes the case
 g = 0, B = 0 ("each unit's gradient vanishes at zero weights"); the order-parameter update of
-THEORY §2 (``v = Σ_B ℓ'_x (g + 2Bμ)``) already carries g and B, and the softmax-gated mixture of
+docs/theory.md §2 (``v = Σ_B ℓ'_x (g + 2Bμ)``) already carries g and B, and the softmax-gated mixture of
 experts needs them (its gate is 1/K at zero weights, so the experts enter linearly).
 
 Nothing here copies an architecture's formula. For a model and a unit layout (which flat
@@ -227,7 +227,7 @@ def expected_remainder_order(model) -> int | None:
 
 # ----------------------------------------------------------------------------------- closed forms
 def mlp_structure_matrix(x: np.ndarray, grad_at_zero: float) -> np.ndarray:
-    """THEORY §2 closed form for the two-layer MLP unit [u; v]: φ'(0)/2 · [[0, x], [xᵀ, 0]] (cross-check)."""
+    """docs/theory.md §2 closed form for the two-layer MLP unit [u; v]: φ'(0)/2 · [[0, x], [xᵀ, 0]] (cross-check)."""
     x = np.asarray(x, dtype=np.float64)
     p = x.size + 1
     A = np.zeros((p, p))

@@ -1,4 +1,4 @@
-"""Switch-on times of logistic modes (THEORY §2) and the escape-time reading of THEORY §1.
+"""Switch-on times of logistic modes (docs/theory.md §2) and the escape-time reading of docs/theory.md §1.
 
 A mode z(t) = ζ z0 / (C z0 + (ζ − C z0) e^{−aζt}) (a = 1, ζ = r_k, C = C_kk for orthogonal features;
 a = 2, ζ = γ_k, C = 4c for isotropic samples) reaches the fraction ρ of z(∞) = ζ/C at
@@ -8,7 +8,7 @@ a = 2, ζ = γ_k, C = 4c for isotropic samples) reaches the fraction ρ of z(∞
 
 whose leading term (1/(aζ)) ln(1/ε) is the same for every ρ: the plateaus are a singular limit.
 
-THEORY §1 [model] reads the same event as escape from a ridge of the quotient loss: in the flat
+docs/theory.md §1 [model] reads the same event as escape from a ridge of the quotient loss: in the flat
 coordinate r = √z of one mode, L̄(r) = (1/m) Σ_μ (λ_μ r² − y_μ)² (other modes off; mse), the ridge
 r = 0 has L̄''(0) < 0, γ* = −1/L̄''(0), and t ≈ γ* ln(d_exit/d_0) with d_0 = √z0 and d_exit the
 bottom of the well. :func:`escape_time_prediction` evaluates that from the loss itself (finite
@@ -43,7 +43,7 @@ def switch_on_time(zeta, C, z0, rho=0.5, a: float = 1.0):
 
 
 def switch_on_time_eps(zeta, C, c, eps, rho=0.5, a: float = 1.0):
-    """THEORY §2 form: (1/(aζ)) ln(1/ε) − (1/(aζ)) ln[C c/(ζ − C c ε) · (1 − ρ)/ρ] with z0 = c ε."""
+    """docs/theory.md §2 form: (1/(aζ)) ln(1/ε) − (1/(aζ)) ln[C c/(ζ − C c ε) · (1 − ρ)/ρ] with z0 = c ε."""
     zeta, C, c, eps = (np.asarray(v, float) for v in (zeta, C, c, eps))
     rho = _check_rho(rho)
     return (np.log(1.0 / eps) - np.log(C * c / (zeta - C * c * eps) * (1 - rho) / rho)) / (a * zeta)
@@ -87,7 +87,7 @@ def flat_mode_loss(lam, y, loss: str = "mse"):
 
 @dataclass(frozen=True)
 class EscapePrediction:
-    """THEORY §1 [model] escape reading: γ* = −1/L̄''(0), d_exit = argmin L̄, t = γ* ln(d_exit/d_0)."""
+    """docs/theory.md §1 [model] escape reading: γ* = −1/L̄''(0), d_exit = argmin L̄, t = γ* ln(d_exit/d_0)."""
 
     gamma_star: float
     curvature: float
@@ -97,7 +97,7 @@ class EscapePrediction:
 
 
 def escape_time(gamma_star: float, d0: float, d_exit: float) -> float:
-    """t ≈ γ* ln(d_exit/d_0) (THEORY §1, gradient-flow time)."""
+    """t ≈ γ* ln(d_exit/d_0) (docs/theory.md §1, gradient-flow time)."""
     if not (d0 > 0 and d_exit > d0):
         raise ValueError(f"d0: expected 0 < d0 < d_exit, found d0 = {d0}, d_exit = {d_exit}")
     return float(gamma_star * np.log(d_exit / d0))

@@ -5,7 +5,8 @@
 - :mod:`~shockflow.prediction.mapping` — from a chart's shock to a training step (the model choice);
 - :mod:`~shockflow.prediction.predict` — :func:`predict_case`: extract, solve, map, never seeing the loss;
 - :mod:`~shockflow.prediction.transitions` — the transition detector for loss curves;
-- :mod:`~shockflow.prediction.comparison` — predicted against observed: matching and errors.
+- :mod:`~shockflow.prediction.truth` — the true transitions of a run from its parameter snapshots;
+- :mod:`~shockflow.prediction.comparison` — predicted against true: matching, recall, precision, the all-in median.
 """
 
 from shockflow.prediction.comparison import Comparison, ComparisonError, Match, compare_log, match_transitions

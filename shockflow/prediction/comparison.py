@@ -1,18 +1,36 @@
-"""Predicted versus observed transitions: matching, relative errors, the median (issue 6).
+"""Predicted versus true transitions: one-to-one matching, recall, precision, the all-in median (issue 17).
 
-**Matching.**  Predicted steps ``p_i`` and observed midpoint steps ``o_j`` (the half-learned points
-of :func:`shockflow.prediction.transitions.find_transitions`) are paired one-to-one by minimising the total
-``Σ |ln(p_i/o_j)|`` over pairs (``scipy.optimize.linear_sum_assignment``), where a pair is allowed
-only if the two steps are within a factor ``max_ratio`` of each other (default 3): a prediction
-off by more than that is reported as unmatched rather than paired with an unrelated drop.  The
-logarithm makes the matching scale-free (a staircase's steps span decades).
+**Truth.**  The true transitions of a run are, for shockflow's own runs, each chart's
+half-learned step read from the parameter snapshots (:mod:`shockflow.prediction.truth`,
+``truth = "parameters"``); for a foreign log, the transitions the loss-curve detector finds
+(:func:`shockflow.prediction.transitions.find_transitions`, ``truth = "loss"``).
 
-**Errors.**  Each pair's relative error is ``|p − o| / o``; the case's figure of merit is the
-median over the pairs (``None`` when nothing matched).
+**Matching.**  Predicted steps ``p_i`` and true steps ``o_j`` are paired one-to-one by minimising
+``Σ |ln(p_i/o_j)|`` (``scipy.optimize.linear_sum_assignment``), a pair being allowed only if
+``|ln(p_i/o_j)| ≤ ln(max_ratio)`` (default 2): the window is symmetric in log, a prediction a factor 2
+early counts exactly as one a factor 2 late.  Forbidden pairs cost far more than any allowed one, so
+the matching first maximises the number of pairs and then minimises their total log distance.
+
+**Score** (docs/theory.md §6 "Scoring"):
+
+* ``recall`` = matched true transitions / all true transitions;
+* ``precision`` = matched predictions / predictions within the run (a prediction beyond the
+  training horizon, or ``inf`` = "no transition", is listed under ``beyond_run`` and is neither a
+  hit nor a false alarm: the run cannot show it);
+* ``median_relative_error_all`` = the median over ALL true transitions of ``min(|p − o|/o, 1)`` for a
+  matched one and ``1`` for a miss; a miss always costs at least as much as any match, so moving
+  a prediction further away never improves it, and a prediction that leaves transitions out
+  cannot score 0;
+* ``median_relative_error_matched`` = the median of ``|p − o|/o`` over the matched pairs only
+  (reported for diagnosis, never on its own);
+* ``unmatched_predicted`` / ``unmatched_observed``: the steps left without a partner.
+
+``median_relative_error`` (the key of the JSON output and the result file since issue 6) is the
+all-in figure.
 
 :func:`compare_log` runs the comparison on any loss curve — a shockflow training log (HDF5) or a
 foreign CSV/JSON file of step and loss (:func:`shockflow.logs.read_loss_curve`) — against the
-predictions saved in a result file by ``shockflow run``.
+predictions saved in a result file by ``shockflow run``; its truth is ``"loss"``.
 """
 
 from __future__ import annotations
@@ -25,7 +43,13 @@ from typing import Sequence
 import numpy as np
 
 __all__ = ["Match", "Comparison", "match_transitions", "compare_log", "read_predictions", "read_loss_log",
-           "ComparisonError"]
+           "ComparisonError", "DEFAULT_MAX_RATIO", "TRUTHS", "write_score", "read_score",
+           "observed_steps"]
+
+#: the matching window: a prediction within this factor of a true step (either side) can be its partner
+DEFAULT_MAX_RATIO = 2.0
+#: where the true transitions come from
+TRUTHS = ("parameters", "loss")
 
 
 class ComparisonError(ValueError):
@@ -45,51 +69,109 @@ class Match:
                 "relative_error": self.relative_error}
 
 
+def _median(values) -> float | None:
+    return float(np.median(values)) if len(values) else None
+
+
 @dataclass(frozen=True)
 class Comparison:
+    """Predicted against true steps (module docstring).  ``observed`` are the true steps."""
+
     predicted: tuple[float, ...]
     observed: tuple[float, ...]
     matches: tuple[Match, ...]
     unmatched_predicted: tuple[int, ...] = field(default=())
     unmatched_observed: tuple[int, ...] = field(default=())
+    truth: str = "loss"
+    max_ratio: float = DEFAULT_MAX_RATIO
+    horizon: float = math.inf
+    beyond_run: tuple[int, ...] = field(default=())
+
+    @property
+    def recall(self) -> float | None:
+        """Matched true transitions over all true transitions (None: the run shows none)."""
+        return len(self.matches) / len(self.observed) if self.observed else None
+
+    @property
+    def precision(self) -> float | None:
+        """Matched predictions over the predictions within the run (None: no prediction within it)."""
+        within = len(self.predicted) - len(self.beyond_run)
+        return len(self.matches) / within if within else None
+
+    @property
+    def median_relative_error_all(self) -> float | None:
+        """Median over every true transition: min(relative error, 1) if matched, 1 if missed."""
+        if not self.observed:
+            return None
+        errors = np.ones(len(self.observed))
+        for m in self.matches:
+            errors[m.observed_index] = min(m.relative_error, 1.0)
+        return float(np.median(errors))
+
+    @property
+    def median_relative_error_matched(self) -> float | None:
+        return _median([m.relative_error for m in self.matches])
 
     @property
     def median_relative_error(self) -> float | None:
-        if not self.matches:
-            return None
-        return float(np.median([m.relative_error for m in self.matches]))
+        """The all-in figure (issue 17; before it, the median over matched pairs only)."""
+        return self.median_relative_error_all
+
+    def score(self) -> dict:
+        """The ``score`` object of the JSON output and the result file."""
+        return {"recall": self.recall, "precision": self.precision,
+                "median_relative_error_all": self.median_relative_error_all,
+                "median_relative_error_matched": self.median_relative_error_matched,
+                "unmatched_predicted": [self.predicted[i] for i in self.unmatched_predicted if i not in self.beyond_run],
+                "unmatched_observed": [self.observed[j] for j in self.unmatched_observed],
+                "beyond_run": [self.predicted[i] for i in self.beyond_run],
+                "truth": self.truth, "max_ratio": self.max_ratio}
 
     def table(self) -> str:
-        lines = [f"{'predicted step':>15}  {'observed step':>14}  {'relative error':>14}"]
+        lines = [f"{'predicted step':>15}  {'true step':>14}  {'relative error':>14}"]
         for m in self.matches:
             lines.append(f"{m.predicted_step:15.1f}  {m.observed_step:14.1f}  {100 * m.relative_error:13.1f}%")
         for i in self.unmatched_predicted:
-            lines.append(f"{self.predicted[i]:15.1f}  {'(none)':>14}  {'':>14}")
+            note = "(beyond run)" if i in self.beyond_run else "(none)"
+            lines.append(f"{self.predicted[i]:15.1f}  {note:>14}  {'':>14}")
         for j in self.unmatched_observed:
-            lines.append(f"{'(none)':>15}  {self.observed[j]:14.1f}  {'':>14}")
-        med = self.median_relative_error
-        lines.append("median relative error: " + ("n/a (nothing matched)" if med is None else f"{100 * med:.1f}%"))
+            lines.append(f"{'(none)':>15}  {self.observed[j]:14.1f}  {'miss = 100%':>14}")
+
+        def pct(v):
+            return "n/a" if v is None else f"{100 * v:.1f}%"
+
+        lines.append(f"truth: {self.truth}; recall {pct(self.recall)}, precision {pct(self.precision)} "
+                     f"(window: a factor {self.max_ratio:g} either side)")
+        lines.append(f"median relative error, all true transitions (a miss = 100%): {pct(self.median_relative_error_all)}"
+                     f"; matched pairs only: {pct(self.median_relative_error_matched)}")
         return "\n".join(lines)
 
 
-def match_transitions(predicted: Sequence[float], observed: Sequence[float], *, max_ratio: float = 3.0) -> Comparison:
-    """Pair predicted with observed steps one-to-one (module docstring)."""
+def match_transitions(predicted: Sequence[float], observed: Sequence[float], *, max_ratio: float = DEFAULT_MAX_RATIO,
+                      truth: str = "loss", horizon: float = math.inf) -> Comparison:
+    """Pair predicted with true steps one-to-one and score them (module docstring).
+
+    ``horizon``: the last step of the run; predictions beyond it (or ``inf``) are ``beyond_run``."""
     from scipy.optimize import linear_sum_assignment
 
     if not (max_ratio > 1):
         raise ValueError(f"max_ratio: expected a factor > 1, found {max_ratio!r}")
+    if truth not in TRUTHS:
+        raise ValueError(f"truth: expected one of {list(TRUTHS)}, found {truth!r}")
     p = np.asarray(predicted, dtype=np.float64).reshape(-1)
     o = np.asarray(observed, dtype=np.float64).reshape(-1)
     for name, a in (("predicted", p), ("observed", o)):
         if np.any(~np.isfinite(a) & ~np.isposinf(a)) or np.any(a < 0):
             raise ValueError(f"{name}: expected steps >= 0 (inf: never), found {a.tolist()}")
+    if np.any(~np.isfinite(o)):
+        raise ValueError(f"observed: expected finite steps, found {o.tolist()}")
     matches = []
     used_p, used_o = set(), set()
     if p.size and o.size:
         with np.errstate(divide="ignore", invalid="ignore"):
             cost = np.abs(np.log(np.maximum(p[:, None], 1e-300) / np.maximum(o[None, :], 1e-300)))
-        allowed = np.isfinite(cost) & (cost <= math.log(max_ratio))
-        big = 1e6
+        allowed = np.isfinite(cost) & (cost <= math.log(max_ratio) * (1 + 1e-12))
+        big = 1e6 * (1.0 + float(np.max(np.where(allowed, cost, 0.0))))
         rows, cols = linear_sum_assignment(np.where(allowed, cost, big))
         for i, j in zip(rows, cols):
             if allowed[i, j]:
@@ -97,9 +179,17 @@ def match_transitions(predicted: Sequence[float], observed: Sequence[float], *, 
                 used_p.add(int(i))
                 used_o.add(int(j))
     matches.sort(key=lambda m: m.observed_step)
+    beyond = tuple(i for i in range(p.size) if i not in used_p and not (p[i] <= horizon))
     return Comparison(tuple(p.tolist()), tuple(o.tolist()), tuple(matches),
                       tuple(i for i in range(p.size) if i not in used_p),
-                      tuple(j for j in range(o.size) if j not in used_o))
+                      tuple(j for j in range(o.size) if j not in used_o),
+                      truth=truth, max_ratio=float(max_ratio), horizon=float(horizon), beyond_run=beyond)
+
+
+def observed_steps(transitions) -> list[float]:
+    """The true steps of loss-curve detections: a merged transition (``count`` > 1, drops that could not
+    be told apart) stands for ``count`` transitions at its midpoint, so each can be matched or missed."""
+    return [t.midpoint for t in transitions for _ in range(getattr(t, "count", 1))]
 
 
 def read_predictions(path) -> np.ndarray:
@@ -114,27 +204,109 @@ def read_predictions(path) -> np.ndarray:
     return np.asarray(steps, dtype=np.float64)
 
 
-def read_loss_log(path):
-    """``(steps, loss)`` of a shockflow training log (.h5) or a CSV/JSON loss curve."""
+def read_loss_log(path, *, step_column: str | None = None, loss_column: str | None = None):
+    """``(steps, loss)`` of a shockflow training log (.h5) or a CSV/JSON loss curve (column options:
+    :func:`shockflow.logs.read_loss_curve`)."""
     from shockflow.logs import read_loss_curve, read_training_log
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"LOG: file {str(path)!r} does not exist")
-    record = read_training_log(path) if path.suffix.lower() in (".h5", ".hdf5") else read_loss_curve(path)
+    if path.suffix.lower() in (".h5", ".hdf5"):
+        record = read_training_log(path)
+    else:
+        record = read_loss_curve(path, step_column=step_column, loss_column=loss_column)
     return np.asarray(record.series["step"], dtype=np.float64), np.asarray(record.series["loss"], dtype=np.float64)
 
 
-def compare_log(log_path, result_path, *, max_ratio: float = 3.0):
-    """``(Comparison, transitions)``: the transitions of the log matched against the saved predictions.
+def compare_log(log_path, result_path, *, max_ratio: float = DEFAULT_MAX_RATIO, step_column: str | None = None,
+                loss_column: str | None = None):
+    """``(Comparison, transitions)``: the transitions the detector finds in the log (truth ``"loss"``)
+    matched against the saved predictions; the horizon is the log's last step.
 
     Raises :class:`ComparisonError` if the log shows no transitions."""
     from shockflow.prediction.transitions import find_transitions
 
-    predicted = read_predictions(result_path)
-    steps, loss = read_loss_log(log_path)
-    transitions = find_transitions(steps, loss)
+    from shockflow.storage import ResultFileError
+
+    try:
+        predicted = read_predictions(result_path)
+        if not np.all(np.isfinite(predicted)) or np.any(predicted < 0):
+            raise ResultFileError(f"result file {str(result_path)!r}: /transitions/predicted/step: expected finite "
+                                  f"steps >= 0, found {[float(v) for v in predicted[:5]]}")
+    except (ComparisonError, ResultFileError, FileNotFoundError):
+        raise
+    except Exception as exc:  # any other reader failure (a damaged file): blame --prediction, not the log
+        raise ComparisonError(f"--prediction {str(result_path)!r}: cannot read the predictions "
+                              f"({type(exc).__name__}: {exc})") from None
+    try:
+        steps, loss = read_loss_log(log_path, step_column=step_column, loss_column=loss_column)
+        transitions = find_transitions(steps, loss)
+    except (ComparisonError, FileNotFoundError):
+        raise
+    except Exception as exc:
+        raise ComparisonError(f"LOG {str(log_path)!r}: {str(exc) or type(exc).__name__}") from None
     if not transitions:
         raise ComparisonError(f"LOG {str(log_path)!r}: no transitions (plateau then sudden drop) found in its "
                               f"{steps.size} loss values; nothing to compare the {predicted.size} predictions with")
-    return match_transitions(predicted, [t.midpoint for t in transitions], max_ratio=max_ratio), transitions
+    return (match_transitions(predicted, observed_steps(transitions), max_ratio=max_ratio, truth="loss",
+                              horizon=float(steps[-1])), transitions)
+
+
+def _write_score_attrs(g, comparison: Comparison) -> None:
+    nan = math.nan
+    sc = comparison.score()
+    for key in ("recall", "precision", "median_relative_error_all", "median_relative_error_matched"):
+        g.attrs[key] = nan if sc[key] is None else sc[key]
+    g.attrs["truth"] = comparison.truth
+    g.attrs["max_ratio"] = comparison.max_ratio
+    g.attrs["horizon"] = comparison.horizon
+    for key in ("unmatched_predicted", "unmatched_observed", "beyond_run"):
+        g.create_dataset(key, data=np.asarray(sc[key], dtype=np.float64))
+    g.create_dataset("true_step", data=np.asarray(comparison.observed, dtype=np.float64))
+
+
+def write_score(f, comparison: Comparison, loss_comparison: Comparison | None = None, truth=None,
+                snapshot_schedule: dict | None = None) -> None:
+    """The ``/score`` group of an open result file ``f`` (written inside ``write_result``'s atomic write).
+
+    ``/score`` attributes ``recall``, ``precision``, ``median_relative_error_all``,
+    ``median_relative_error_matched`` (NaN: undefined), ``truth``, ``max_ratio``, ``horizon``; datasets
+    ``true_step``, ``unmatched_predicted``, ``unmatched_observed``, ``beyond_run``; with a parameter truth
+    also ``true_chart`` and ``true_bracket`` (the snapshot steps around each crossing), attributes
+    ``not_learned`` (JSON list of charts) and ``snapshots`` (JSON: the snapshot schedule used);
+    ``/score/loss`` holds the same figures against the loss-curve detections."""
+    import json
+
+    g = f.create_group("score")
+    _write_score_attrs(g, comparison)
+    if truth is not None:
+        g.create_dataset("true_chart", data=np.array([t.chart for t in truth.transitions], dtype="S"))
+        g.create_dataset("true_bracket", data=np.array([t.bracket for t in truth.transitions],
+                                                       dtype=np.float64).reshape(-1, 2))
+        g.attrs["not_learned"] = json.dumps(list(truth.not_learned))
+        g.attrs["snapshots"] = json.dumps({**(snapshot_schedule or {}), "logged": truth.snapshots})
+    if loss_comparison is not None and loss_comparison is not comparison:
+        _write_score_attrs(g.create_group("loss"), loss_comparison)
+
+
+def read_score(path) -> dict:
+    """The ``/score`` group of a result file as a dict (``loss``: the same against the loss detections)."""
+    import h5py
+
+    def one(g):
+        out = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in g.attrs.items()}
+        for k, d in g.items():
+            if isinstance(d, h5py.Dataset):
+                a = d[()]
+                out[k] = [x.decode() for x in a] if a.dtype.kind == "S" else np.asarray(a)
+        return out
+
+    with h5py.File(path, "r") as f:
+        if "score" not in f:
+            raise ComparisonError(f"result file {str(path)!r}: has no /score group (written by `shockflow run` "
+                                  f"since issue 17)")
+        out = one(f["score"])
+        if "loss" in f["score"]:
+            out["loss"] = one(f["score"]["loss"])
+    return out

@@ -1,6 +1,6 @@
 """Extraction: a network, its data and its initial parameters -> 1-D PDE problems on quotient charts.
 
-For each chart of a quotient geometry (THEORY.md §1; one chart per mode or unit, chosen by a
+For each chart of a quotient geometry (docs/theory.md §1; one chart per mode or unit, chosen by a
 geometry keyword such as ``modes`` for ``gram`` or ``unit`` for ``rescaling``) this module builds
 the Hamilton–Jacobi problem
 
@@ -22,7 +22,7 @@ and everything a reader needs to see what was solved:
   of ``L̄(x0) − L̄(x_min)`` — the observed-transition detector's midpoint definition read on the
   landscape (for a degenerate ridge's escape integral);
 * the **viscosity** ``ν = T/2`` from the gradient-noise temperature *projected onto the chart*
-  (THEORY §1, "Temperature"): per-sample chart gradients ``g_i = ∂_x ℓ_i`` at ``x0`` (central
+  (docs/theory.md §1, "Temperature"): per-sample chart gradients ``g_i = ∂_x ℓ_i`` at ``x0`` (central
   differences of batched per-sample losses) give ``σ_x² = Var_i g_i``; one step moves ``x`` by
   ``-η a ḡ_B`` with variance ``η² a² σ_x² f/B`` (``f = (n−B)/(n−1)``, the finite-population factor:
   zero for full-batch GD), i.e. a diffusion ``T a`` with ``T = η a σ_x² f / (2B)``;
@@ -43,7 +43,7 @@ ridge at ``r = 0`` — where the first shock forms — is an interior point rath
 
 **Staircase reference** (``sequential``, [model], ours).  With several charts, each chart's other
 parameters are not simply held at their initial values: the charts are ordered by their escape
-times ``∫ dx/|a ∂_x L̄|`` with the initial reference (fastest first, THEORY §2's switch-on order; for
+times ``∫ dx/|a ∂_x L̄|`` with the initial reference (fastest first, docs/theory.md §2's switch-on order; for
 ``gram``'s ridges the order of the initial-data γ*, which breaks ties) and, when chart k is extracted, the reference sits
 at the landscape minima of the charts before it — the state the network is in when mode k escapes
 if the switch-on times are well separated (each chart also keeps its escape profile with the
@@ -106,6 +106,8 @@ class ChartData:
     rank: int = 0              # place in the staircase order (0: the fastest chart)
     initial_escape_x: np.ndarray | None = None     # the escape profile with the INITIAL reference
     initial_escape_rate: np.ndarray | None = None  # (the head start; None: same as escape_x/escape_rate)
+    trajectory_strength: np.ndarray | None = None  # the geometry's mode strength along the trajectory
+    strength_at_min: float = float("nan")          # ... and at x_min (shockflow.prediction.truth)
 
     @property
     def dx(self) -> float:
@@ -343,6 +345,8 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
         mobility=mob, lower=lower, upper=upper, mirrored=mirrored, x0=x0, x_min=x_min,
         loss_at_min=L_min, escape_x=ex, escape_rate=rate, metric_x=mx, metric_a=ma, ridge=ridge, ridge_speed=ridge_speed,
         trajectory_steps=steps, trajectory=traj,
+        trajectory_strength=np.asarray(geo.strength(np.asarray(traj, dtype=np.float64).reshape(-1, 1)))[:, 0],
+        strength_at_min=float(np.asarray(geo.strength(np.array([[x_min]])))[0, 0]),
         conserved={k: np.asarray(v).tolist() for k, v in geo.conserved(init).items()},
         sigma2=sigma2, temperature=T, nu=0.5 * T, gamma_data=gamma_data), geo
 

@@ -1,4 +1,4 @@
-"""From a shock of the quotient PDE to a predicted phase transition of training (THEORY.md §1 [model]).
+"""From a shock of the quotient PDE to a predicted phase transition of training (docs/theory.md §1 [model]).
 
 This is the project's *modelling choice*, kept in one module so that it can be improved when the
 data say so.  Inputs: a chart's PDE data (initial data ``u0 = L̄``, mobility, the initial
@@ -9,14 +9,14 @@ issue 6; a test checks that the prediction is unchanged when the log's loss is r
 
 **The mapping.**  The first shock of ``∂_γ u + ½ a u_x² = ν Δ_g u`` forms at ``γ* = −1/inf Hess_g L̄`` (in 1-D
 ``Hess_g L̄ = L̄_ρρ`` in the flat coordinate ``dρ = dx/sqrt(a)``) at the ridge ``x_s`` where the
-quotient curvature is most negative (THEORY §1).  Near the ridge gradient flow ``ρ̇ = −L̄_ρ ≈
+quotient curvature is most negative (docs/theory.md §1).  Near the ridge gradient flow ``ρ̇ = −L̄_ρ ≈
 (ρ − ρ_s)/γ*`` leaves it exponentially with e-folding time γ*, so a trajectory starting at quotient
 distance ``d_0 = |ρ(x0) − ρ(x_s)|`` (``∫ dx/sqrt(a)``; :meth:`ChartShock.distance`) reaches the far
 side of the drop, ``d_exit = |ρ(x_min) − ρ(x_s)|``, after
 
     t = γ* · ln(d_exit / d_0)                                   (gradient-flow time).
 
-*Choice of d_exit.*  The worked check of THEORY §1 (one mode of a two-layer linear net,
+*Choice of d_exit.*  The worked check of docs/theory.md §1 (one mode of a two-layer linear net,
 ``L̄(r) = ½(s − r²)²``, ridge at 0, ``γ* = 1/(2s)``) gives, with ``d_exit = sqrt(s)`` = the
 landscape minimum, ``t = (1/(4s)) ln(s/z_0)``: the logistic half-learned time
 ``(1/(4s)) ln((s − z_0)/z_0)`` up to ``O(z_0/s)``.  The detector of the observed transitions
@@ -32,13 +32,13 @@ coordinate); the linearised escape adds a variance ``T γ*`` to the starting off
 the predicted step ``n`` solves ``Σ_{i<n} ln(1 + η_i/γ*) = ln(d_exit/d_eff)`` (the issue's
 ``steps = t/η`` is the limit ``η ≪ γ*``, also reported as ``flow_step``: ``Σ_{i<n} η_i = t``).
 With momentum ``μ`` (heavy ball, Nesterov) the same linearised map acts on the position and the
-velocity together; :meth:`Optimiser.steps_for_growth` iterates it from rest (THEORY §6,
+velocity together; :meth:`Optimiser.steps_for_growth` iterates it from rest (docs/theory.md §6,
 "Optimisers": the growth per step tends to the largest root ``ρ`` of the rule's characteristic
 polynomial, ``ln ρ`` instead of ``ln(1 + η/γ*)``).  The gradient-flow limit ``η → η/(1 − μ)``
 serves only the escape integral.  Adam is not a gradient flow in these coordinates and is refused.
 
 *Critical learning rate.*  A proximal step of size η is single-valued only while ``η < γ*``
-(THEORY §1), so ``γ*`` is also reported as ``critical_lr``.
+(docs/theory.md §1), so ``γ*`` is also reported as ``critical_lr``.
 
 *When the log form does not apply.*  The linearised escape needs the start on the unstable
 side of a ridge that is a stationary point of the flow.  If ``x0`` and ``x_min`` lie on opposite
@@ -130,7 +130,7 @@ class Optimiser:
     """The optimiser settings the mapping uses: per-step learning rates, optimiser name, momentum.
 
     The linearised escape from a ridge of curvature ``κ = 1/γ*`` grows the distance by a factor per
-    step that depends on the update rule (THEORY §6, "Optimisers"): ``1 + ηκ`` for gradient descent;
+    step that depends on the update rule (docs/theory.md §6, "Optimisers"): ``1 + ηκ`` for gradient descent;
     for heavy ball (``v ← μv + g, θ ← θ − ηv``) and Nesterov (``θ ← θ − η(g + μv)``) the state
     ``(θ, v)`` obeys a 2×2 linear recurrence whose largest eigenvalue solves
     ``ρ² − (1 + μ + ηκ)ρ + μ = 0`` and ``ρ² − (1 + μ)(1 + ηκ)ρ + μ(1 + ηκ) = 0``.

@@ -20,7 +20,7 @@ import numpy as np
 
 from shockflow.cases.errors import CaseError
 
-__all__ = ["ChartSolution", "PredictionStage", "formation_time", "hessian_g", "initial_gamma", "predict_case",
+__all__ = ["ChartFailure", "ChartSolution", "PredictionStage", "formation_time", "hessian_g", "initial_gamma", "predict_case",
            "shock_records"]
 
 #: shocks within this fraction of the chart width from a wall are wall effects, not ridges
@@ -88,7 +88,7 @@ def _report(chart, times, u, nu: float):
 
 def formation_time(times, u, chart) -> tuple[float, float]:
     """``(γ*, x*)`` measured on the solution: the steepest compression ``s(t) = −min_x Hess_g u``
-    obeys ``1/s(t) = γ* − t`` before the shock (THEORY §1: along the focusing characteristic
+    obeys ``1/s(t) = γ* − t`` before the shock (docs/theory.md §1: along the focusing characteristic
     ``p_x = p0'/(1 + t p0')``).  A line through the snapshots with ``s(t) ≤ 4 s(0)`` (resolved, before
     numerical diffusion bends it) is extrapolated to zero.  Unlike the global ``‖p_x‖∞`` of
     :func:`solvers.shocks.track_shocks` this ignores expansive (convex) parts of ``L̄``, whose slopes
@@ -132,13 +132,17 @@ def _chart_shock(chart, report, times, u):
                       initial_escape_x=chart.initial_escape_x, initial_escape_rate=chart.initial_escape_rate)
 
 
+class ChartFailure(RuntimeError):
+    """The PDE of one chart could not be solved (a failure of the run, exit 1): names the chart and why."""
+
+
 def predict_case(case, model, data, train_settings, snapshots=None, *, log_temperature=float("nan"),
                  progress: bool = False) -> PredictionStage:
     """The prediction half of ``shockflow run`` (module docstring).  ``model``: at its initial parameters."""
     from shockflow.prediction.extraction import ExtractionError, extract
     from shockflow.geometry import GeometryError
     from shockflow.prediction.mapping import Optimiser, PredictionError, predict_transitions
-    from shockflow.progress import ProgressBar
+    from shockflow.progress import progress as _progress, status
     from shockflow.training.schedules import learning_rate
 
     s = case.settings
@@ -147,37 +151,43 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     ex = s.extraction
     B = train_settings.effective_batch_size(data.n)
     try:
-        extraction = extract(model, name, data.X, data.y, geometry_kwargs=kwargs,
-                             charts=ex.charts or (None,), chart_key=ex.chart_key, snapshots=snapshots,
-                             lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
-                             noise_samples=ex.noise_samples, seed=train_settings.seed, log_temperature=log_temperature,
-                             sequential=ex.sequential)
+        with status(f"extract the charts ({name})", enabled=progress):
+            extraction = extract(model, name, data.X, data.y, geometry_kwargs=kwargs,
+                                 charts=ex.charts or (None,), chart_key=ex.chart_key, snapshots=snapshots,
+                                 lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
+                                 noise_samples=ex.noise_samples, seed=train_settings.seed,
+                                 log_temperature=log_temperature, sequential=ex.sequential)
     except (GeometryError, TypeError) as exc:
         raise CaseError.at(case, "geometry", str(exc)) from None
     except ExtractionError as exc:
         raise CaseError.at(case, "extraction", str(exc)) from None
     pr = s.prediction
-    bar = ProgressBar(len(extraction.charts), label=f"solve {case.name}", enabled=progress)
     solutions, shocks = [], []
-    try:
+    with _progress(len(extraction.charts), f"solve the charts of {case.name}", enabled=progress, unit="chart") as bar:
         for k, chart in enumerate(extraction.charts):
             g0 = initial_gamma(chart)
             if not math.isfinite(g0):
                 g0 = float(np.trapezoid(1.0 / np.maximum(chart.escape_rate, 1e-300), np.abs(chart.escape_x)))
+            where = f"chart {chart.label} ({k + 1} of {len(extraction.charts)})"
+            if not (math.isfinite(g0) and g0 > 0):
+                raise ChartFailure(f"{where}: the initial-data formation time is {g0:.6g}, not a positive time; "
+                                   "the chart's data do not focus, there is no shock to solve for")
             times = np.linspace(0.0, pr.horizon * g0, pr.times)
             start = time.perf_counter()
-            sol = _solve(chart, times, 0.0, pr.cfl)
-            report = _report(chart, times, sol.u, 0.0)
-            vu = vrep = None
-            steps = sol.steps
-            if chart.nu > 0:
-                vsol = _solve(chart, times, chart.nu, pr.cfl)
-                vu, vrep, steps = vsol.u, _report(chart, times, vsol.u, chart.nu), steps + vsol.steps
+            try:
+                sol = _solve(chart, times, 0.0, pr.cfl)
+                report = _report(chart, times, sol.u, 0.0)
+                vu = vrep = None
+                steps = sol.steps
+                if chart.nu > 0:
+                    vsol = _solve(chart, times, chart.nu, pr.cfl)
+                    vu, vrep, steps = vsol.u, _report(chart, times, vsol.u, chart.nu), steps + vsol.steps
+            except (ValueError, FloatingPointError) as exc:  # the solver's input and blow-up errors
+                raise ChartFailure(f"{where}, the chart's HJ solve to t = {pr.horizon * g0:.6g}: {exc}") from None
             solutions.append(ChartSolution(times, np.asarray(sol.u), report, vu, vrep, steps, time.perf_counter() - start))
             shocks.append(_chart_shock(chart, report, times, sol.u))
-            bar.update(k + 1, chart.label)
-    finally:
-        bar.close()
+            bar.set_postfix_str(f"chart {chart.label}: γ* = {shocks[-1].gamma_star:.4g}", refresh=False)
+            bar.update(1)
     rates = np.array([learning_rate(train_settings, i) for i in range(train_settings.steps)])
     optimiser = Optimiser(rates, train_settings.optimizer, train_settings.momentum)
     try:

@@ -1,6 +1,6 @@
 """The shocks of a solved PDE case as a table: when each formed, where, and how strong.
 
-Shocks are discontinuities of the gradient field ``p`` (THEORY.md §1): of the solution itself for
+Shocks are discontinuities of the gradient field ``p`` (docs/theory.md §1): of the solution itself for
 Burgers, of ``p = ∇u`` (kinks of ``u``) for Hamilton–Jacobi.
 
 **1-D (interval).**  :func:`solvers.shocks.track_shocks` finds the shocks of ``p`` in every
@@ -8,7 +8,7 @@ snapshot and links them into tracks.  A row of the table is a track:
 
 * ``time`` — when the shock formed.  For the tracks that appear first, after the initial time,
   from smooth data, this is the formation time extrapolated from the steepening of ``p`` on the
-  resolved pre-shock snapshots (``1/max|p_x|`` falls linearly to zero at t*; THEORY §1), which
+  resolved pre-shock snapshots (``1/max|p_x|`` falls linearly to zero at t*; docs/theory.md §1), which
   does not depend on the snapshot spacing (and may precede or follow the first detection: an
   under-resolved steep front fires the indicator early); otherwise (a shock in the initial data, or a later
   shock) the first snapshot time it was seen;
@@ -19,7 +19,7 @@ snapshot and links them into tracks.  A row of the table is a track:
 
 **Boxes and surfaces.**  Before a shock, the smallest eigenvalue λ(t) of the Hessian of ``u``
 along the steepest characteristic obeys ``1/λ(t) = 1/λ0 + t`` (inviscid), so ``−1/λ_min``
-falls linearly to zero at the formation time t* = −1/inf λ_min(∇²u0) (THEORY §1).  The
+falls linearly to zero at the formation time t* = −1/inf λ_min(∇²u0) (docs/theory.md §1).  The
 Hessian is estimated by differencing the gradient (grids: centred differences; surfaces: the
 P1 derivative of the vertex star gradients, smoothed by two rounds of triangle -> vertex ->
 triangle area-weighted averaging — without them the estimate is off by O(1) at the irregular
@@ -55,8 +55,15 @@ class ShockRecord:
     speed: float
 
     def as_dict(self) -> dict:
-        loc = self.location[0] if len(self.location) == 1 else list(self.location)
-        return {"time": self.time, "location": loc, "strength": self.strength}
+        """``time``, ``location``, ``strength`` where the shock formed; ``first_seen``; ``speed`` (its
+        mean speed over the track, NaN where untracked); ``final_location`` and ``final_strength`` at
+        the last snapshot.  Locations are numbers in 1-D, lists otherwise."""
+        def place(loc):
+            return loc[0] if len(loc) == 1 else list(loc)
+
+        return {"time": self.time, "location": place(self.location), "strength": self.strength,
+                "first_seen": self.first_seen, "speed": self.speed, "final_location": place(self.final_location),
+                "final_strength": self.final_strength}
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
     u_t + (u^2/2)_x = 0,   u(x, 0) = A sin(2 pi x) + c   on the periodic cell [0, 1).
 
-Everything about it is known exactly (THEORY.md §5), so the demo reports each measured number
+Everything about it is known exactly (docs/theory.md §5), so the demo reports each measured number
 beside its exact value: the first shock forms at t* = 1/(2 pi A) at the decreasing zero crossing
 x = 1/2 (moved to 1/2 + c t* by the mean flow), and afterwards sits at x = 1/2 + c t with the
 Rankine–Hugoniot speed (u_L + u_R)/2 = c, by the odd symmetry of the data about that point.
@@ -63,9 +63,37 @@ class DemoResult:
         return head + "\n" + "\n".join(lines)
 
 
+class DemoInputError(ValueError):
+    """An argument of the demo is unusable; the message names the option."""
+
+
+def _check_demo(cells, amplitude, offset, t_end, snapshots) -> None:
+    from shockflow.cases.cost import available_memory
+
+    for option, value in (("--amplitude", amplitude), ("--offset", offset), ("--t-end", t_end)):
+        if not math.isfinite(value):
+            raise DemoInputError(f"{option}: expected a finite number, found {value}")
+    if cells < 4:
+        raise DemoInputError(f"--cells: expected at least 4 cells (the smallest grid with a MUSCL stencil), found {cells}")
+    if not amplitude > 0 or not t_end > 0:
+        raise DemoInputError("--amplitude and --t-end: expected positive numbers")
+    t_star = 1.0 / (2.0 * math.pi * amplitude)
+    if not t_end > t_star:
+        raise DemoInputError(f"--t-end: the demo measures the first shock, which forms at t* = 1/(2 pi A) = {t_star:.6g}; "
+                             f"expected --t-end > {t_star:.6g}, found {t_end:g}")
+    need = 8.0 * cells * (snapshots + 40)
+    if need > available_memory():
+        raise DemoInputError(f"--cells: {cells} cells need about {need / 2 ** 30:.3g} GiB, more than is available")
+    steps = t_end * cells * (amplitude + abs(offset)) / 0.45
+    if steps > 1e8:
+        raise DemoInputError(f"--cells: about {steps:.3g} time steps would be needed; expected at most 1e8")
+
+
 def run_demo(cells: int = 2000, amplitude: float = 1.0, offset: float = 0.25, t_end: float = 0.4,
              snapshots: int = 81) -> DemoResult:
-    """Solve the default case and compare every measured number with its exact value."""
+    """Solve the default case and compare every measured number with its exact value
+    (:class:`DemoInputError` naming the option for arguments the demo cannot run with)."""
+    _check_demo(cells, amplitude, offset, t_end, snapshots)
     grid = Grid.line(cells, 0.0, 1.0)
     q0 = grid.cell_averages(lambda x: amplitude * np.sin(2 * np.pi * x) + offset)
     times = np.linspace(0.0, t_end, snapshots)

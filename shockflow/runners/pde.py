@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from shockflow.cases.errors import CaseError
+from shockflow.storage.atomic import committed_together
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.pde import ArrayFile, PDECase
 from shockflow.cases.schema import closest, to_plain
@@ -113,6 +114,47 @@ def _load_array(case, spec: ArrayFile, shape: tuple[int, ...], what: str) -> np.
     return values
 
 
+def _read_mesh(case, name: str):
+    """The triangle mesh in the file ``name`` (relative to the case file), read by meshio and
+    checked by :func:`solvers.surfaces.user_mesh` (closed orientable 2-manifold)."""
+    from solvers.surfaces import user_mesh
+
+    path = Path(name)
+    if not path.is_absolute():
+        path = case.directory / path
+    if not path.is_file():
+        raise CaseError.at(case, "domain.path", f"no such mesh file '{path}'")
+    try:
+        import meshio
+    except ImportError:
+        raise CaseError.at(case, "domain.path", "reading a mesh file needs meshio: pip install 'shockflow[mesh]'") from None
+    import contextlib
+    import io
+
+    said = io.StringIO()
+    try:  # meshio raises many types for an unreadable file, some readers call sys.exit, and some print
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+            m = meshio.read(path)
+    except (Exception, SystemExit) as exc:
+        why = f"{type(exc).__name__}: {exc}" if not isinstance(exc, SystemExit) else said.getvalue().strip()
+        raise CaseError.at(case, "domain.path", f"'{path}' is not a mesh meshio reads ({why})") from None
+    tris = [np.asarray(c.data) for c in m.cells if c.type == "triangle"]
+    if not tris:
+        kinds = ", ".join(sorted({c.type for c in m.cells})) or "none"
+        raise CaseError.at(case, "domain.path", f"'{path}': expected triangle cells (a surface mesh), found {kinds}")
+    points = np.asarray(m.points, dtype=np.float64)
+    if points.ndim != 2 or points.shape[1] not in (2, 3):
+        raise CaseError.at(case, "domain.path", f"'{path}': expected points in 3-D, found an array of shape {points.shape}")
+    if points.shape[1] == 2:
+        raise CaseError.at(case, "domain.path", f"'{path}': expected a closed surface in 3-D, found 2-D points")
+    from solvers.errors import SolverInputError
+
+    try:
+        return user_mesh(points, np.concatenate(tris).astype(np.int64))
+    except SolverInputError as exc:
+        raise CaseError.at(case, "domain.path", f"'{path}': {exc}") from None
+
+
 def build_problem(case) -> PDEProblem:
     """Grid or mesh, initial data and output times of a ``pde`` case (reads array files)."""
     from solvers.errors import SolverInputError
@@ -130,6 +172,8 @@ def build_problem(case) -> PDEProblem:
             from solvers.surfaces import icosphere
 
             mesh = icosphere(dom.frequency, dom.radius)
+        elif dom.TAG == "mesh":
+            mesh = _read_mesh(case, dom.path)
         else:
             from solvers.surfaces import torus
 
@@ -149,7 +193,30 @@ def build_problem(case) -> PDEProblem:
     else:
         initial = grid.sample(ini.evaluate)  # finite differences start from point values
     boundary = None if mesh is not None else _boundary(dom)
+    _check_initial_range(case, initial, grid)
     return PDEProblem(case, s, grid, mesh, initial, s.output.times, boundary)
+
+
+def _check_initial_range(case, initial: np.ndarray, grid) -> None:
+    """Initial data for which not even the first time step exists are refused before the solve, naming
+    ``initial``: the Courant rate speed / dx (speed a|p| for burgers, a|∇u| for HJ, a difference quotient
+    over a cell) must be a finite double with room for the stages of a step, so that dt = cfl / rate > 0.
+    Data that only overflow later (H = a|p|²/2 in the first step) are a run failure with step and cell."""
+    eq = case.settings.equation
+    if not np.all(np.isfinite(initial)):
+        raise CaseError.at(case, "initial", "expected finite initial values, found "
+                           + ("NaN" if np.isnan(initial).any() else "an infinite value"))
+    if grid is None or initial.size == 0:
+        return
+    dx = float(np.min(grid.dx))
+    with np.errstate(all="ignore"):
+        big = float(np.max(np.abs(initial)))
+        speed = eq.a * (big if eq.kind == "burgers" else 2.0 * big / dx)
+        rate = speed / dx + 2.0 * eq.nu * eq.D / dx ** 2
+    if not 16.0 * rate < np.finfo(np.float64).max:
+        what = "a max|p0|" if eq.kind == "burgers" else "a max|u0 differences| / dx"
+        raise CaseError.at(case, "initial", f"the initial data are too large to take a single time step: the "
+                                            f"Courant rate {what} / dx overflows a double (max |initial| = {big:.3g})")
 
 
 def solver_settings(s: PDECase) -> dict:
@@ -267,6 +334,7 @@ class PDEOutcome:
     steps: int
     seconds: float
     figures: tuple[Path, ...] = field(default=())
+    paraview: tuple[Path, ...] = field(default=())
 
     def as_dict(self) -> dict:
         r = self.report
@@ -277,7 +345,7 @@ class PDEOutcome:
         return {"case": self.case, "result_file": str(self.result_file),
                 "shocks": [row.as_dict() for row in r.shocks],
                 "formation_time": number(r.formation_time), "steps": self.steps, "seconds": self.seconds,
-                "figures": [str(p) for p in self.figures]}
+                "figures": [str(p) for p in self.figures], "paraview": [str(p) for p in self.paraview]}
 
     def key_figures(self) -> dict:
         """Scalars for sweeps: formation times, the shock count and the first shock's time, place
@@ -307,6 +375,8 @@ class PDEOutcome:
             lines.append("no shocks detected")
         for f in self.figures:
             lines.append(f"figure: {f}")
+        for f in self.paraview:
+            lines.append(f"ParaView: {f}")
         return "\n".join(lines)
 
 
@@ -348,33 +418,51 @@ def build_result(problem: PDEProblem, solution: SolveOutput, report, *, seed, wa
     )
 
 
+@committed_together
 def run_pde_case(case, options) -> PDEOutcome:
     """Solve ``case``, report its shocks, write ``<out>/<name>.h5`` (and ``<name>.png`` unless
     ``options.figures`` is False); returns a :class:`PDEOutcome`."""
-    from shockflow.progress import ProgressBar
+    from shockflow.progress import progress, status
     from shockflow.storage import write_result
 
+    show = options.progress and not options.quiet
     start = time.perf_counter()
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
-    problem = build_problem(case)
-    bar = ProgressBar(problem.times.size - 1, label=f"solve {case.name}", enabled=options.progress and not options.quiet)
-    try:
-        solution = solve_problem(problem, progress=lambda done, total: bar.update(done))
-    finally:
-        bar.close()
-    report = shock_report(problem, solution) if problem.settings.shocks.enabled else _no_shocks(solution)
+    with status(f"build {case.name}", enabled=show):
+        problem = build_problem(case)
+    n = problem.times.size - 1
+    with progress(n, f"solve {case.name}", enabled=show, unit="snapshot") as bar:
+        solution = solve_problem(problem, progress=lambda done, total: bar.update(done - bar.n))
+    with status("shocks", enabled=show):
+        report = shock_report(problem, solution) if problem.settings.shocks.enabled else _no_shocks(solution)
     seed = options.seed if options.seed is not None else case.seed
     result = build_result(problem, solution, report, seed=seed, wall_time=time.perf_counter() - start)
-    path = write_result(result, out / f"{case.name}.h5")
+    with status(f"write {out / (case.name + '.h5')}", enabled=show):
+        path = write_result(result, out / f"{case.name}.h5")
+    extra = ()
+    if problem.mesh is not None:
+        extra = _write_paraview(problem, solution, out / f"{case.name}-surface.xdmf", show)
     figures = ()
     from shockflow.figures import can_draw
 
     if options.figures and can_draw():
-        from shockflow.figures import solution_figure
+        from shockflow.figures import draw_result
 
-        figures = (solution_figure(result, out / f"{case.name}.png"),)
-    return PDEOutcome(case.name, path, report, solution.steps, solution.seconds, figures)
+        with status("figures", enabled=show):
+            figures = draw_result(result, out, format=options.figure_format, dpi=options.dpi)
+    return PDEOutcome(case.name, path, report, solution.steps, solution.seconds, figures, extra)
+
+
+def _write_paraview(problem: PDEProblem, solution: SolveOutput, path: Path, show: bool) -> tuple[Path, ...]:
+    """The surface solution as an XDMF time series beside the result file (ParaView:
+    ``<name>-surface.xdmf`` and ``<name>-surface.h5``)."""
+    from shockflow.progress import status
+    from shockflow.storage.surfaces import write_surface_xdmf  # not in shockflow.storage: it imports solvers.surfaces (1 s)
+
+    with status(f"write {path}", enabled=show):
+        return write_surface_xdmf(path, problem.mesh.vertices, problem.mesh.triangles, solution.times,
+                                  solution.values, name=problem.quantity)
 
 
 def _no_shocks(solution: SolveOutput):

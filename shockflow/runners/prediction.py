@@ -3,13 +3,14 @@
     train (shockflow.training)                   -> training log <out>/<name>-log.h5
     predict (shockflow.prediction.predict)       -> predicted steps, from the initial parameters
     observe (shockflow.prediction.transitions)   -> observed steps        <- only now is the loss looked at
-    compare (shockflow.prediction.comparison)    -> matches, relative errors, median
+    truth (shockflow.prediction.truth)           -> each chart's half-learned step, from the parameter snapshots
+    compare (shockflow.prediction.comparison)    -> matches, recall, precision, the all-in median (against the
+                                                    parameter truth; the loss detections are scored separately)
     write <out>/<name>.h5 (atomically) and figures
 
 :func:`~shockflow.prediction.predict.predict_case` is the prediction half; it never sees the loss
-series.  The result file's main solution is the first chart's inviscid solution (so
-``shockflow show`` draws it); every chart's problem and solutions are under ``/extraction``
-(docs/result-file.md's layout plus that group).
+series.  Every chart's problem and solutions are stored once, under ``/extraction/<chart>``; the
+result's main solution (``Result.times``/``values``) is the first chart's (docs/result-file.md).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from shockflow.cases.errors import CaseError
+from shockflow.storage.atomic import committed_together
 from shockflow.prediction.predict import WALL, PredictionStage, initial_gamma, predict_case, shock_records
 
 __all__ = ["DEFAULT_CASE", "run_prediction_case", "RunOutcome"]
@@ -40,6 +42,8 @@ class RunOutcome:
     comparison: object
     seconds: float
     figures: tuple[Path, ...] = field(default=())
+    truth: object = None             # ParameterTruth (None: no snapshots; the loss detections are the truth)
+    loss_comparison: object = None   # the predictions against the loss detections (truth "loss")
 
     def shock_rows(self) -> list[dict]:
         return [{"time": r.time, "location": r.location[0], "strength": r.strength, "chart": self.stage.extraction.charts[k].label}
@@ -50,14 +54,24 @@ class RunOutcome:
         return {"case": self.case, "result_file": str(self.result_file), "log_file": str(self.log_file),
                 "shocks": self.shock_rows(),
                 "predicted": [p.as_dict() for p in self.stage.predicted],
-                "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop} for t in self.observed],
+                "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop, "count": t.count}
+                             for t in self.observed],
+                "truth": [t.as_dict() for t in self.truth.transitions] if self.truth is not None else None,
                 "matches": [m.as_dict() for m in c.matches],
-                "median_relative_error": c.median_relative_error, "seconds": self.seconds,
+                "median_relative_error": c.median_relative_error, "score": c.score(),
+                "loss_score": self.loss_comparison.score() if self.loss_comparison is not None else None,
+                "seconds": self.seconds,
                 "figures": [str(p) for p in self.figures]}
 
     def key_figures(self) -> dict:
         med = self.comparison.median_relative_error
+        c = self.comparison
         out = {"median_relative_error": math.nan if med is None else med, "matches": len(self.comparison.matches),
+               "recall": math.nan if c.recall is None else c.recall,
+               "precision": math.nan if c.precision is None else c.precision,
+               "median_relative_error_matched": (math.nan if c.median_relative_error_matched is None
+                                                 else c.median_relative_error_matched),
+               "true_count": len(c.observed),
                "predicted_count": len(self.stage.predicted), "observed_count": len(self.observed),
                "seconds": self.seconds}
         for k, p in enumerate(self.stage.predicted, start=1):
@@ -73,9 +87,19 @@ class RunOutcome:
         for p in self.stage.predicted:
             lines.append(f"{p.chart:>6}  {p.gamma_star:10.4g}  {p.critical_lr:9.3g}  {p.d0:9.3g}  {p.d_exit:8.3g}  "
                          f"{p.nu:8.2g}  {p.step:10.1f}  {p.flow_step:10.1f}")
-        lines.append(f"observed transitions (midpoint steps): " +
+        if self.truth is not None:
+            lines.append("true transitions (half-learned steps from the parameter snapshots): " +
+                         (", ".join(f"{t.chart} {t.step:.1f}" for t in self.truth.transitions) or "none") +
+                         ("; not learned within the run: " + ", ".join(self.truth.not_learned)
+                          if self.truth.not_learned else ""))
+        lines.append(f"loss-curve detections (midpoint steps): " +
                      (", ".join(f"{t.midpoint:.1f}" for t in self.observed) or "none"))
         lines.append(self.comparison.table())
+        if self.loss_comparison is not None and self.loss_comparison is not self.comparison:
+            lc = self.loss_comparison
+            pct = (lambda v: "n/a" if v is None else f"{100 * v:.1f}%")
+            lines.append(f"against the loss detections instead: recall {pct(lc.recall)}, precision "
+                         f"{pct(lc.precision)}, median relative error (all) {pct(lc.median_relative_error_all)}")
         lines += [f"figure: {p}" for p in self.figures]
         return "\n".join(lines)
 
@@ -88,7 +112,8 @@ def _result(case, stage: PredictionStage, comparison, observed, *, seed, wall_ti
     charts, sols = stage.extraction.charts, stage.solutions
     first_chart, first = charts[0], sols[0]
     rows = shock_records(stage)
-    shocks = {"time": np.array([r.time for _, r in rows]), "location": np.array([r.location for _, r in rows]).reshape(-1, 1),
+    shocks = {"chart": np.array([charts[k].label for k, _ in rows], dtype=object),
+              "time": np.array([r.time for _, r in rows]), "location": np.array([r.location for _, r in rows]).reshape(-1, 1),
               "strength": np.array([r.strength for _, r in rows]), "first_seen": np.array([r.first_seen for _, r in rows]),
               "final_location": np.array([r.final_location for _, r in rows]).reshape(-1, 1),
               "final_strength": np.array([r.final_strength for _, r in rows]), "speed": np.array([r.speed for _, r in rows])}
@@ -100,7 +125,7 @@ def _result(case, stage: PredictionStage, comparison, observed, *, seed, wall_ti
     problem = {"equation": "hamilton_jacobi", "quantity": "u", "method": "finite_difference", "domain": "interval",
                "nu": 0.0, "a": 1.0, "D": 1.0, "hamiltonian": "chart_quadratic", "initial": "quotient_loss",
                "solver": {"solver": "solvers.charts.hamilton_jacobi", "cfl": case.settings.prediction.cfl, "boundary": "outflow"},
-               "boundary": "outflow", "lower": [first_chart.lower], "upper": [first_chart.upper],
+               "boundary": "outflow", "lower": [float(c.lower) for c in charts], "upper": [float(c.upper) for c in charts],
                "geometry": stage.extraction.geometry, "geometry_kwargs": {k: np.asarray(v).tolist() for k, v in stage.extraction.geometry_kwargs.items()},
                "charts": [c.label for c in charts], "training_log": str(log_path),
                "shock_search": f"interior cells {cut}..{first_chart.x.size - cut}"}
@@ -110,12 +135,14 @@ def _result(case, stage: PredictionStage, comparison, observed, *, seed, wall_ti
     pcols = ("step", "flow_step", "time", "gamma_star", "critical_lr", "location", "strength", "d0", "d_exit", "d_eff",
              "nu", "escape_time")
     predicted = {c: np.array([getattr(p, c) for p in stage.predicted], dtype=np.float64) for c in pcols}
-    predicted["chart"] = np.array([p.chart for p in stage.predicted], dtype="S")
-    predicted["method"] = np.array([p.method for p in stage.predicted], dtype="S")
+    predicted = {"chart": np.array([p.chart for p in stage.predicted], dtype=object), **predicted}
+    predicted["method"] = np.array([p.method for p in stage.predicted], dtype=object)
     observed_cols = {c: np.array([getattr(t, c) for t in observed], dtype=np.float64)
                      for c in ("midpoint", "onset", "end", "steepest", "drop")}
-    observed_cols = {"step": observed_cols.pop("midpoint"), **observed_cols}
-    matches = {"predicted_step": np.array([m.predicted_step for m in comparison.matches]),
+    observed_cols = {"step": observed_cols.pop("midpoint"), **observed_cols,
+                     "count": np.array([t.count for t in observed], dtype=np.int64)}
+    matches = {"chart": np.array([stage.predicted[m.predicted_index].chart for m in comparison.matches], dtype=object),
+               "predicted_step": np.array([m.predicted_step for m in comparison.matches]),
                "observed_step": np.array([m.observed_step for m in comparison.matches]),
                "relative_error": np.array([m.relative_error for m in comparison.matches])}
     return Result(
@@ -124,56 +151,49 @@ def _result(case, stage: PredictionStage, comparison, observed, *, seed, wall_ti
         steps=sum(s.steps for s in sols), seconds=sum(s.seconds for s in sols), shocks=shocks, shock_info=info,
         steepness=(rep.times, rep.steepness), tracks=tracks,
         transitions={"predicted": predicted, "observed": observed_cols, "matches": matches},
+        extraction=_extraction(stage, comparison),
         case_path=str(case.path) if case.path is not None else "", overrides=case.overrides, seed=seed,
         versions=package_versions(), wall_time=wall_time)
 
 
-def _write_extraction(f, stage: PredictionStage, comparison) -> None:
-    """Every chart's PDE problem and solutions under ``/extraction/<chart>`` of the open result file ``f``."""
+def _extraction(stage: PredictionStage, comparison) -> dict:
+    """Every chart's PDE problem and solutions, for ``/extraction/<chart>`` of the result file."""
     import json
 
     ex = stage.extraction
-    g = f.create_group("extraction")
-    g.attrs["geometry"] = ex.geometry
-    g.attrs["geometry_kwargs"] = json.dumps({k: np.asarray(v).tolist() for k, v in ex.geometry_kwargs.items()})
-    g.attrs["log_temperature"] = ex.log_temperature
-    g.attrs["charts"] = json.dumps([c.label for c in ex.charts])
     med = comparison.median_relative_error
-    g.attrs["median_relative_error"] = math.nan if med is None else med
+    out = {"attrs": {"geometry": ex.geometry,
+                     "geometry_kwargs": {k: np.asarray(v).tolist() for k, v in ex.geometry_kwargs.items()},
+                     "log_temperature": ex.log_temperature,
+                     "median_relative_error": math.nan if med is None else med},
+           "charts": {}}
     for c, sol, sh in zip(ex.charts, stage.solutions, stage.shocks):
-        h = g.create_group(c.label)
-        for key in ("x", "u0", "mobility", "escape_x", "escape_rate", "trajectory_steps", "trajectory"):
-            h.create_dataset(key, data=np.asarray(getattr(c, key)))
-        for key in ("lower", "upper", "mirrored", "x0", "x_min", "loss_at_min", "sigma2", "temperature", "nu",
-                    "coordinate"):
-            h.attrs[key] = getattr(c, key)
-        h.attrs["selector"] = json.dumps(np.asarray(c.selector).tolist() if c.selector is not None else None)
-        h.attrs["conserved"] = json.dumps(c.conserved)
-        h.attrs["gamma_star"] = sh.gamma_star
-        h.attrs["gamma_star_initial_data"] = initial_gamma(c)
-        h.attrs["shock_location"] = sh.location
-        s = h.create_group("solution")
-        s.create_dataset("times", data=sol.times)
-        s.create_dataset("values", data=sol.u, compression="gzip", compression_opts=4, shuffle=True,
-                         chunks=(1, sol.u.shape[1]))
+        chart = {key: np.asarray(getattr(c, key)) for key in ("x", "u0", "mobility", "escape_x", "escape_rate",
+                                                               "trajectory_steps", "trajectory")}
+        chart["times"], chart["values"] = np.asarray(sol.times), np.asarray(sol.u)
         if sol.viscous_u is not None:
-            s.create_dataset("viscous_values", data=sol.viscous_u, compression="gzip", compression_opts=4,
-                             shuffle=True, chunks=(1, sol.u.shape[1]))
-        rows = sol.report.shocks
-        s.create_dataset("shock_time", data=np.array([r.time for r in rows], dtype=np.float64))
-        s.create_dataset("shock_location", data=np.array([r.location[0] for r in rows], dtype=np.float64))
-        s.create_dataset("shock_strength", data=np.array([r.strength for r in rows], dtype=np.float64))
+            chart["viscous_values"] = np.asarray(sol.viscous_u)
+        attrs = {key: getattr(c, key) for key in ("lower", "upper", "mirrored", "x0", "x_min", "loss_at_min",
+                                                   "sigma2", "temperature", "nu", "coordinate")}
+        attrs["selector"] = json.dumps(np.asarray(c.selector).tolist() if c.selector is not None else None)
+        attrs["conserved"] = json.dumps(c.conserved)
+        attrs.update(gamma_star=sh.gamma_star, gamma_star_initial_data=initial_gamma(c), shock_location=sh.location)
+        chart["attrs"] = attrs
+        out["charts"][c.label] = chart
+    return out
 
 
+@committed_together
 def run_prediction_case(case, options) -> RunOutcome:
     """Train, extract, solve, predict, observe, compare, write (module docstring)."""
     from shockflow.prediction import match_transitions
-    from shockflow.runners.training import build_model_and_data
+    from shockflow.runners.training import build_model_and_data, observed_transitions
     from shockflow.storage import write_result
     from shockflow.training import train
-    from shockflow.prediction import find_transitions
+    from shockflow.prediction.truth import parameter_truth
+    from shockflow.prediction.comparison import observed_steps, write_score
 
-    if case.settings.training.optimizer == "adam":   # refused before any training (THEORY §6, "Optimisers")
+    if case.settings.training.optimizer == "adam":   # refused before any training (docs/theory.md §6, "Optimisers")
         raise CaseError.at(case, "training.optimizer", "the prediction (shockflow run) has no validated escape model "
                                                        "for 'adam'; use gd, sgd, momentum or nesterov, or `shockflow "
                                                        "train` to only train")
@@ -188,7 +208,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     show = options.progress and not options.quiet
     trained = model
     if case.settings.geometry is not None and case.settings.geometry.name == "sphere":
-        # the sphere geometry's network normalises its weight: train that network (THEORY §1)
+        # the sphere geometry's network normalises its weight: train that network (docs/theory.md §1)
         from shockflow import geometry
         from shockflow.geometry.sphere import WeightNormalised
 
@@ -205,32 +225,33 @@ def run_prediction_case(case, options) -> RunOutcome:
     stage = predict_case(case, initial, data, settings, dict(record.snapshots), log_temperature=T, progress=show)
     # -- only now the loss curve
     steps, loss = record.series["step"], record.series["loss"]
-    observed = tuple(find_transitions(steps, loss))
-    comparison = match_transitions([p.step for p in stage.predicted], [t.midpoint for t in observed],
-                                   max_ratio=case.settings.prediction.max_ratio)
+    observed = observed_transitions(case, steps, loss)
+    predicted_steps = [p.step for p in stage.predicted]
+    max_ratio = case.settings.prediction.max_ratio
+    loss_comparison = match_transitions(predicted_steps, observed_steps(observed), max_ratio=max_ratio,
+                                        truth="loss", horizon=float(settings.steps))
+    # -- the truth from the parameter snapshots (the prediction is done; it never saw them as truth)
+    truth = parameter_truth(stage.extraction)
+    comparison = loss_comparison if truth is None else match_transitions(
+        predicted_steps, truth.steps, max_ratio=max_ratio, truth="parameters", horizon=float(settings.steps))
     result = _result(case, stage, comparison, observed, seed=seed, wall_time=time.perf_counter() - start,
                      log_path=log_path)
+    from shockflow.progress import status
+
     path = out / f"{case.name}.h5"
-    write_result(result, path, extend=lambda f: _write_extraction(f, stage, comparison))
+    def extend(f):
+        write_score(f, comparison, loss_comparison, truth, snapshot_schedule={"n_snapshots": settings.n_snapshots,
+                                                                             "schedule": "log_spaced"})
+
+    with status(f"write {path}", enabled=show):
+        write_result(result, path, extend=extend)
     figures = ()
     from shockflow.figures import can_draw
 
     if options.figures and can_draw():
-        from shockflow.figures import loss_figure, solution_figure
+        from shockflow.figures import draw_result
 
-        figs = [loss_figure(steps, loss, out / f"{case.name}-loss.png", predicted=[p.step for p in stage.predicted],
-                            observed=[t.midpoint for t in observed],
-                            title=f"{case.name}: predicted (dashed) vs observed (solid) transitions")]
-        # the first chart's solution with its own shocks only (the table holds every chart's)
-        from dataclasses import replace
-
-        own = np.array([k == 0 for k, _ in shock_records(stage)], dtype=bool)
-        first_only = {key: np.asarray(v)[own] for key, v in result.shocks.items()}
-        figs.append(solution_figure(replace(result, shocks=first_only), out / f"{case.name}.png"))
-        from shockflow.figures.landscape import landscape_figure
-
-        figs.append(landscape_figure(stage.extraction, out / f"{case.name}-landscape.png",
-                                     ridges=[sh.location if math.isfinite(sh.gamma_star) else math.nan
-                                             for sh in stage.shocks]))
-        figures = tuple(figs)
-    return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures)
+        with status("figures", enabled=show):
+            figures = draw_result(result, out, loss=(steps, loss), format=options.figure_format, dpi=options.dpi)
+    return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures,
+                      truth=truth, loss_comparison=loss_comparison)

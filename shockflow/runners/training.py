@@ -18,10 +18,27 @@ from pathlib import Path
 import numpy as np
 
 from shockflow.cases.errors import CaseError
+from shockflow.storage.atomic import committed_together
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.network import NetworkCase
 
 __all__ = ["build_model_and_data", "run_network_case", "NetworkOutcome"]
+
+
+def _require_finite_arguments(case, table: str, kwargs: dict, prefix: str = "") -> None:
+    """No NaN or infinity among the numbers of ``[model]`` / ``[data]``: the error names the key itself
+    (``data.teacher_weights[0]``), not the table the model or generator complained about later."""
+    import math
+
+    for key, value in kwargs.items():
+        where = f"{table}.{prefix}{key}"
+        items = value if isinstance(value, (list, tuple)) else [value]
+        for i, v in enumerate(items):
+            if isinstance(v, dict):
+                _require_finite_arguments(case, table, v, prefix=f"{prefix}{key}.")
+            elif isinstance(v, float) and not math.isfinite(v):
+                index = f"[{i}]" if isinstance(value, (list, tuple)) else ""
+                raise CaseError.at(case, where + index, f"expected a finite number, found {v}")
 
 
 def build_model_and_data(case, seed: int):
@@ -31,6 +48,8 @@ def build_model_and_data(case, seed: int):
     from shockflow.training import check_shapes
 
     s = case.settings
+    _require_finite_arguments(case, "model", s.model.kwargs())
+    _require_finite_arguments(case, "data", s.data.kwargs())
     spec = {"name": s.model.name, **s.model.kwargs()}
     spec.setdefault("seed", seed)
     try:
@@ -97,9 +116,24 @@ class NetworkOutcome:
         return "\n".join(lines)
 
 
+def observed_transitions(case, steps, loss) -> tuple:
+    """The transitions the detector finds in the loss curve of ``case``'s run; a curve too short for it
+    (too few logged steps, too small a span) is a :class:`CaseError` at ``training.steps``."""
+    from shockflow.prediction import find_transitions
+
+    try:
+        return tuple(find_transitions(steps, loss))
+    except ValueError as exc:
+        message = str(exc).removeprefix("find_transitions: ")
+        if "positive steps spanning" not in message:
+            raise
+        raise CaseError.at(case, "training.steps", f"the loss curve is too short for the transition detector ({message}); "
+                                                   "train for more steps (or log more often: training.log_every)") from None
+
+
+@committed_together
 def run_network_case(case, options) -> NetworkOutcome:
     from shockflow.training import train
-    from shockflow.prediction import find_transitions
 
     seed = options.seed if options.seed is not None else (case.seed or 0)
     model, spec, data, data_spec = build_model_and_data(case, seed)
@@ -114,21 +148,58 @@ def run_network_case(case, options) -> NetworkOutcome:
         raise CaseError.at(case, "training", str(exc)) from None
     seconds = time.perf_counter() - start
     steps, loss = record.series["step"], record.series["loss"]
-    transitions = tuple(find_transitions(steps, loss))
+    transitions = observed_transitions(case, steps, loss)
     figures = ()
     from shockflow.figures import can_draw
 
     if options.figures and can_draw():
-        from shockflow.figures import loss_figure
+        from shockflow.figures import loss_figure, save_figure
 
-        figures = (loss_figure(steps, loss, out / f"{case.name}-loss.png",
-                               observed=[t.midpoint for t in transitions],
-                               title=f"{case.name}: {spec['name']}, {settings.optimizer}, lr {settings.lr:g}"),)
+        fig = loss_figure(steps, loss, observed=[t.midpoint for t in transitions],
+                          bands=[(t.onset, t.end) for t in transitions],
+                          title=f"{case.name}: {spec['name']}, {settings.optimizer}, lr {settings.lr:g}")
+        from shockflow.progress import status
+
+        with status("figures", enabled=options.progress and not options.quiet):
+            figures = (save_figure(fig, out / f"{case.name}-loss.png", format=options.figure_format, dpi=options.dpi),)
     return NetworkOutcome(case.name, log_path, int(steps[-1]), float(np.asarray(loss)[-1]), transitions, seconds, figures)
 
 
 def _verify(case) -> None:
-    build_model_and_data(case, seed=case.seed or 0)
+    model, _, data, _ = build_model_and_data(case, seed=case.seed or 0)
+    _verify_geometry(case, model)
+
+
+def _verify_geometry(case, model) -> None:
+    """``[geometry]`` and ``[extraction]`` checked the way ``shockflow run`` uses them: the geometry built on the
+    case's network, once per chart (``extraction.chart_key = chart``), each chart 1-D."""
+    s = case.settings
+    if s.geometry is None:
+        return
+    from shockflow import geometry
+
+    kwargs = s.geometry.kwargs()
+    name = kwargs.pop("name", None) or s.geometry.name
+    charts = tuple(s.extraction.charts) or (None,)
+    for chart in charts:
+        kw = dict(kwargs)
+        key = "geometry"
+        if chart is not None:
+            kw[s.extraction.chart_key] = chart
+            key = "extraction.charts"
+        try:
+            geo = geometry.build(name, model=model, **kw)
+        except (geometry.GeometryError, TypeError, ValueError, KeyError, IndexError) as exc:
+            where = f" ({s.extraction.chart_key} = {chart!r})" if chart is not None else ""
+            named = str(exc).split(":", 1)[0].strip()  # geometry errors start with the keyword they are about
+            if named in kwargs:
+                key = f"geometry.{named}"
+            elif named != s.extraction.chart_key:
+                key = "geometry"
+            raise CaseError.at(case, key, f"the geometry {name!r} cannot be built{where}: {exc}") from None
+        if geo.dim != 1:
+            raise CaseError.at(case, key, f"each chart must be 1-D for the prediction, found a {geo.dim}-D chart"
+                                          + (f" for {s.extraction.chart_key} = {chart!r}" if chart is not None else ""))
 
 
 NETWORK_KIND = register_kind(CaseKind(

@@ -1,4 +1,4 @@
-"""Scaling laws of ℓ2-regularised quadratic networks (THEORY §4).
+"""Scaling laws of ℓ2-regularised quadratic networks (docs/theory.md §4).
 
 Modules: :mod:`target` (power-law and user spectra, label noise, data), :mod:`design` (the
 measurement operator A(S)_μ = Tr[S Z_μ] without forming Z_μ), :mod:`convex_erm` (FISTA on

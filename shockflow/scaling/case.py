@@ -42,7 +42,7 @@ RESULT_KEYS = ("case", "settings", "points", "optimal_lambda", "regime_map", "fi
 
 @dataclass(frozen=True)
 class ScalingTarget:
-    """The teacher S* (THEORY §4)."""
+    """The teacher S* (docs/theory.md §4)."""
 
     gamma: float = setting(1.0, doc="Power-law exponent γ of the target spectrum s_i ∝ i^-γ.",
                            bounds=greater_than(0.5))
@@ -87,7 +87,7 @@ class ScalingFit:
 
 @dataclass(frozen=True)
 class ScalingCase:
-    """A scaling study of the quadratic network (THEORY §4)."""
+    """A scaling study of the quadratic network (docs/theory.md §4)."""
 
     target: ScalingTarget = setting(doc="The target.", factory=ScalingTarget)
     grid: ScalingGrid = setting(doc="The grid.")
@@ -184,10 +184,12 @@ def run_scaling_case(case, options) -> ScalingOutcome:
     figures = []
     rmap = regime_map(results)
     if options.figures:
+        from shockflow.figures import save_figure
         from shockflow.scaling.figures import plot_error_vs_n, plot_regime_map
 
-        figures = [plot_error_vs_n(results, out / "scaling_error.png"),
-                   plot_regime_map(rmap, out / "scaling_regimes.png")]
+        fmt, dpi = getattr(options, "figure_format", None), getattr(options, "dpi", None)
+        figures = [save_figure(plot_error_vs_n(results), out / "scaling_error.png", format=fmt, dpi=dpi),
+                   save_figure(plot_regime_map(rmap), out / "scaling_regimes.png", format=fmt, dpi=dpi)]
     result_file = out / "scaling.json"
     data = {"case": case.name, "settings": to_plain(s), "points": results, "optimal_lambda": optimal_lambda(results),
             "regime_map": rmap, "fit": fit, "predicted_exponents": predicted_exponents(s.target.gamma),

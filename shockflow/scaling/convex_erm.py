@@ -1,4 +1,4 @@
-"""The convex route to the ERM of the quadratic network (THEORY §4).
+"""The convex route to the ERM of the quadratic network (docs/theory.md §4).
 
     Φ(S) = Σ_μ (y_μ − Tr[S Z_μ])² + λ ‖S‖_*    over S ⪰ 0 with rank(S) ≤ p,
 

@@ -1,6 +1,6 @@
 """The measurement operator of the trace model, A(S)_μ = Tr[S Z_μ], without forming Z_μ.
 
-With Z_μ = (x_μ x_μᵀ − I)/√d (THEORY §4) and symmetric S:
+With Z_μ = (x_μ x_μᵀ − I)/√d (docs/theory.md §4) and symmetric S:
 
     A(S)_μ  = (x_μᵀ S x_μ − Tr S) / √d                        cost n d² (n d r if S has rank r)
     A*(r)   = Σ_μ r_μ Z_μ = (Xᵀ diag(r) X − (Σ_μ r_μ) I) / √d   cost n d²

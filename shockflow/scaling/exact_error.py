@@ -1,4 +1,4 @@
-"""Exact test error of the trace model for Gaussian inputs (THEORY §4), and its Monte Carlo check.
+"""Exact test error of the trace model for Gaussian inputs (docs/theory.md §4), and its Monte Carlo check.
 
 For x ~ N(0, I_d) and symmetric M, Tr[M Z] = (xᵀ M x − Tr M)/√d has mean 0 and, by Isserlis,
 Var(xᵀ M x) = 2 Tr M², so

@@ -2,7 +2,7 @@
 
 A fit is ordinary least squares of log E = log C + α log x over the points whose x lies in a
 window [x_lo, x_hi]. The window comes from a stated rule, never from the data being fitted:
-:func:`regime_window` turns the regime boundaries of THEORY §4 into an interval with a margin
+:func:`regime_window` turns the regime boundaries of docs/theory.md §4 into an interval with a margin
 factor m (default 4: "≪" read as "at least a factor 4 away"):
 
     data-limited   1 ≪ n_eff ≪ d      →  n_eff ∈ [m, d/m]   (with m ≥ 2 this also excludes

@@ -1,4 +1,4 @@
-"""Interpolation onset of the width-p network: counting degrees of freedom (THEORY §4).
+"""Interpolation onset of the width-p network: counting degrees of freedom (docs/theory.md §4).
 
 The set {S ⪰ 0, rank S = p} is a manifold of dimension
 

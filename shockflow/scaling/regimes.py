@@ -1,6 +1,6 @@
-"""Which term of the test error dominates where: the regime map of THEORY §4.
+"""Which term of the test error dominates where: the regime map of docs/theory.md §4.
 
-Predicted rates (THEORY §4, [paper summary]; exponents of the excess error):
+Predicted rates (docs/theory.md §4, [paper summary]; exponents of the excess error):
 
     data-limited   1 ≪ n_eff ≪ d, noisy labels:  n_eff^{-1 + 1/(2γ)}
     width-limited  p ≪ p* ~ n_eff^{1/(2γ)}:       p^{-(2γ-1)}   (the rank floor 2 Σ_{i>p} s_i²/d)
@@ -29,7 +29,7 @@ REGIMES = ("data", "width", "large_sample")
 
 
 def predicted_exponents(gamma: float) -> dict:
-    """THEORY §4 exponents of the excess error: {"data", "width", "large_sample"}."""
+    """docs/theory.md §4 exponents of the excess error: {"data", "width", "large_sample"}."""
     if not gamma > 0.5:
         raise ValueError(f"gamma: expected gamma > 1/2, found {gamma!r}")
     return {"data": -1.0 + 1.0 / (2.0 * gamma), "width": -(2.0 * gamma - 1.0), "large_sample": -1.0}

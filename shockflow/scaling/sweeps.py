@@ -141,7 +141,6 @@ def run_grid(points: Sequence[PathParams | dict], workers: int = 1, progress=Non
             if progress:
                 progress(k + 1, len(points))
         return results
-    import tempfile
     from pathlib import Path
 
     from shockflow.sweeps import function_sweep, run_sweep
@@ -151,7 +150,9 @@ def run_grid(points: Sequence[PathParams | dict], workers: int = 1, progress=Non
     # zipped axes: one task per point (full width p = None travels as p = d, the same constraint)
     axes = {name: [pt.d if name == "p" and pt.p is None else getattr(pt, name) for pt in points] for name in names}
     sweep = function_sweep(run_path, axes, zips=(tuple(names),), name="scaling-grid")
-    with tempfile.TemporaryDirectory(prefix="shockflow-scaling-") as scratch:
+    from shockflow.storage.atomic import scratch_directory
+
+    with scratch_directory(prefix="shockflow-scaling-") as scratch:
         directory = Path(out) if out is not None else Path(scratch)
         summary = run_sweep(sweep, directory, scheduler=scheduler or "local", workers=workers, client=client,
                             progress=bool(progress))

@@ -1,4 +1,4 @@
-"""Targets of the quadratic-network scaling study (THEORY §4) and the data they generate.
+"""Targets of the quadratic-network scaling study (docs/theory.md §4) and the data they generate.
 
 The teacher is the trace model itself,
 
@@ -10,7 +10,7 @@ noiseless target has unit variance, E[(Tr[S* Z])²] = 2‖S*‖_F²/d = 1, i.e.
 
     c = √(d / (2 Σ_{i≤d} i^{-2γ})),
 
-which is THEORY §4's s_i ≈ √d i^{-γ} up to the d-independent factor 1/√(2 ζ(2γ)) when γ > 1/2.
+which is docs/theory.md §4's s_i ≈ √d i^{-γ} up to the d-independent factor 1/√(2 ζ(2γ)) when γ > 1/2.
 The best rank-p approximation then leaves the width-limited error 2 Σ_{i>p} s_i² / d
 (:func:`rank_floor`), ~ p^{-(2γ-1)} / ((2γ-1) ζ(2γ)).
 

@@ -1,4 +1,4 @@
-"""BBP spectral transitions during training (THEORY §3) and spectral Burgers (THEORY §1).
+"""BBP spectral transitions during training (docs/theory.md §3) and spectral Burgers (docs/theory.md §1).
 
 Modules (one concept each):
   marchenko_pastur   MP density, edges, CDF, quantiles, Stieltjes transform
@@ -6,7 +6,7 @@ Modules (one concept each):
   bulk_fit           robust MP fit of a spectrum (σ², and r if unknown)
   outliers           eigenvalues above the fitted edge + a TW margin
   bbp                rank-one thresholds, outlier positions, overlaps (rectangular, spiked Wigner)
-  teacher_student    THEORY §3 population-GD theory and NumPy simulations
+  teacher_student    docs/theory.md §3 population-GD theory and NumPy simulations
   finite_size        Binder cumulant, crossings, replica overlap, an exact reduced sampler
   nonlinear          μ₁, μ₂ by Gauss–Hermite; ε_o, ε_c; one-step Monte Carlo test
   phase_diagram      (ε, σ_W) diagram from simulation with theory boundaries

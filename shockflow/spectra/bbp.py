@@ -1,4 +1,4 @@
-"""Rank-one BBP transitions: thresholds, outlier positions and eigenvector overlaps (THEORY §3).
+"""Rank-one BBP transitions: thresholds, outlier positions and eigenvector overlaps (docs/theory.md §3).
 
 **Rectangular (Benaych-Georges & Nadakuditi 2012, Example 3.1) [classical].**
 W = θ u vᵀ + Z ∈ R^{N×M}, |u| = |v| = 1, Z with i.i.d. entries of variance 1/M, r = N/M.
@@ -7,11 +7,11 @@ vectors (ũ, ṽ) with (u, v) are
 
     θ ≤ r^{1/4}:  λ_top → (1 + √r)²,   (ũ·u)² → 0,   (ṽ·v)² → 0;
     θ > r^{1/4}:  λ_top → (1 + θ²)(r + θ²)/θ²,
-                  (ũ·u)² → (θ⁴ − r)/(θ² (θ² + r))  = (1 − r/θ⁴)/(1 + r/θ²)   (THEORY §3's q²),
+                  (ũ·u)² → (θ⁴ − r)/(θ² (θ² + r))  = (1 − r/θ⁴)/(1 + r/θ²)   (docs/theory.md §3's q²),
                   (ṽ·v)² → (θ⁴ − r)/(θ² (θ² + 1)).
 
 With entries of variance a/M instead of 1/M and spike √b u vᵀ, θ² = b/a and every eigenvalue
-is multiplied by a: λ_iso = (b + r a)(b + a)/b, λ₊ = a(1 + √r)² (THEORY §3).
+is multiplied by a: λ_iso = (b + r a)(b + a)/b, λ₊ = a(1 + √r)² (docs/theory.md §3).
 
 **Spiked Wigner [classical].** H = θ u uᵀ + Z, Z symmetric with off-diagonal variance 1/N
 (semicircle on [−2, 2]): for θ > 1 the top eigenvalue → θ + 1/θ and (ũ·u)² → 1 − 1/θ²;

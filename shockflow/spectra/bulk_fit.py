@@ -1,4 +1,4 @@
-"""Fit a Marchenko–Pastur bulk to an observed spectrum, robustly to outliers (THEORY §3).
+"""Fit a Marchenko–Pastur bulk to an observed spectrum, robustly to outliers (docs/theory.md §3).
 
 Given the N eigenvalues of X = W Wᵀ, find σ² (and the aspect ratio r = N/M if it is not given)
 such that the bulk of the spectrum follows MP(r, σ²) of :mod:`.marchenko_pastur`.

@@ -1,4 +1,4 @@
-"""The ``bbp`` case kind: THEORY §3 from a case file (``shockflow run CASE``).
+"""The ``bbp`` case kind: docs/theory.md §3 from a case file (``shockflow run CASE``).
 
     kind = "bbp"
     name = "bbp-linear"
@@ -86,7 +86,7 @@ class FiniteSizeTable:
 
 @dataclass(frozen=True)
 class BBPCase:
-    """A BBP case: simulated spectra of the THEORY §3 teacher–student against the theory."""
+    """A BBP case: simulated spectra of the docs/theory.md §3 teacher–student against the theory."""
 
     teacher_student: TeacherStudentTable = setting(doc="The teacher–student run.", factory=TeacherStudentTable)
     phase_diagram: PhaseDiagramTable = setting(doc="Optional (ε, σ_W) phase diagram.", factory=PhaseDiagramTable)
@@ -172,9 +172,10 @@ def run_bbp_case(case, options) -> BBPOutcome:
                                     "q2": res["q2"].tolist(), "agreement": res["agreement"],
                                     "points": int(res["q2"].size)}
         if options.figures:
-            path = out / f"{case.name}-phase.png"
-            plot_phase_diagram(res, path)
-            figures.append(path)
+            from shockflow.figures import save_figure
+
+            figures.append(save_figure(plot_phase_diagram(res), out / f"{case.name}-phase.png",
+                                       format=getattr(options, "figure_format", None), dpi=getattr(options, "dpi", None)))
     fs = s.finite_size
     if fs.sizes:
         r = ts.N / ts.M
@@ -199,6 +200,6 @@ def _run(case, options):
 
 BBP_KIND = register_kind(CaseKind(
     name="bbp", settings=BBPCase, run=_run, command="run",
-    description="BBP spectral transition of the linear teacher–student (THEORY §3): q² and top eigenvalue "
+    description="BBP spectral transition of the linear teacher–student (docs/theory.md §3): q² and top eigenvalue "
                 "versus theory, phase diagram, Binder finite-size scaling",
 ))

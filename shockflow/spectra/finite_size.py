@@ -1,4 +1,4 @@
-"""Finite-size scaling of the BBP transition: Binder cumulant, crossings, replica overlap (THEORY §3).
+"""Finite-size scaling of the BBP transition: Binder cumulant, crossings, replica overlap (docs/theory.md §3).
 
 Order parameter q = u_top·u (top eigenvector of X = W Wᵀ against the teacher's left vector),
 Binder cumulant over independent initialisations

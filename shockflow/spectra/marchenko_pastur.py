@@ -1,4 +1,4 @@
-"""The Marchenko–Pastur law of W Wᵀ for a Gaussian W (THEORY §3, random-matrix toolkit).
+"""The Marchenko–Pastur law of W Wᵀ for a Gaussian W (docs/theory.md §3, random-matrix toolkit).
 
 Convention (the one used throughout ``shockflow.spectra``): W ∈ R^{N×M} has i.i.d. entries of
 mean 0 and variance σ²/M, aspect ratio r = N/M, and we study the N eigenvalues of X = W Wᵀ.

@@ -1,4 +1,4 @@
-"""Spectral monitor: the spectrum of W Wᵀ along a training run (THEORY §3).
+"""Spectral monitor: the spectrum of W Wᵀ along a training run (docs/theory.md §3).
 
 For each logged snapshot of one weight matrix W ∈ R^{N×M}: the eigenvalues of X = W Wᵀ, the
 fitted Marchenko–Pastur bulk (:mod:`.bulk_fit`), the outliers above its Tracy–Widom threshold
@@ -26,7 +26,7 @@ from .bulk_fit import BulkFitError, fit_bulk
 from .outliers import detect_outliers
 
 __all__ = ["SpectralTrace", "spectral_monitor", "load_weight_stack", "write_spectral_trace",
-           "read_spectral_trace", "plot_spectral_evolution", "analyse_spectra", "TRACE_FORMAT"]
+           "read_spectral_trace", "plot_spectral_evolution", "analyse_spectra", "spectra_table", "TRACE_FORMAT"]
 
 TRACE_FORMAT = "shockflow-spectral-trace"
 _ARRAYS = ("step", "eigenvalues", "sigma2", "ratio", "lambda_plus", "threshold", "n_outliers",
@@ -236,8 +236,21 @@ def _pick(arrays: dict, param, where: str):
     return steps, stack, arrays.get("teacher")
 
 
+_TRACE_NAMES = {"step": "training step of the snapshot", "eigenvalues": "eigenvalues of W W^T, ascending",
+                "sigma2": "fitted bulk variance", "ratio": "aspect ratio N/M", "lambda_plus": "fitted bulk edge",
+                "threshold": "Tracy-Widom outlier threshold", "n_outliers": "outliers above the threshold",
+                "top_eigenvalue": "largest eigenvalue", "outliers": "outlier eigenvalues, descending (NaN-padded)",
+                "theta": "signal strength from the top outlier (BBP)", "q2_predicted": "overlap q2 predicted (BBP)",
+                "q2": "overlap q2 measured with the teacher", "fit_ok": "bulk fitted (1) or not (0)",
+                "eigenvalue": "eigenvalue index", "outlier": "outlier index"}
+
+
 def write_spectral_trace(trace: SpectralTrace, path) -> Path:
-    """Write the trace to HDF5 atomically (datasets named as the fields; attrs hold the rest)."""
+    """Write the trace to HDF5 atomically (datasets named as the fields; attrs hold the rest).
+
+    netCDF-4 compatible (as the result files, docs/result-file.md): ``step`` is the coordinate of
+    every per-snapshot array, ``eigenvalue`` and ``outlier`` index the second axes of
+    ``eigenvalues`` and ``outliers``; every array has ``long_name`` and ``units``."""
     import h5py
 
     from shockflow.storage import atomic_path
@@ -249,8 +262,25 @@ def write_spectral_trace(trace: SpectralTrace, path) -> Path:
             f.attrs["shape"] = np.asarray(trace.shape, dtype=np.int64)
             f.attrs["level"] = trace.level
             f.attrs["fit_errors"] = json.dumps({str(k): v for k, v in trace.fit_errors.items()})
+            k = len(trace.step)
+            scales = {"step": np.asarray(trace.step),
+                      "eigenvalue": np.arange(np.asarray(trace.eigenvalues).reshape(k, -1).shape[1]),
+                      "outlier": np.arange(np.asarray(trace.outliers).reshape(k, -1).shape[1])}
+            for name, a in scales.items():
+                ds = f.create_dataset(name, data=a)
+                ds.make_scale(name)
             for name in _ARRAYS:
-                f.create_dataset(name, data=getattr(trace, name))
+                ds = f[name] if name == "step" else f.create_dataset(name, data=getattr(trace, name))
+                ds.attrs["long_name"] = _TRACE_NAMES[name]
+                ds.attrs["units"] = "1"
+                if name == "step":
+                    continue
+                ds.dims[0].attach_scale(f["step"])
+                if ds.ndim == 2:
+                    ds.dims[1].attach_scale(f["eigenvalue" if name == "eigenvalues" else "outlier"])
+            for name in ("eigenvalue", "outlier"):
+                f[name].attrs["long_name"] = _TRACE_NAMES[name]
+                f[name].attrs["units"] = "1"
     return path
 
 
@@ -265,36 +295,82 @@ def read_spectral_trace(path) -> SpectralTrace:
                              level=float(f.attrs["level"]))
 
 
-def plot_spectral_evolution(trace: SpectralTrace, path) -> Path:
-    """Figure: eigenvalues (grey dots) per snapshot step, the fitted edge λ₊, the TW threshold and
-    the outliers (red)."""
-    import matplotlib
+def plot_spectral_evolution(trace: SpectralTrace, *, fig=None, title: str | None = None):
+    """The spectra figure (returns the Figure): (a) the eigenvalue histogram of the last fitted
+    snapshot with the fitted Marchenko–Pastur density, its edge λ₊, the Tracy–Widom threshold and
+    the outliers; (b) every snapshot's eigenvalues (grey), λ₊, the threshold and the outliers over
+    steps; (c) the teacher overlap q² measured against the q² the BBP relation predicts from the
+    top outlier."""
+    from shockflow.figures import PALETTE, new_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .marchenko_pastur import mp_density
 
-    from shockflow.storage import atomic_path
-
-    x = np.maximum(trace.step, 0) + 1
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    if fig is None:
+        fig = new_figure(13.0, 4.2)
+    hist, evo, q2 = fig.subplots(1, 3, width_ratios=(1.0, 1.3, 1.0))
+    N, M = (trace.shape + (0, 0))[:2]
+    fig.suptitle(title or f"spectrum of W Wᵀ over training: N × M = {N} × {M}, Tracy–Widom level {trace.level:g}",
+                 fontsize=10)
+    ok = np.flatnonzero(np.asarray(trace.fit_ok, dtype=bool))
+    k = int(ok[-1]) if ok.size else len(trace.step) - 1
+    ev = np.asarray(trace.eigenvalues[k], dtype=float)
+    n_all = ev.size
+    pos = ev[ev > 0]
+    if pos.size:
+        edge = max(float(v) for v in (trace.threshold[k], trace.lambda_plus[k], 0.0) if np.isfinite(v))
+        # the bulk's range (outliers far above it would squeeze the bulk into one bar): outliers beyond
+        # it are marked at the right edge with their values
+        top = 1.3 * edge if edge > 0 else float(pos.max()) * 1.05
+        bins = np.linspace(0.0, top, 60)
+        inside = pos[pos <= top]
+        # one count per eigenvalue out of all N: the continuous MP density (atom at zero excluded) matches
+        hist.hist(inside, bins=bins, weights=np.full(inside.size, 1.0 / (n_all * (bins[1] - bins[0]))),
+                  color="0.75", edgecolor="0.55", lw=0.4, label=f"eigenvalues, step {int(trace.step[k])}")
+        if np.isfinite(trace.sigma2[k]) and np.isfinite(trace.ratio[k]):
+            xs = np.linspace(bins[0], bins[-1], 600)[1:]
+            hist.plot(xs, mp_density(xs, float(trace.ratio[k]), float(trace.sigma2[k])), color=PALETTE[0], lw=1.6,
+                      label=f"fitted MP (σ² = {trace.sigma2[k]:.3g}, r = {trace.ratio[k]:.3g})")
+            hist.axvline(trace.lambda_plus[k], color=PALETTE[0], ls="-", lw=0.9, label="edge λ₊")
+            hist.axvline(trace.threshold[k], color=PALETTE[0], ls="--", lw=0.9, label="TW threshold")
+        out = np.asarray(trace.outliers[k], dtype=float)
+        out = out[np.isfinite(out)]
+        if out.size:
+            near = out[out <= top]
+            hist.plot(near, np.zeros(near.size), "v", color=PALETTE[3], ms=8, clip_on=False, label="outliers")
+            far = out[out > top]
+            if far.size:
+                hist.annotate("outlier" + ("s" if far.size > 1 else "") + " λ = " + ", ".join(f"{v:.3g}" for v in far)
+                              + " →", xy=(1.0, 0.04), xycoords="axes fraction", ha="right", color=PALETTE[3],
+                              fontsize=8)
+        hist.set_xlim(0.0, top)
+        hist.set_xlabel("eigenvalue of W Wᵀ")
+        hist.set_ylabel("density (per eigenvalue of N)")
+        hist.legend(fontsize=7)
+    x = np.maximum(np.asarray(trace.step), 0) + 1
     for i in range(len(x)):
-        ev = trace.eigenvalues[i][trace.eigenvalues[i] > 0]      # zero modes (rank < N) not drawn
-        ax.plot(np.full(ev.size, x[i]), ev, ".", ms=1.5, color="0.6", rasterized=True)
-    ax.plot(x, trace.lambda_plus, "-", color="C0", label="fitted bulk edge λ₊")
-    ax.plot(x, trace.threshold, "--", color="C0", label="TW outlier threshold")
+        e = trace.eigenvalues[i][trace.eigenvalues[i] > 0]      # zero modes (rank < N) not drawn
+        evo.plot(np.full(e.size, x[i]), e, ".", ms=1.5, color="0.6", rasterized=True)
+    evo.plot(x, trace.lambda_plus, "-", color=PALETTE[0], label="fitted bulk edge λ₊")
+    evo.plot(x, trace.threshold, "--", color=PALETTE[0], label="TW outlier threshold")
     for j in range(trace.outliers.shape[1]):
-        ax.plot(x, trace.outliers[:, j], "o", color="C3", ms=4, label="outliers" if j == 0 else None)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("step + 1")
-    ax.set_ylabel("eigenvalues of W Wᵀ")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=120)
-    plt.close(fig)
-    return path
+        evo.plot(x, trace.outliers[:, j], "o", color=PALETTE[3], ms=4, label="outliers" if j == 0 else None)
+    evo.set_xscale("log")
+    evo.set_yscale("log")
+    evo.set_xlabel("step + 1")
+    evo.set_ylabel("eigenvalues of W Wᵀ")
+    evo.legend(fontsize=7)
+    measured = np.asarray(trace.q2, dtype=float)
+    q2.plot(x, trace.q2_predicted, "--", color=PALETTE[1], lw=1.4, label="q² predicted (BBP, top outlier)")
+    if np.isfinite(measured).any():
+        q2.plot(x, measured, "o-", color=PALETTE[2], ms=3, lw=1, label="q² measured (teacher overlap)")
+    else:
+        q2.text(0.5, 0.5, "no teacher: q² not measured", transform=q2.transAxes, ha="center", fontsize=8)
+    q2.set_xscale("log")
+    q2.set_ylim(-0.02, 1.02)
+    q2.set_xlabel("step + 1")
+    q2.set_ylabel("q² = (u_top · u)²")
+    q2.legend(fontsize=7)
+    return fig
 
 
 def analyse_spectra(path, param: str | None = None, teacher=None, ratio: float | None = None,
@@ -317,5 +393,39 @@ def analyse_spectra(path, param: str | None = None, teacher=None, ratio: float |
     if output is not None:
         out["output"] = str(write_spectral_trace(trace, output))
     if figure is not None:
-        out["figure"] = str(plot_spectral_evolution(trace, figure))
+        from shockflow.figures import save_figure
+
+        out["figure"] = str(save_figure(plot_spectral_evolution(trace), figure))
     return out
+
+
+def spectra_table(summary: dict) -> str:
+    """The summary of :func:`analyse_spectra` as text: a header and one row per snapshot step
+    (4 significant digits; ``-`` where a value is undefined)."""
+    def num(v, fmt="{:.4g}"):
+        return "-" if v is None or (isinstance(v, float) and not np.isfinite(v)) else fmt.format(v)
+
+    lines = [f"{summary.get('source')}" + (f" [{summary['param']}]" if summary.get("param") else "")
+             + f": N x M = {summary.get('N')} x {summary.get('M')}, Tracy-Widom level {summary.get('level')}"]
+    cols = ("step", "sigma2", "ratio", "lambda_plus", "threshold", "top_eigenvalue", "n_outliers", "theta",
+            "q2_predicted", "q2", "fit_ok")
+    header = ("step", "sigma2", "ratio", "lambda+", "threshold", "top_eig", "outliers", "theta", "q2_pred", "q2",
+              "fit")
+    rows = []
+    for k in range(len(summary.get("step", []))):
+        row = []
+        for c in cols:
+            v = summary[c][k]
+            row.append(str(v) if c in ("step", "n_outliers") else ("yes" if v else "no") if c == "fit_ok" else num(v))
+        rows.append(row)
+    width = [max(len(h), *(len(r[j]) for r in rows)) if rows else len(h) for j, h in enumerate(header)]
+    fmt = "  ".join(f"{{:>{w}}}" for w in width)
+    lines += [fmt.format(*header), *(fmt.format(*r) for r in rows)]
+    first = summary.get("first_outlier_step")
+    lines.append(f"first outlier at step {first}" if first is not None else "no outlier above the threshold")
+    for key in ("output", "figure"):
+        if summary.get(key):
+            lines.append(f"{key}: {summary[key]}")
+    for step, why in (summary.get("fit_errors") or {}).items():
+        lines.append(f"snapshot {step}: bulk not fitted ({why})")
+    return "\n".join(lines)

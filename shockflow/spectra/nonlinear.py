@@ -1,4 +1,4 @@
-"""The nonlinear extension of THEORY §3: μ₁, μ₂ by Gauss–Hermite quadrature, ε_o, ε_c, and a
+"""The nonlinear extension of docs/theory.md §3: μ₁, μ₂ by Gauss–Hermite quadrature, ε_o, ε_c, and a
 one-step simulation that tests them.
 
 Student f(x) = σ(W x) (σ elementwise, N outputs), teacher σ(W* x), loss ½ E|f − f*|²,
@@ -6,7 +6,7 @@ x ~ N(0, I_M). For row i, with h = w_i·x and h* = w*_i·x jointly Gaussian, Ste
 the population gradient exactly,
 
     ∇_{w_i} = E[(σ(h) − σ(h*)) σ'(h) x] = μ₂ w_i − μ₁ w*_i,
-    μ₂ = E[σ'(h)² + (σ(h) − σ(h*)) σ''(h)],      μ₁ = E[σ'(h*) σ'(h)]        (THEORY §3),
+    μ₂ = E[σ'(h)² + (σ(h) − σ(h*)) σ''(h)],      μ₁ = E[σ'(h*) σ'(h)]        (docs/theory.md §3),
 
 so one GD step is W' = (1 − εμ₂) W + εμ₁ W* (rows' μ differ only by O(M^{−1/2}) fluctuations
 of |w_i|), the bulk scales by (1 − εμ₂)² and the spike by ε²μ₁², θ = εμ₁ / (|1 − εμ₂| σ_W) and

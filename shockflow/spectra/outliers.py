@@ -1,4 +1,4 @@
-"""Outlier eigenvalues above a fitted bulk edge, with a Tracy–Widom margin (THEORY §3).
+"""Outlier eigenvalues above a fitted bulk edge, with a Tracy–Widom margin (docs/theory.md §3).
 
 An eigenvalue of X = W Wᵀ (W ∈ R^{N×M}) is an outlier when it exceeds
 

@@ -1,4 +1,4 @@
-"""The (ε, σ_W) phase diagram of the linear teacher–student from simulation (THEORY §3).
+"""The (ε, σ_W) phase diagram of the linear teacher–student from simulation (docs/theory.md §3).
 
 :func:`phase_point` is pure — a parameter dict in, a result dict out — so that a sweep engine can
 map it over a grid; :func:`phase_diagram` is the plain loop used until then. Each point runs t
@@ -95,17 +95,12 @@ def theory_boundaries(sigma_values, t: int, ratio: float) -> dict:
     return {"sigma_w": sig, "lower": lower, "upper": upper}
 
 
-def plot_phase_diagram(result: dict, path) -> None:
-    """Simulated q² over (ε, σ_W) with the theory's boundaries overlaid."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from shockflow.storage import atomic_path
+def plot_phase_diagram(result: dict, *, ax=None):
+    """Simulated q² over (ε, σ_W) with the theory's boundaries overlaid (returns the Figure)."""
+    from shockflow.figures import figure_of
 
     eps, sig = result["eps"], result["sigma_w"]
-    fig, ax = plt.subplots(figsize=(6.0, 4.4))
+    fig, ax = figure_of(ax, 6.0, 4.4)
     m = ax.pcolormesh(eps, sig, result["q2"], shading="nearest", vmin=0, vmax=1, cmap="viridis")
     fig.colorbar(m, ax=ax, label="simulated q² = (u_top·u)²")
     fine = np.linspace(sig.min(), sig.max(), 200)
@@ -119,7 +114,4 @@ def plot_phase_diagram(result: dict, path) -> None:
     ax.set_ylabel("σ_W")
     ax.set_title(f"N={result['N']}, M={result['M']}, t={result['t']}")
     ax.legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
+    return fig

@@ -1,5 +1,5 @@
-"""Spectral Burgers: the Stieltjes transform under additive free Gaussian noise (THEORY §1, last
-paragraph; THEORY §3).
+"""Spectral Burgers: the Stieltjes transform under additive free Gaussian noise (docs/theory.md §1, last
+paragraph; docs/theory.md §3).
 
 X_t = X₀ + √t H, H a GOE matrix normalised to the semicircle on [−2, 2] (off-diagonal variance
 1/N): this is Dyson Brownian motion at time t. The Stieltjes transform G(z, t) = ∫ρ_t(λ)/(z − λ)dλ
@@ -25,7 +25,7 @@ t < t_s = 1/∫ρ_b(λ)/(λ_s − λ)² dλ = −1/G_b'(λ_s), and is swallowed 
 foot λ_s becomes the focusing point w* of the edge characteristic. For an empty bulk
 (G_b = 1/w) this gives the spiked-Wigner law: outlier λ_s + t/λ_s for λ_s > √t.
 
-This is the spectral side of the BBP transition of THEORY §3 run in reverse: noise of strength t
+This is the spectral side of the BBP transition of docs/theory.md §3 run in reverse: noise of strength t
 swallows a signal of strength θ exactly when the spike's characteristic is caught by the edge
 characteristic. (The real-axis problem has a pole at every eigenvalue, so the grid solvers of
 ``solvers/`` are not used: the characteristic solution is exact and cheaper.)

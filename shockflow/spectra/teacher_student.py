@@ -1,8 +1,8 @@
-"""The linear teacher–student of THEORY §3: population-GD theory and NumPy simulations.
+"""The linear teacher–student of docs/theory.md §3: population-GD theory and NumPy simulations.
 
 Setting. Student W ∈ R^{N×M} with W₀ entries N(0, σ_W²/M); teacher W* = u vᵀ (unit vectors);
 x ~ N(0, I_M); loss ½ E|W x − W* x|² (``half_mse``, the ``linear`` model's default). Its
-population gradient is W − W*, so gradient descent with step ε gives (THEORY §3)
+population gradient is W − W*, so gradient descent with step ε gives (docs/theory.md §3)
 
     W_t = (1 − (1−ε)^t) W* + (1−ε)^t W₀ = √b u vᵀ + √a Z,     Z entries of variance 1/M,
     a = (1−ε)^{2t} σ_W²,   b = (1 − (1−ε)^t)²,   θ² = b/a.
@@ -13,7 +13,7 @@ an outlier λ_iso = (b + r a)(b + a)/b leaves the bulk edge λ₊ = a(1+√r)² 
 overlap q² = (u_top·u)² = (1 − r/θ⁴)/(1 + r/θ²).
 
 Critical steps (κ = σ_W r^{1/4}; derivation in :func:`critical_steps`): the lower branch
-ε_c(t) = 1 − (1 + κ)^{−1/t} (THEORY §3), and for ε > 1 the overshooting branch. THEORY's
+ε_c(t) = 1 − (1 + κ)^{−1/t} (docs/theory.md §3), and for ε > 1 the overshooting branch. docs/theory.md's
 ε_c^n = 1 − (1 − κ)^{−1/t} "for κ > 1" is the odd-t case with the real odd root,
 = 1 + (κ − 1)^{−1/t}; for even t the sign of (1−ε)^t differs and the branches are
 1 + (1 + κ)^{−1/t} and, when κ < 1, 1 + (1 − κ)^{−1/t} (our derivation; see critical_steps).
@@ -58,7 +58,7 @@ def _finite(name, v, *, positive=False, nonneg=False) -> float:
 
 # --------------------------------------------------------------------------- theory
 def population_theory(eps: float, t: int, sigma_w: float, ratio: float) -> dict:
-    """THEORY §3 after t population-GD steps of size ε: a, b, θ², λ₊, λ_top, q², ordered.
+    """docs/theory.md §3 after t population-GD steps of size ε: a, b, θ², λ₊, λ_top, q², ordered.
 
     ``lambda_top`` is λ_iso in the ordered phase and the bulk edge λ₊ otherwise; at ε = 1 the
     bulk vanishes (a = 0): λ_top = b = 1 and q² = 1.
@@ -92,11 +92,11 @@ def critical_steps(t: int, sigma_w: float, ratio: float) -> dict:
     """All steps ε > 0 where θ² = √r after t steps; with κ = σ_W r^{1/4}, s = (1−ε)^t:
 
     θ = |1 − s| / (σ_W |s|) = r^{1/4}  ⟺  |1 − s| = κ |s|.
-      s > 0, s < 1:  s = 1/(1+κ)                       → ε = 1 − (1+κ)^{−1/t}   ("lower", THEORY ε_c)
+      s > 0, s < 1:  s = 1/(1+κ)                       → ε = 1 − (1+κ)^{−1/t}   ("lower", docs/theory.md's ε_c)
       t even, ε > 1: s = (ε−1)^t > 0, same two roots   → ε = 1 + (1+κ)^{−1/t}  and,
                      if κ < 1, s = 1/(1−κ) > 1          → ε = 1 + (1−κ)^{−1/t}
       t odd, ε > 1:  s = −(ε−1)^t < 0, (1+|s|) = κ|s|   → ε = 1 + (κ−1)^{−1/t}  (κ > 1 only;
-                     THEORY's ε_c^n with the real odd root)
+                     docs/theory.md's ε_c^n with the real odd root)
     Returns {"lower": ε_c, "upper": [sorted roots above 1]}.
     """
     t = _pos_int("t", t)
@@ -115,12 +115,12 @@ def critical_steps(t: int, sigma_w: float, ratio: float) -> dict:
 
 
 def critical_step(t: int, sigma_w: float, ratio: float) -> float:
-    """ε_c(t) = 1 − (1 + σ_W r^{1/4})^{−1/t} (THEORY §3)."""
+    """ε_c(t) = 1 − (1 + σ_W r^{1/4})^{−1/t} (docs/theory.md §3)."""
     return critical_steps(t, sigma_w, ratio)["lower"]
 
 
 def critical_time(eps: float, sigma_w: float, ratio: float) -> float:
-    """t_c = −ln(1 + σ_W r^{1/4}) / ln(1 − ε) for 0 < ε < 1 (continuous t; THEORY §3)."""
+    """t_c = −ln(1 + σ_W r^{1/4}) / ln(1 − ε) for 0 < ε < 1 (continuous t; docs/theory.md §3)."""
     eps = _finite("eps", eps)
     if not 0.0 < eps < 1.0:
         raise ValueError(f"eps: the critical time is defined for 0 < eps < 1, found {eps}")

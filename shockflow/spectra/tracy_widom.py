@@ -1,4 +1,4 @@
-"""The Tracy–Widom scale of the top edge (THEORY §3, random-matrix toolkit).
+"""The Tracy–Widom scale of the top edge (docs/theory.md §3, random-matrix toolkit).
 
 For a real Gaussian W ∈ R^{N×M} with entries of variance σ²/M (β = 1), Johnstone (2001):
 

@@ -6,6 +6,22 @@ the finished new one (DESIGN.md, "Writes are atomic").
 
     with atomic_path("run.h5") as tmp:      # tmp is a fresh path in the same directory
         write_everything(tmp)               # on success tmp is renamed onto run.h5
+
+Every writer of the package goes through :func:`atomic_path` (``atomic_open`` and ``commit_file``
+too), so this module is also the one place where writes are confined: inside
+``with confine_writes(out):`` (the command line wraps every command in it) a target that resolves
+outside ``out`` — through ``..``, an absolute path or a symbolic link — raises
+:class:`WriteOutsideError` before anything is created.  The temporary files carry the writing
+process's id (``.<name>.pid<pid>.<random>.tmp``); :func:`remove_stale_temporaries` deletes those
+of processes that no longer exist (a run killed by SIGKILL cannot clean up after itself).
+
+Several files that belong together (a run's log, result and figures) are committed as one with
+:func:`atomic_group`: inside the block every :func:`atomic_path` stages its finished temporary
+instead of renaming it; at the end of the block a journal naming every (temporary, target) pair is
+written atomically — the commit point — the renames are done and the journal is removed.  A process
+killed before the journal leaves only stale temporaries (the directory is as before); one killed
+during the renames leaves the journal, and the next :func:`remove_stale_temporaries` (every command
+that writes calls it first) finishes the renames (the directory is complete).  Never a mix.
 """
 
 from __future__ import annotations
@@ -17,7 +33,183 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["atomic_path", "atomic_open", "commit_file"]
+__all__ = ["atomic_path", "atomic_open", "commit_file", "confine_writes", "ensure_inside", "WriteOutsideError",
+           "remove_stale_temporaries", "scratch_directory", "atomic_group", "recover_commits", "committed_together"]
+
+#: the staged (temporary, target) pairs of the open :func:`atomic_group` blocks (innermost last)
+_GROUPS: list[list[tuple[Path, Path]]] = []
+_JOURNAL_PREFIX = ".shockflow-commit.pid"
+
+#: the directories writes are confined to (innermost last); empty: no confinement
+_ROOTS: list[Path] = []
+
+
+class WriteOutsideError(PermissionError):
+    """A write was asked for outside the directory writes are confined to (``--out``)."""
+
+
+@contextlib.contextmanager
+def confine_writes(root: str | os.PathLike) -> Iterator[Path]:
+    """Within the block, every :func:`atomic_path` / :func:`atomic_open` / :func:`commit_file` target must
+    resolve inside ``root`` (symbolic links followed); yields the resolved root."""
+    resolved = Path(root).resolve()
+    _ROOTS.append(resolved)
+    try:
+        yield resolved
+    finally:
+        _ROOTS.remove(resolved)
+
+
+def ensure_inside(target: str | os.PathLike) -> Path:
+    """``target`` resolved; :class:`WriteOutsideError` if writes are confined and it lies outside the root."""
+    resolved = Path(target).resolve()
+    if _ROOTS and not any(resolved == root or root in resolved.parents for root in _ROOTS):
+        raise WriteOutsideError(f"refusing to write {str(target)!r}: it resolves to {str(resolved)!r}, "
+                                f"outside the output directory {str(_ROOTS[0])!r}")
+    return resolved
+
+
+@contextlib.contextmanager
+def scratch_directory(prefix: str = "shockflow-") -> Iterator[Path]:
+    """A fresh temporary directory, removed afterwards, where writes are allowed even inside :func:`confine_writes`
+    (the scratch space of an in-memory sweep)."""
+    suspended = _GROUPS[:]  # scratch files are read back at once: never staged in an open group
+    _GROUPS.clear()
+    try:
+        with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
+            if not _ROOTS:  # no confinement: nothing to allow
+                yield Path(scratch)
+                return
+            with confine_writes(scratch) as root:
+                yield root
+    finally:
+        _GROUPS[:] = suspended
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def atomic_group() -> Iterator[list]:
+    """Commit every file written with :func:`atomic_path` inside the block together (see the module docstring);
+    on an exception nothing of the block is committed and its temporaries are removed.  A staged file is not
+    visible at its target until the block ends: use it around writers that do not read their files back
+    (the runners of ``solve``, ``train`` and ``run`` of a network case)."""
+    staged: list[tuple[Path, Path]] = []
+    _GROUPS.append(staged)
+    try:
+        yield staged
+    except BaseException:
+        _GROUPS.remove(staged)
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        raise
+    _GROUPS.remove(staged)
+    if _GROUPS:  # nested: the outer group commits
+        _GROUPS[-1].extend(staged)
+        return
+    if staged:
+        _commit(staged)
+
+
+def committed_together(function):
+    """Decorator: every file ``function`` writes through :func:`atomic_path` is committed as one group."""
+    import functools
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        with atomic_group():
+            return function(*args, **kwargs)
+    return wrapper
+
+
+def _commit(staged: list[tuple[Path, Path]]) -> None:
+    import json
+
+    directory = staged[0][1].parent
+    fd, tmp_name = tempfile.mkstemp(prefix=f"{_JOURNAL_PREFIX}{os.getpid()}.", suffix=".part", dir=directory)
+    with os.fdopen(fd, "w") as fh:
+        json.dump([[str(a), str(b)] for a, b in staged], fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    journal = Path(tmp_name[: -len(".part")] + ".journal")
+    os.replace(tmp_name, journal)  # the commit point
+    try:
+        _apply(journal)
+    finally:
+        if journal.exists():  # interrupted during the renames: finish them before anything else happens
+            _apply(journal)
+
+
+def _apply(journal: Path) -> None:
+    import json
+
+    try:
+        pairs = json.loads(journal.read_text())
+    except (OSError, ValueError):
+        pairs = []
+    for tmp, target in pairs:
+        if os.path.exists(tmp):
+            os.replace(tmp, target)
+    with contextlib.suppress(FileNotFoundError):
+        journal.unlink()
+
+
+def recover_commits(directory: str | os.PathLike) -> list[Path]:
+    """Finish the group commits of dead processes in ``directory`` (journals whose renames were cut short);
+    returns the journals applied."""
+    directory = Path(directory)
+    done = []
+    if not directory.is_dir():
+        return done
+    for entry in sorted(directory.iterdir()):
+        name = entry.name
+        if not name.startswith(_JOURNAL_PREFIX):
+            continue
+        pid = name[len(_JOURNAL_PREFIX):].split(".", 1)[0]
+        if not pid.isdigit() or _pid_alive(int(pid)):
+            continue
+        if name.endswith(".journal"):
+            _apply(entry)
+            done.append(entry)
+        elif name.endswith(".part"):  # killed while writing the journal: not committed
+            with contextlib.suppress(OSError):
+                entry.unlink()
+    return done
+
+
+def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
+    """Finish the interrupted commits of dead processes (:func:`recover_commits`), then delete the temporary files
+    of :func:`atomic_path` in ``directory`` whose writing process no longer exists (killed runs); returns what was
+    removed.  Files of live processes are left alone."""
+    directory = Path(directory)
+    removed = []
+    if not directory.is_dir():
+        return removed
+    recover_commits(directory)
+    for entry in directory.iterdir():
+        name = entry.name
+        if not (name.startswith(".") and name.endswith(".tmp")):
+            continue
+        parts = name[1:-4].rsplit(".", 2)
+        if len(parts) != 3 or not parts[1].startswith("pid") or not parts[1][3:].isdigit():
+            continue
+        if _pid_alive(int(parts[1][3:])):
+            continue
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+            entry.unlink()
+            removed.append(entry)
+    return removed
 
 
 @contextlib.contextmanager
@@ -33,18 +225,22 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     results from the other members of a group on a shared cluster.
     """
     target = Path(target)
+    ensure_inside(target)
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise FileNotFoundError(
             f"atomic_path: directory {str(directory)!r} for target {str(target)!r} does not exist"
         )
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.pid{os.getpid()}.", suffix=".tmp", dir=directory)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
         yield tmp
         os.chmod(tmp, _mode_for(target))
-        os.replace(tmp, target)
+        if _GROUPS:  # committed with the rest of its group
+            _GROUPS[-1].append((tmp.resolve(), target.resolve()))
+        else:
+            os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
@@ -57,6 +253,7 @@ def commit_file(finished: str | os.PathLike, target: str | os.PathLike) -> Path:
     For a file written whole elsewhere on the same file system (a sweep task's scratch result);
     ``OSError`` if the two are on different file systems, where a rename would be a copy."""
     finished, target = Path(finished), Path(target)
+    ensure_inside(target)
     directory = target.parent if str(target.parent) else Path(".")
     if finished.resolve().parent.stat().st_dev != directory.resolve().stat().st_dev:
         raise OSError(f"commit_file: {str(finished)!r} is not on the file system of {str(target)!r}")

@@ -16,13 +16,32 @@ progress), :mod:`~shockflow.sweeps.index` (the merged HDF5 table), :mod:`~shockf
 runs on it.
 """
 
-from shockflow.cases.sweep_axes import Axis, SweepAxes, SweepSpecError, build_axes, parse_values
-from shockflow.sweeps.engine import SweepSummary, TaskReport, local_cluster, run_sweep
-from shockflow.sweeps.grid import grid_map
-from shockflow.sweeps.index import read_index
-from shockflow.sweeps.sweep import Sweep, case_sweep, function_sweep
-from shockflow.sweeps.tasks import Task, task_hash, task_seed
+_EXPORTS = {
+    "shockflow.cases.sweep_axes": ("Axis", "SweepAxes", "SweepSpecError", "build_axes", "parse_values"),
+    "shockflow.sweeps.engine": ("SweepSummary", "TaskReport", "local_cluster", "run_sweep"),
+    "shockflow.sweeps.grid": ("grid_map",),
+    "shockflow.sweeps.index": ("read_index",),
+    "shockflow.sweeps.sweep": ("Sweep", "case_sweep", "function_sweep"),
+    "shockflow.sweeps.tasks": ("Task", "task_hash", "task_seed"),
+}
+_LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = ["Axis", "Sweep", "SweepAxes", "SweepSpecError", "SweepSummary", "Task", "TaskReport", "build_axes",
-           "case_sweep", "function_sweep", "grid_map", "local_cluster", "parse_values", "read_index", "run_sweep", "task_hash",
-           "task_seed"]
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    """Imported on first use, so that ``shockflow sweep --help`` (and the command line's start-up,
+    which builds the sweep parser) does not import numpy."""
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'shockflow.sweeps' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -2,7 +2,7 @@
 
 Runs a case over parameter axes (syntax: :mod:`shockflow.cases.sweep_axes`) and writes one result
 file per task, the failure records and the merged index into ``--out`` (default
-``<case name>-sweep``).  Rerunning the same command resumes: finished tasks are reused.
+``shockflow-results/<case name>-sweep``).  Rerunning the same command resumes: finished tasks are reused.
 
 Exit codes (those of the ``shockflow`` command line): 0 every task finished; 1 some tasks
 failed (they are listed, with their parameters and failure records); 2 bad input (a case file,
@@ -59,7 +59,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="an axis (several values) or a fixed override (one value); repeatable; axes form a product")
     p.add_argument("--zip", action="append", default=[], metavar="KEY1,KEY2",
                    help="advance these axes together instead of in a product (equal lengths); repeatable")
-    p.add_argument("--out", default=None, metavar="DIR", help="sweep directory (default: <case name>-sweep)")
+    p.add_argument("--out", default=None, metavar="DIR", help="sweep directory (default: shockflow-results/<case name>-sweep)")
     p.add_argument("--seed", type=_seed, default=None,
                    help="sweep seed; each task's seed derives from it and the task's parameters "
                         "(default: the [sweep] table's, else the case's, else 0)")
@@ -69,6 +69,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--workers", type=_workers, default=None,
                    help="worker processes of the local cluster (default: one per core)")
     p.add_argument("--dry-run", action="store_true", help="list the tasks and which are finished; run nothing")
+    p.add_argument("--allow-large", action="store_true",
+                   help="run tasks even if their estimated memory or time exceeds what the machine has")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.set_defaults(run=main)
@@ -117,11 +119,11 @@ def main(args: argparse.Namespace) -> int:
     from shockflow.sweeps.sweep import case_sweep
 
     try:
-        sweep = case_sweep(args.case, args.set or (), args.zip or (), seed=args.seed)
+        sweep = case_sweep(args.case, args.set or (), args.zip or (), seed=args.seed, allow_large=args.allow_large)
     except (CaseError, SweepSpecError, ValueError) as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
-    out = args.out if args.out is not None else f"{sweep.name}-sweep"
+    out = args.out if args.out is not None else f"shockflow-results/{sweep.name}-sweep"
     if args.dry_run:
         return _dry_run(sweep, out, args)
     try:

@@ -170,9 +170,31 @@ class SweepSummary:
         for r in self.failed:
             params = ", ".join(f"{k}={v!r}" for k, v in r.params.items())
             lines.append(f"  FAILED task {r.index} ({params}): {r.error}  [{r.path}]")
+        lines += self.results_table()
         if self.index_path is not None:
             lines.append(f"  index: {self.index_path}")
         return "\n".join(lines)
+
+    def results_table(self, max_columns: int = 8) -> list[str]:
+        """One line per finished task: its parameters and key figures (at most ``max_columns`` of
+        them, in the runner's order; all are in the index file)."""
+        done = [r for r in self.reports if r.status in ("done", "reused") and r.figures]
+        if not done:
+            return []
+        params = list(dict.fromkeys(k for r in done for k in r.params))
+        names = list(dict.fromkeys(k for r in done for k in r.figures))[:max_columns]
+
+        def cell(v) -> str:
+            if isinstance(v, float):
+                return f"{v:.6g}"
+            return str(v)
+
+        header = ["task", *params, *names]
+        rows = [[str(r.index), *(cell(r.params.get(k, "")) for k in params), *(cell(r.figures.get(k, "")) for k in names)]
+                for r in done]
+        width = [max(len(h), *(len(row[j]) for row in rows)) for j, h in enumerate(header)]
+        fmt = "  " + "  ".join(f"{{:>{w}}}" for w in width)
+        return [fmt.format(*header), *(fmt.format(*row) for row in rows)]
 
 
 # -- clusters --------------------------------------------------------------------------------------
@@ -197,7 +219,13 @@ def local_cluster(workers: int | None = None, **kwargs):
     options = {"n_workers": n, "threads_per_worker": 1, "processes": True, "env": dict(WORKER_ENV),
                "dashboard_address": None, "silence_logs": logging.ERROR}
     options.update(kwargs)
-    return LocalCluster(**options)
+    import warnings
+
+    with warnings.catch_warnings():
+        # without a dashboard the scheduler still serves /health on the dashboard's port and warns,
+        # with a traceback-like "Port 8787 is already in use", when another cluster holds it
+        warnings.filterwarnings("ignore", message=r"Port \d+ is already in use", category=UserWarning)
+        return LocalCluster(**options)
 
 
 def _distributed():

@@ -22,7 +22,6 @@ gives seeds explicitly (for bootstraps over seeds).
 
 from __future__ import annotations
 
-import tempfile
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -46,7 +45,9 @@ def grid_map(function: Callable[[dict], Mapping[str, Any]], axes: Mapping[str, A
             raise ValueError(f"grid_map: axis {key!r} has no values")
     shape = tuple(len(v) for v in values.values())
     sweep = function_sweep(function, values, fixed=fixed, seed=seed, name=name)
-    with tempfile.TemporaryDirectory(prefix="shockflow-grid-") as scratch:
+    from shockflow.storage.atomic import scratch_directory
+
+    with scratch_directory(prefix="shockflow-grid-") as scratch:
         directory = out if out is not None else scratch
         summary = run_sweep(sweep, directory, scheduler=scheduler, workers=workers, client=client, progress=progress)
         table = read_index(summary.index_path)

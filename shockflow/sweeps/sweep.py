@@ -107,7 +107,31 @@ def _runner_file(summary: dict, workdir: Path) -> Path | None:
     return None
 
 
-def case_sweep(case, sets=(), zips=(), *, seed: int | None = None) -> Sweep:
+#: a sweep of more tasks than this is refused before its task list is built
+MAX_TASKS = 100_000
+
+
+def _require_affordable_sweep(body: str, path, tasks) -> None:
+    """Each task must fit the machine's memory and the whole sweep :data:`~shockflow.cases.cost.MAX_SECONDS`
+    (:mod:`shockflow.cases.cost`); the error names the key and the task."""
+    from shockflow.cases import CaseError, Problem, parse_case
+    from shockflow.cases.cost import MAX_SECONDS, require_affordable
+
+    total = 0.0
+    for t in tasks:
+        c = parse_case(body, file=str(path), path=path, overrides=t.overrides)
+        try:
+            total += require_affordable(c).seconds
+        except CaseError as exc:
+            where = ", ".join(f"{k}={v!r}" for k, v in t.params) or "all tasks"
+            raise CaseError(str(path), [Problem(p.key, f"{p.message} (task {t.index}: {where})") for p in exc.problems]) from None
+    if total > MAX_SECONDS:
+        raise CaseError(str(path), [Problem("sweep", f"the {len(tasks)} tasks would take about {total / 86400:.3g} days "
+                                                     f"together, more than {MAX_SECONDS / 86400:.3g}; use fewer values "
+                                                     "(or pass --allow-large)")])
+
+
+def case_sweep(case, sets=(), zips=(), *, seed: int | None = None, allow_large: bool = False) -> Sweep:
     """A sweep of the case ``case`` (a path or a built-in name).
 
     ``sets``: ``KEY=VALUES`` items (:mod:`shockflow.cases.sweep_axes`); ``zips``: ``KEY1,KEY2`` items;
@@ -127,6 +151,10 @@ def case_sweep(case, sets=(), zips=(), *, seed: int | None = None) -> Sweep:
         raise CaseError(str(path), [Problem("", f"expected UTF-8 text (TOML), found undecodable bytes at offset {exc.start}")]) from None
     body, table = split_sweep_table(text, file=str(path))
     axes = build_axes(sets, zips, table)
+    if len(axes) > MAX_TASKS:  # refused before a task list is made (a product of axes grows without bound)
+        biggest = max(axes.axes, key=lambda a: len(a.values))
+        raise CaseError(str(path), [Problem(f"sweep.axes.{biggest.key}", f"the sweep has {len(axes)} tasks, more than "
+                                            f"{MAX_TASKS}; {biggest.key} alone has {len(biggest.values)} values")])
     header_seed = tomllib.loads(body).get("seed")
     if seed is None:
         seed = table.seed if table is not None and table.seed is not None else header_seed
@@ -147,6 +175,8 @@ def case_sweep(case, sets=(), zips=(), *, seed: int | None = None) -> Sweep:
             break
     if problems:
         raise CaseError(str(path), problems)
+    if not allow_large:
+        _require_affordable_sweep(body, path, tasks)
     execute = functools.partial(run_case_task, case_path=str(path.resolve()))
     return Sweep(name=first.name, kind="case", source=body, axes=axes, seed=sweep_seed, tasks=tasks,
                  execute=execute, case_path=str(path.resolve()))

@@ -2,7 +2,7 @@
 
 Each epoch draws a fresh permutation of the n samples and cuts it into ⌊n/B⌋ batches of
 exactly B samples; the n mod B leftover samples of that permutation are skipped (every batch
-has size B, so the SGD temperature η σ_g²/(2B) of THEORY §1 is the same at every step).
+has size B, so the SGD temperature η σ_g²/(2B) of docs/theory.md §1 is the same at every step).
 Batches are gathered into preallocated buffers (``np.take(..., out=)``): no per-step allocation.
 """
 

@@ -8,7 +8,7 @@ after s updates; see schedule_points.py):
   snapshots    parameters on a log-spaced schedule of ``n_snapshots`` steps;
   observables  user callables model -> float | array every ``observe_every`` steps;
   noise        every ``noise_every`` steps (0 = off): per-sample gradient covariance trace and
-               the temperature T = η σ_g²/(2B), σ_g² = tr Σ / P (THEORY §1; training/noise.py).
+               the temperature T = η σ_g²/(2B), σ_g² = tr Σ / P (docs/theory.md §1; training/noise.py).
 A non-finite loss stops the run with ``TrainingDiverged`` naming the step, the quantity and
 the parameter/gradient arrays that went non-finite.
 """
@@ -22,7 +22,7 @@ import numpy as np
 
 from shockflow.data import Dataset
 from shockflow.logs import TrainingRecord, package_versions, write_training_log
-from shockflow.progress import ProgressBar
+from shockflow.progress import progress
 
 from .batching import BatchSampler
 from .noise import gradient_noise
@@ -194,7 +194,6 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
     obs_store: dict[str, list] = {name: [] for name in observables}
     noise_rows: list[tuple] = []
 
-    bar = ProgressBar(S, "train", enabled=not quiet)
     i_log = i_snap = 0
     t0 = time.perf_counter()
 
@@ -224,7 +223,8 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
             noise_rows.append((step, g.trace, g.sigma2, g.temperature, g.temperature_trace, g.temperature_fpc))
 
     any_flag = flags.any(axis=0)
-    try:
+    postfix_every = max(S // 100, 1)
+    with progress(S, "train", enabled=not quiet, unit="step") as bar:
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are caught below
             for t in range(S):
                 Xb, yb = sampler.next()
@@ -235,14 +235,13 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
                 if any_flag[t]:
                     record_point(t, loss_b, loss_b if full else None, grads)
                 opt.step(model.params, grads, learning_rate(settings, t))
-                if bar.enabled:
-                    bar.update(t + 1, f"loss {loss_b:.3e}")
+                bar.update(1)
+                if t % postfix_every == 0:
+                    bar.set_postfix_str(f"loss {loss_b:.3e}", refresh=False)
             final = float(model.loss(data.X, data.y))
             if not np.isfinite(final):
                 raise _diverged(S, "training loss", final, model, None)
             record_point(S, final, final, None)
-    finally:
-        bar.close()
     wall = time.perf_counter() - t0
 
     noise = {}

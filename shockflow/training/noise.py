@@ -1,9 +1,9 @@
-"""Gradient-noise statistics and the SGD temperature (THEORY §1, "Temperature").
+"""Gradient-noise statistics and the SGD temperature (docs/theory.md §1, "Temperature").
 
 From per-sample gradients g_i (i = 1..m, flattened to P coordinates) at the current θ:
   Σ = (1/(m−1)) Σ_i (g_i − ḡ)(g_i − ḡ)^T      (unbiased per-sample gradient covariance)
   tr Σ                                         (total per-sample gradient variance)
-  σ_g² = tr Σ / P                              (per-coordinate variance, THEORY §1's σ_g²)
+  σ_g² = tr Σ / P                              (per-coordinate variance, docs/theory.md §1's σ_g²)
   T = η σ_g² / (2B)                            (the temperature shockflow uses; ν = T/2)
 We also store T_trace = η tr Σ/(2B) (= P·T, the isotropic-noise temperature summed over
 coordinates) and T_fpc = T·(n−B)/(n−1), the finite-population correction for sampling

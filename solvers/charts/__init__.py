@@ -1,4 +1,4 @@
-"""The equations of a quotient chart with its metric (THEORY §1).
+"""The equations of a quotient chart with its metric (docs/theory.md §1).
 
 - :mod:`~solvers.charts.hamilton_jacobi` — viscous HJ with a mobility on 1-D/2-D charts (:func:`solve_chart_hj`);
 - :mod:`~solvers.charts.burgers` — Burgers for ``p = ∂_x u`` on a 1-D chart (:func:`solve_chart_burgers`);

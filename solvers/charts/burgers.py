@@ -1,4 +1,4 @@
-"""Burgers' equation for ``p = ∂_x u`` on a 1-D chart with a metric, in conservation form (THEORY.md §1).
+"""Burgers' equation for ``p = ∂_x u`` on a 1-D chart with a metric, in conservation form (docs/theory.md §1).
 
 Differentiating the chart HJ equation ``u_t + ½ a(x) u_x² = ν (1/w) ∂_x (w a u_x)`` (``a = g^{xx}``
 the mobility, ``w`` the volume density, ``w = a^{-1/2} = |g|^{1/2}`` by default) gives, for ``p = u_x``,

@@ -1,6 +1,6 @@
 """Finite volumes for the continuity equation with a sign-changing velocity and diffusion.
 
-    rho_t + div( rho v(x, t) ) = nu div( D(x) grad rho )            (THEORY.md §1)
+    rho_t + div( rho v(x, t) ) = nu div( D(x) grad rho )            (docs/theory.md §1)
 
 on a uniform 1-D or 2-D :class:`~solvers.grid.uniform.Grid`.  This is the transport of a density by a
 given velocity field — the McKean–Vlasov equation of a mean-field network's neurons, with

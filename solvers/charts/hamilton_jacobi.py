@@ -1,4 +1,4 @@
-"""Viscous Hamilton–Jacobi equations on a chart with a Riemannian metric (THEORY.md §1).
+"""Viscous Hamilton–Jacobi equations on a chart with a Riemannian metric (docs/theory.md §1).
 
 Solves, on a 1-D or 2-D coordinate box (a chart of a quotient manifold),
 

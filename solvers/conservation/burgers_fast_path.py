@@ -1,7 +1,7 @@
 """The fast path of :func:`solvers.conservation.solver.solve_conservation`, serial and multi-core, and its NumPy reference.
 
 Burgers' flux, exact Godunov flux, constant ``a`` per axis, no source, in 1-D and 2-D, optionally with a constant
-viscosity ``nu`` treated explicitly (THEORY.md §1); forward Euler, or the stages of SSP-RK2/3 (a stage is an Euler
+viscosity ``nu`` treated explicitly (docs/theory.md §1); forward Euler, or the stages of SSP-RK2/3 (a stage is an Euler
 step blended with the step's initial state, ``blend``); first order, or MUSCL (``limiter``: the face states
 ``q_i + s_i/2`` and ``q_{i+1} - s_{i+1}/2`` with the limited slopes ``s`` of :mod:`solvers.conservation.reconstruction`).
 In 1-D, with ``F_{i+1/2} = max(max(q_L, 0)^2, min(q_R, 0)^2)`` (twice the Godunov flux of u^2/2),

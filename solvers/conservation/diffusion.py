@@ -1,6 +1,6 @@
 """The viscous term div(nu D(x) grad q) of a conservation law: face coefficients, explicit bound, implicit steps.
 
-Discretisation (cell-centred, conservative; THEORY.md §1): along axis k the diffusive flux
+Discretisation (cell-centred, conservative; docs/theory.md §1): along axis k the diffusive flux
 through the face between cells i and i+1 is ``-nu D_{k,i+1/2} (q_{i+1} - q_i) / dx_k`` with the
 face diffusivity the arithmetic mean ``D_{k,i+1/2} = (D_i + D_{i+1}) / 2`` of the two cell values
 (D is smooth: a metric factor on a quotient chart).  Boundary faces use the ghost cells, so the

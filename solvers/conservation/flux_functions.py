@@ -1,4 +1,4 @@
-"""Convex flux functions f(q) of scalar conservation laws q_t + div(a(x) f(q)) = ... (THEORY.md §1, §5).
+"""Convex flux functions f(q) of scalar conservation laws q_t + div(a(x) f(q)) = ... (docs/theory.md §1, §5).
 
 A :class:`ConvexFlux` carries ``f`` and ``f'`` as Numba-compiled scalar functions and the
 *sonic point* ``q_s``, the minimiser of ``f`` (where ``f'(q_s) = 0``).  For a convex ``f`` the

@@ -1,6 +1,6 @@
 """Fused Numba kernels for one Runge–Kutta stage of a scalar conservation law, and their NumPy reference.
 
-The equation (THEORY.md §1) on a uniform grid (1, 2 or 3 axes), with a(x) > 0 per axis and nu D(x) >= 0:
+The equation (docs/theory.md §1) on a uniform grid (1, 2 or 3 axes), with a(x) > 0 per axis and nu D(x) >= 0:
 
     q_t + sum_k d_k( a_k(x) f(q) ) = div( nu D(x) grad q ) + s(q, c(x))
 

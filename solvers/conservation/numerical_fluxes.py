@@ -1,4 +1,4 @@
-"""Numerical fluxes F(q_L, q_R) for a convex scalar flux f (THEORY.md §1, §5).
+"""Numerical fluxes F(q_L, q_R) for a convex scalar flux f (docs/theory.md §1, §5).
 
 With q_s the sonic point (minimiser of f):
 

@@ -1,4 +1,4 @@
-"""Finite-volume solver for scalar conservation laws with convex flux (THEORY.md §1, §5).
+"""Finite-volume solver for scalar conservation laws with convex flux (docs/theory.md §1, §5).
 
     q_t + sum_k d_k( a_k(x) f(q) ) = div( nu D(x) grad q ) + s(q, c(x))
 
@@ -281,7 +281,7 @@ def solve_conservation(
     g = grid.ghost
 
     # Coefficient fields are padded full-size arrays: built only where given or where the general kernel runs,
-    # so that the fast path holds just q, one work field and the snapshots (THEORY.md §5; docs/benchmarks.md).
+    # so that the fast path holds just q, one work field and the snapshots (docs/theory.md §5; docs/benchmarks.md).
     const_a = _constant_a(a, grid.ndim)
     fast = (
         settings.fast_path and grid.ndim <= 2 and flux_obj.builtin and settings.numerical_flux == "godunov"

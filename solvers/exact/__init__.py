@@ -1,4 +1,4 @@
-"""Exact solutions used to validate the solvers (THEORY.md §1 and §5).
+"""Exact solutions used to validate the solvers (docs/theory.md §1 and §5).
 
 - :mod:`solvers.exact.riemann` — Riemann problem for a convex flux (shock or rarefaction);
 - :mod:`solvers.exact.characteristics` — smooth Burgers solution before the first shock, and

@@ -1,4 +1,4 @@
-"""Smooth Burgers solutions by characteristics, and the first shock time (THEORY.md §1, §5).
+"""Smooth Burgers solutions by characteristics, and the first shock time (docs/theory.md §1, §5).
 
 Burgers ``u_t + u u_x = 0`` with smooth data ``u0`` is constant along the characteristics
 ``x = y + t u0(y)``, so before the first shock
@@ -16,7 +16,7 @@ The characteristics first cross at
     t* = −1 / min_y u0'(y)                 (velocity data, Burgers; ∞ if u0' ≥ 0)
     γ* = −1 / inf_y λ_min(∇² u0(y))        (potential data, Hamilton–Jacobi with H = ½|p|²)
 
-(THEORY.md §1; sine data ``A sin(2πx) + c`` gives ``t* = 1/(2πA)``).  :func:`first_shock_time`
+(docs/theory.md §1; sine data ``A sin(2πx) + c`` gives ``t* = 1/(2πA)``).  :func:`first_shock_time`
 accepts the data as a callable or as samples; how derivatives are obtained is stated there.
 """
 

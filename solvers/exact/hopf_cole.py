@@ -1,4 +1,4 @@
-"""Viscous Burgers and viscous Hamilton–Jacobi from any initial data by Hopf–Cole (THEORY.md §1).
+"""Viscous Burgers and viscous Hamilton–Jacobi from any initial data by Hopf–Cole (docs/theory.md §1).
 
 Viscous HJ  ``φ_t + ½ φ_x² = ν φ_xx``,  ``φ(·,0) = Φ0``:  the substitution ``φ = −2ν log ψ`` gives the
 heat equation ``ψ_t = ν ψ_xx``, hence

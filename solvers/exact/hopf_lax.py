@@ -1,11 +1,11 @@
-"""Inviscid Hamilton–Jacobi by the Hopf–Lax formula: value and proximal points (THEORY.md §1).
+"""Inviscid Hamilton–Jacobi by the Hopf–Lax formula: value and proximal points (docs/theory.md §1).
 
 For ``u_t + (a/2)|∇u|² = 0`` (a > 0 constant; a = 1 is H = ½|p|²) with data u0,
 
     u(x, t) = min_y [ u0(y) + |x − y|² / (2 a t) ]        (the Moreau envelope of u0 at scale a t),
 
 so a only rescales time.  The minimiser y*(x) is the *proximal point*; where two minimisers
-tie, the gradient ∇u jumps: a shock of the Burgers field p = ∇u (THEORY.md §1).
+tie, the gradient ∇u jumps: a shock of the Burgers field p = ∇u (docs/theory.md §1).
 
 Method (exact minimisation, not a PDE solve):
 
@@ -13,7 +13,7 @@ Method (exact minimisation, not a PDE solve):
    with a bounded slope a window ``[min x − W, max x + W]`` with ``W ≈ a t max|u0'| + margin`` holds
    them; the window is doubled while any minimiser sits on its edge (data like −κ y²/2 whose
    minimiser runs off with t) and an error is raised when it keeps running off: then the
-   infimum is −∞ (for −κ y²/2 exactly when t ≥ 1/(aκ): the blow-up of THEORY.md §1).
+   infimum is −∞ (for −κ y²/2 exactly when t ≥ 1/(aκ): the blow-up of docs/theory.md §1).
 2. *Candidates.*  E(x, y) is evaluated on a uniform candidate grid (``candidates`` nodes per
    axis); the best node and, in 1-D, the best competing discrete local minimum (outside the
    first one's immediate neighbourhood) are kept.

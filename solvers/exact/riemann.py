@@ -12,7 +12,7 @@
 
 ``flux`` is the string ``"burgers"`` (f = q²/2) or any object with scalar callables ``f`` and
 ``df`` (NumPy ufunc-like or Numba-compiled scalar functions; they are vectorised here if
-they do not accept arrays) and, optionally, ``q_min``.  THEORY.md §5.
+they do not accept arrays) and, optionally, ``q_min``.  docs/theory.md §5.
 """
 
 from __future__ import annotations

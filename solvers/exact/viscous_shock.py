@@ -1,4 +1,4 @@
-"""The travelling viscous shock of Burgers' equation (THEORY.md §1 and §5).
+"""The travelling viscous shock of Burgers' equation (docs/theory.md §1 and §5).
 
 For ``u_t + (u²/2)_x = ν u_xx`` with far-field states ``u_left > u_right`` the travelling wave
 
@@ -6,7 +6,7 @@ For ``u_t + (u²/2)_x = ν u_xx`` with far-field states ``u_left > u_right`` the
     s = (u_L + u_R)/2                    (the Rankine–Hugoniot speed),
 
 is an exact solution.  Its maximum-slope thickness ``|u_L − u_R| / max|u_x|`` is
-``8ν / (u_L − u_R)``: the shock width is of order ν/|Δu| as THEORY.md §1 states.
+``8ν / (u_L − u_R)``: the shock width is of order ν/|Δu| as docs/theory.md §1 states.
 ``tanh`` saturates cleanly, so the formula is stable for any ν > 0 (no overflow at ν = 1e-6).
 """
 

@@ -1,5 +1,5 @@
 """Ghost cells for a Hamilton–Jacobi potential: the kinds of :mod:`solvers.grid.boundary` plus linear
-extrapolation (THEORY.md §1, §5).
+extrapolation (docs/theory.md §1, §5).
 
 For a potential ``u`` (not a conserved quantity) the natural wall is ``symmetric`` (even mirror,
 ``∂u/∂n = 0``); ``outflow`` (zero gradient) acts the same on the first ghost.  Both are right where

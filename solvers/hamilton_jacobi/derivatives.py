@@ -1,4 +1,4 @@
-"""One-sided derivative approximations for Hamilton–Jacobi schemes (THEORY.md §1, §5).
+"""One-sided derivative approximations for Hamilton–Jacobi schemes (docs/theory.md §1, §5).
 
 A monotone HJ scheme needs, in every cell ``i`` and along every axis, two approximations of
 ``∂u/∂x``: the left-biased ``p⁻`` and the right-biased ``p⁺``.  The numerical Hamiltonian

@@ -1,4 +1,4 @@
-"""Specialised whole-step kernels of the grid Hamilton–Jacobi solver in 1-D and 2-D (THEORY.md §1, §5).
+"""Specialised whole-step kernels of the grid Hamilton–Jacobi solver in 1-D and 2-D (docs/theory.md §1, §5).
 
 The general kernel (:func:`solvers.hamilton_jacobi.solver.step_kernel`) serves every dimension and every
 scheme through a flat index and integer codes tested in every cell, and finds the CFL speed of the

@@ -1,7 +1,7 @@
-"""Hamiltonians ``H(x, p)`` and monotone numerical Hamiltonians ``Ĥ(x, p⁻, p⁺)`` (THEORY.md §1, §5).
+"""Hamiltonians ``H(x, p)`` and monotone numerical Hamiltonians ``Ĥ(x, p⁻, p⁺)`` (docs/theory.md §1, §5).
 
 Built-in Hamiltonians (registry :data:`HAMILTONIANS`), with per-axis cell coefficients
-``a_k(x) > 0`` (a diagonal inverse metric ``g^{kk}`` on a quotient chart, THEORY §1):
+``a_k(x) > 0`` (a diagonal inverse metric ``g^{kk}`` on a quotient chart, docs/theory.md §1):
 
 ``quadratic``  ``H = ½ Σ_k a_k(x) p_k²`` — the viscous HJ equation of local entropy,
                ``∂_γ u + ½ g^{ij} ∂_i u ∂_j u = ν Δ_g u``; ``|∂H/∂p_k| = a_k |p_k|``.

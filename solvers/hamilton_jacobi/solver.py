@@ -1,10 +1,10 @@
-"""Viscous Hamilton–Jacobi equations on uniform grids in 1, 2 and 3 dimensions (THEORY.md §1, §5).
+"""Viscous Hamilton–Jacobi equations on uniform grids in 1, 2 and 3 dimensions (docs/theory.md §1, §5).
 
 Solves
 
     u_t + H(x, ∇u) = ν (1/w(x)) Σ_k ∂_k ( w(x) D_k(x) ∂_k u ),        u(·, t0) = u0,
 
-the viscous HJ equation of local entropy, ``∂_γ u + ½ g^{ij} ∂_i u ∂_j u = ν Δ_g u`` (THEORY §1),
+the viscous HJ equation of local entropy, ``∂_γ u + ½ g^{ij} ∂_i u ∂_j u = ν Δ_g u`` (docs/theory.md §1),
 when ``H = ½ Σ a_k p_k²`` with ``a_k = g^{kk}`` and, for a diagonal metric, ``w = sqrt|g|`` and
 ``D_k = g^{kk}`` (then the right side is ``ν Δ_g u``, the Laplace–Beltrami operator).  In flat
 space (``a = D = w = 1``) ν = 0 gives the Hopf–Lax formula, ν > 0 the Hopf–Cole solution.
@@ -34,7 +34,7 @@ One fused Numba kernel, :func:`stage_kernel`, evaluates a whole Runge–Kutta st
 flattened padded field for any dimension; :meth:`HJDiscretisation.stage_reference` is its NumPy
 reference.  :func:`step_kernel` runs all stages of a step with their ghost fills in one compiled
 call (the driver's per-call overhead would otherwise dominate on small 1-D grids).  :func:`solve_hj` is the driver; :func:`centred_gradient` gives ``p = ∇u`` for a Burgers
-solve (THEORY §1: ``p = ∇u`` obeys Burgers' equation).
+solve (docs/theory.md §1: ``p = ∇u`` obeys Burgers' equation).
 
 Boundary conditions are ghost-cell fills (:mod:`solvers.hamilton_jacobi.boundary`: the kinds of
 :mod:`solvers.grid.boundary` plus ``extrapolate``); ``symmetric`` (even mirror, homogeneous Neumann) is

@@ -6,7 +6,7 @@ fenics-basix, tabulated **once** (:class:`P1Reference`) into plain arrays — ba
 Numba kernel :func:`p1_triangle_kernel` uses for every triangle.  On triangle ``T`` with corners
 ``x_a`` the map ``x(ξ) = Σ_a φ_a(ξ) x_a`` has the 3×2 Jacobian ``J = Σ_a x_a ⊗ ∇_ξ φ_a``, the
 first fundamental form ``G = JᵀJ``, the area element ``sqrt(det G)`` and the surface gradient
-``∇_Γ φ_a = J G⁻¹ ∇_ξ φ_a`` (THEORY.md §1: ``Δ_g u = |g|^{-1/2} ∂_i(|g|^{1/2} g^{ij} ∂_j u)``, here
+``∇_Γ φ_a = J G⁻¹ ∇_ξ φ_a`` (docs/theory.md §1: ``Δ_g u = |g|^{-1/2} ∂_i(|g|^{1/2} g^{ij} ∂_j u)``, here
 with the metric of each flat triangle).  Per triangle
 
     K_ab = Σ_q w_q sqrt(det G) ∇_Γφ_a · ∇_Γφ_b         (stiffness)

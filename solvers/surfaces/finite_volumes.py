@@ -4,7 +4,7 @@ Solves, for cell averages ``q_T`` on the triangles of a :class:`~solvers.surface
 
     q_t + div_Γ ( f(q) V(x) ) = 0,        f(q) = q  (``"linear"``)   or   f(q) = ½ q²  (``"burgers"``),
 
-transport of ``q`` (or Burgers' equation) along a tangent velocity field ``V`` (THEORY.md §1: the
+transport of ``q`` (or Burgers' equation) along a tangent velocity field ``V`` (docs/theory.md §1: the
 gradient ``p = ∇u`` obeys Burgers' equation; along the orbits of a divergence-free field,
 ``q_t + V·∇(½q²) = 0`` is one-dimensional Burgers on each orbit).  For ``V = ω × x`` on the sphere
 (:func:`rotation`) each circle of latitude carries ``q_t + ω ∂_φ(½q²) = 0`` in the longitude ``φ``.

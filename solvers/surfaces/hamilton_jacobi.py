@@ -4,7 +4,7 @@ Solves, for ``u`` at the vertices of a :class:`~solvers.surfaces.mesh.TriangleMe
 
     u_t + H(∇_Γ u) = ν Δ_Γ u,        u(·, t0) = u0,
 
-the viscous HJ equation of local entropy on a curved quotient (THEORY.md §1:
+the viscous HJ equation of local entropy on a curved quotient (docs/theory.md §1:
 ``∂_γ u + ½ g^{ij} ∂_i u ∂_j u = ν Δ_g u``; on a surface embedded isometrically in R³,
 ``g^{ij} ∂_i u ∂_j u = |∇_Γ u|²``), with ``H = ½|p|²`` (``"quadratic"``) or ``H = |p|``
 (``"eikonal"``: fronts moving at unit speed, ``u(x,t) = min_{d(x,y) ≤ t} u0(y)``).
@@ -50,7 +50,7 @@ error names the offending edge.
 
 **Why not plain local Lax–Friedrichs (measured).**  The leading error of any of these schemes is a
 numerical viscosity ``∝ h α(x) Δ_Γ u``.  With ``α = a ≈ |∇u|`` it has a kink where ``∇u = 0``, so on a
-ridge (a maximum of ``u``, where characteristics converge and the first shock forms, THEORY.md §1) the
+ridge (a maximum of ``u``, where characteristics converge and the first shock forms, docs/theory.md §1) the
 error grows a kink ``∝ -h|s|`` (``s`` the distance to the ridge): first order in the values and the
 gradient, but an O(1), non-vanishing error in the curvature at mesh scale.  It is not special to the
 surface: first-order LLF and Godunov on a 1-D grid (:mod:`solvers.hamilton_jacobi.solver`) do the same

@@ -2,7 +2,7 @@
 
 A :class:`TriangleMesh` is a piecewise-flat surface: ``vertices`` of shape ``(n, 3)`` and
 ``triangles`` of shape ``(m, 3)`` (vertex indices).  The solvers on it (Laplace–Beltrami,
-Hamilton–Jacobi, finite volumes; THEORY.md §1: the quotient Q may be a curved surface such as the
+Hamilton–Jacobi, finite volumes; docs/theory.md §1: the quotient Q may be a curved surface such as the
 sphere of a normalised layer) need an orientable 2-manifold, so construction checks, and names the
 offender when a check fails:
 

@@ -1,7 +1,7 @@
 """Every built-in case, run through `shockflow solve` at a reduced size, against its exact values.
 
 The size override (``--set domain.cells=...``) is the one a user would type; the key figure of
-each case is compared with the exact solution of :mod:`solvers.exact` (THEORY.md §1).
+each case is compared with the exact solution of :mod:`solvers.exact` (docs/theory.md §1).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ def test_staircase_switch_on_steps_match_the_logistic_modes(tmp_path, capsys):
     record = read_training_log(out["log_file"])
     assert record.series["step"][-1] == 2000 and record.seed == 0
     # discrete GD on a balanced mode u = v = eps: z = u v grows by (1 + lr w)^2 per step while small, so
-    # z = w/2 is reached after ln((w - eps^2)/eps^2) / (2 ln(1 + lr w)) steps (THEORY §2 logistic switch-on)
+    # z = w/2 is reached after ln((w - eps^2)/eps^2) / (2 ln(1 + lr w)) steps (docs/theory.md §2 logistic switch-on)
     lr, eps2 = 0.05, 1e-6
     expected = [math.log((w - eps2) / eps2) / (2 * math.log1p(lr * w)) for w in (4.0, 1.0, 0.25)]
     observed = [o["step"] for o in out["observed"]]

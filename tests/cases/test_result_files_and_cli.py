@@ -81,7 +81,14 @@ def test_show_prints_the_shocks_and_draws_the_figure(solved, tmp_path, capsys):
     data = Path(png).read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-    assert (width, height) == (1100, 440)  # 10 x 4 inches at 110 dpi
+    assert (width, height) == (1650, 645)  # 11 x 4.3 inches at the default 150 dpi
+    assert main(["show", str(solved), "--json", "--out", str(tmp_path / "b"), "--dpi", "100"]) == 0
+    data = Path(json.loads(capsys.readouterr().out)["figures"][0]).read_bytes()
+    assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == (1100, 430)
+    for fmt, magic in (("svg", b"<?xml"), ("pdf", b"%PDF")):
+        assert main(["show", str(solved), "--json", "--out", str(tmp_path / fmt), "--figure-format", fmt]) == 0
+        (path,) = json.loads(capsys.readouterr().out)["figures"]
+        assert path.endswith(f".{fmt}") and Path(path).read_bytes()[:len(magic)] == magic
     assert main(["show", str(solved)]) == 0
     text = capsys.readouterr().out
     assert "hj-cosine-ridge" in text and "first shock" in text

@@ -1,4 +1,4 @@
-"""`shockflow spectra`: a stack of weight matrices from elsewhere (.npz) against BBP theory (THEORY §3)."""
+"""`shockflow spectra`: a stack of weight matrices from elsewhere (.npz) against BBP theory (docs/theory.md §3)."""
 
 import json
 
@@ -10,7 +10,7 @@ from shockflow.spectra.teacher_student import population_theory
 
 
 def population_stack(tmp_path, N=400, M=800, sigma_w=1.0, eps=0.6, steps=(0, 1, 2, 4), seed=0):
-    """Population GD of THEORY §3: W_t = (1 - (1-eps)^t) W* + (1-eps)^t W_0, W* = u v^T."""
+    """Population GD of docs/theory.md §3: W_t = (1 - (1-eps)^t) W* + (1-eps)^t W_0, W* = u v^T."""
     rng = np.random.default_rng(seed)
     u = rng.normal(size=N); u /= np.linalg.norm(u)
     v = rng.normal(size=M); v /= np.linalg.norm(v)
@@ -43,3 +43,22 @@ def test_spectra_bad_input_is_exit_2(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
     np.savez(tmp_path / "flat.npz", W=np.ones(5))
     assert main(["spectra", str(tmp_path / "flat.npz"), "--no-figures"]) == 2
+
+
+def test_spectra_prints_a_per_step_table(tmp_path, capsys):
+    path = population_stack(tmp_path, N=100, M=200)
+    assert main(["spectra", str(path), "--json", "--out", str(tmp_path / "j"), "--no-figures"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(["spectra", str(path), "--out", str(tmp_path / "t"), "--no-figures"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.split()[:2] == ["step", "sigma2"])
+    cols = lines[head].split()
+    rows = [l.split() for l in lines[head + 1:head + 1 + len(doc["step"])]]
+    assert [int(r[0]) for r in rows] == doc["step"]
+    for key, name in (("lambda_plus", "lambda+"), ("n_outliers", "outliers")):
+        j = cols.index(name)
+        shown = [None if r[j] == "-" else float(r[j]) for r in rows]
+        assert [v is None for v in shown] == [v is None for v in doc[key]]
+        assert [v for v in shown if v is not None] == pytest.approx([v for v in doc[key] if v is not None], rel=1e-3)
+    assert "[" not in "\n".join(lines)                                    # no raw Python lists
+    assert lines[head + 1 + len(doc["step"])] == f"first outlier at step {doc['first_outlier_step']}"

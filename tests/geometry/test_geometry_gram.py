@@ -1,4 +1,4 @@
-"""shockflow.geometry.gram: M = WᵀW, mobility 2(GM + MG), mode strengths with mobility 4z (THEORY §1, §2)."""
+"""shockflow.geometry.gram: M = WᵀW, mobility 2(GM + MG), mode strengths with mobility 4z (docs/theory.md §1, §2)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""shockflow.geometry.rescaling: q = a w, conserved a² - |w|², mobility a²I + qqᵀ/a² (THEORY §1)."""
+"""shockflow.geometry.rescaling: q = a w, conserved a² - |w|², mobility a²I + qqᵀ/a² (docs/theory.md §1)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Forward passes against independent closed forms and loops (THEORY §2–§4)."""
+"""Forward passes against independent closed forms and loops (docs/theory.md §2–§4)."""
 
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def test_cnn2d_matches_scipy_correlation_with_sum_pooling():
 
 
 def test_cnn_linear_part_uses_the_sum_of_patches():
-    """Identity activation: f = Σ_c a_c K_c · Σ_p x_p (the CNN row of the THEORY §2 table)."""
+    """Identity activation: f = Σ_c a_c K_c · Σ_p x_p (the CNN row of the docs/theory.md §2 table)."""
     m = models.build("cnn1d", input_size=8, in_channels=2, out_channels=3, kernel_size=3, activation="identity")
     X = rng(1).normal(size=(5, 8, 2))
     patch_sum = m.patches(X).sum(axis=1)  # (n, k·C)
@@ -184,7 +184,7 @@ def test_query_key_attention_matches_loop_and_its_quadratic_expansion():
     p = m.params
     expected = _attention_loop(X, p["W_Q"], p["W_K"], lambda mu, h: X[mu], np.tile(c, (2, 1)), 2)
     np.testing.assert_allclose(m.forward(X), expected, rtol=1e-12)
-    # f = H c·x̄ + Σ_h x̄ᵀ W_Q W_Kᵀ Σ_X c / √d_k + O(ε⁴)   (THEORY §2, query–key-only head)
+    # f = H c·x̄ + Σ_h x̄ᵀ W_Q W_Kᵀ Σ_X c / √d_k + O(ε⁴)   (docs/theory.md §2, query–key-only head)
     xbar = X.mean(axis=1)
     cov = np.einsum("ntD,ntE->nDE", X, X) / 5 - np.einsum("nD,nE->nDE", xbar, xbar)
     u = cov @ c

@@ -16,7 +16,7 @@ def test_half_mse_and_mse_follow_their_conventions():
     full = models.build("linear", input_dim=3, output_dim=2, loss="mse", seed=2)
     r = X @ half.params["W"].T - y
     assert half.loss(X, y) == pytest.approx(0.5 * np.mean(np.sum(r**2, axis=1)), rel=1e-14)
-    # THEORY §2: L = (1/m) Σ (f − y)², no ½
+    # docs/theory.md §2: L = (1/m) Σ (f − y)², no ½
     assert full.loss(X, y) == pytest.approx(np.mean(np.sum(r**2, axis=1)), rel=1e-14)
     _, gh = half.loss_and_grad(X, y)
     _, gf = full.loss_and_grad(X, y)

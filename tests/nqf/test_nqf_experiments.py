@@ -8,6 +8,7 @@ import pytest
 from shockflow.nqf.experiments import (
     HALVING_STRENGTHS, failure_modes, five_mode_switch_on, fourier_feature_exponents, shock_link_reference,
 )
+from shockflow.figures import save_figure
 from shockflow.nqf.figures import mode_strengths_figure, power_law_figure
 
 
@@ -24,7 +25,7 @@ def test_three_modes_fourier_network_switch_on(tmp_path):
     """Reduced: the tanh Fourier MLP with small targets (amplitude 0.01): within 2 % of the NQF closed form."""
     r = five_mode_switch_on(eps=1e-4, lr=1.0, strengths=HALVING_STRENGTHS[:3], network="fourier", amplitude=0.01)
     assert r["max_abs_relative_error"] < 0.02
-    png = mode_strengths_figure(r, tmp_path / "modes.png")
+    png = save_figure(mode_strengths_figure(r), tmp_path / "modes.png")
     assert png.stat().st_size > 10_000
 
 
@@ -48,8 +49,8 @@ def test_fourier_network_follows_the_nqf_loss(tmp_path):
     run = r["runs"][0]
     assert run["network_vs_nqf_max_relative_deviation"] < 0.05
     assert abs(run["fit"]["exponent"] - run["fit_nqf"]["exponent"]) < 0.03
-    png = power_law_figure(run["curves"]["t"], run["curves"]["loss"], run["fit"],
-                           {"(2β−1)/(θ+β)": run["exponent_predicted"]}, tmp_path / "fourier.png")
+    png = save_figure(power_law_figure(run["curves"]["t"], run["curves"]["loss"], run["fit"],
+                                       {"(2β−1)/(θ+β)": run["exponent_predicted"]}), tmp_path / "fourier.png")
     assert png.stat().st_size > 10_000
 
 
@@ -67,7 +68,7 @@ def test_fourier_exponents_three_thetas():
 
 
 def test_shock_link_reference_escape_reading():
-    """THEORY §1 escape time γ* ln(d_exit/d_0) in r = √z equals the exact t*(1/2) to O(ε) for every mode."""
+    """docs/theory.md §1 escape time γ* ln(d_exit/d_0) in r = √z equals the exact t*(1/2) to O(ε) for every mode."""
     r = shock_link_reference(eps=1e-6)
     assert np.allclose(r["gamma_star"], 2 / np.asarray(r["rates"]), rtol=1e-5)
     assert np.max(np.abs(r["escape_relative_difference"])) < 1e-5

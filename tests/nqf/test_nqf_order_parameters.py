@@ -24,7 +24,7 @@ def _setup(name="moe", **kw):
 @pytest.mark.parametrize("name, kw", [("moe", dict(input_dim=3, experts=4)),
                                       ("mlp", dict(input_dim=3, width=5, activation="sigmoid", bias=True))])
 def test_closed_update_equals_explicit_units(name, kw):
-    """μ and M from the closed update (THEORY §2, with g, B and weight decay) equal those of explicit units."""
+    """μ and M from the closed update (docs/theory.md §2, with g, B and weight decay) equal those of explicit units."""
     net, X, y, form, rng = _setup(name, **kw)
     assert form.has_linear_terms  # exercises the v = Σ ℓ'(g + 2Bμ) terms
     W0 = unit_matrix(net)

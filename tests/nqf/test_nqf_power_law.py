@@ -1,5 +1,5 @@
 """Power laws: the fit recovers a known exponent with an honest uncertainty, the finite-ε slope reduces
-to THEORY's formula at β = 0 and predicts the closed-form many-mode loss, and a diagonal network with
+to docs/theory.md's formula at β = 0 and predicts the closed-form many-mode loss, and a diagonal network with
 one-hot inputs realises the mode spectrum."""
 
 import numpy as np
@@ -27,7 +27,7 @@ def test_fit_recovers_a_known_exponent():
 def test_exponent_formulas():
     assert asymptotic_exponent(2.0, 0.8) == pytest.approx(1.25)
     assert samplewise_exponent(1.0, 0.5) == pytest.approx(2.0)
-    # β = 0: THEORY's (α1−1)/(α2 − (α1−α2)/ln(ζ/(Cε)))
+    # β = 0: docs/theory.md's (α1−1)/(α2 − (α1−α2)/ln(ζ/(Cε)))
     lr = np.log(40.0 / 1e-6)
     assert finite_eps_slope(2.0, 0.8, lr) == pytest.approx(1.0 / (0.8 - 1.2 / lr))
     # β = α1 − α2 removes the finite-ε correction; ln → ∞ recovers (α1−1)/α2

@@ -2,7 +2,7 @@
 
 Five modes with halving strengths on the default network (tied diagonal net, gram geometry):
 `shockflow run` predicts each switch-on from the shock of its quotient HJ chart,
-t = gamma* ln(d_exit / d_0) (THEORY §1 [model]); the Lotka-Volterra closed form of THEORY §2 gives
+t = gamma* ln(d_exit / d_0) (docs/theory.md §1 [model]); the Lotka-Volterra closed form of docs/theory.md §2 gives
 the exact half-learned time t*_k(rho = 1/2) of the same network on the same data.  Both are in
 gradient-flow time.
 """

@@ -1,5 +1,5 @@
 """Structure matrices from the models: the expansion remainder shrinks at the architecture's order,
-and the differentiated A(x) matches THEORY §2's closed forms where the model supplies φ'(0)."""
+and the differentiated A(x) matches docs/theory.md §2's closed forms where the model supplies φ'(0)."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,5 @@
 """Switch-on times: the exact t*(ρ) inverts the logistic, its ε-form agrees, the ln(1/ε) term dominates
-as ε → 0, the measured crossing recovers t* from a sampled curve, and the THEORY §1 escape reading
+as ε → 0, the measured crossing recovers t* from a sampled curve, and the docs/theory.md §1 escape reading
 γ* ln(d_exit/d_0) — computed from the flat-coordinate loss alone — reproduces t*(1/2) up to O(ε)."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The linearised escape per optimiser (THEORY §6, "Optimisers") against the project's own update rules.
+"""The linearised escape per optimiser (docs/theory.md §6, "Optimisers") against the project's own update rules.
 
 On the exactly quadratic ridge ``L(θ) = −κθ²/2`` the iterates of every rule grow linearly in ``θ``,
 so the step at which ``θ_n/θ_0`` first reaches ``exp(G)`` is a number the training code itself

@@ -38,6 +38,10 @@ def test_builtin_case_predicts_its_transitions(name, tmp_path):
                                   RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
     assert len(outcome.comparison.matches) == n_matches
     assert outcome.comparison.median_relative_error <= 0.10
+    # against the parameter truth (issue 17), and the loss detections scored on their own
+    assert outcome.comparison.truth == "parameters" and outcome.comparison.recall == 1.0
+    assert outcome.comparison.precision == 1.0 and len(outcome.comparison.observed) == n_matches
+    assert outcome.loss_comparison.truth == "loss" and outcome.loss_comparison.median_relative_error <= 0.10
     assert {p.method for p in outcome.stage.predicted} == {method}
     if name == "saxe-linear":
         # escape integral against the closed form of the balanced-or-not rescaling flow:

@@ -1,4 +1,4 @@
-"""The shock -> transition mapping (THEORY §1 [model]) on charts with known answers."""
+"""The shock -> transition mapping (docs/theory.md §1 [model]) on charts with known answers."""
 
 import math
 

@@ -13,30 +13,40 @@ from shockflow.cases import RunOptions, load_case
 from shockflow.runners.prediction import run_prediction_case
 from shockflow.prediction import ChartShock, Optimiser, predict_transitions
 
-#: name -> (size overrides, matches, bound on the median relative error, measured median at this size)
-#: measured: attention-qk 1.5% here (1.8% at full size); cnn-relu-channels 3.2% here (3.1% at full
-#: size; 21.6% / 20.8% without the head start of shockflow.prediction.mapping, see its test);
-#: mean-field-linear 1.1% here (1.3% at full size); sphere-direction 4.8% here (2.6% at full size)
+#: name -> (size overrides, matches, bound on the median relative error against the loss detections,
+#: bound on the all-in median against the parameter truth (issue 17))
+#: measured against the loss detections: attention-qk 1.5% here (1.8% at full size); cnn-relu-channels
+#: 3.2% here (3.1% at full size; 21.6% / 20.8% without the head start of shockflow.prediction.mapping,
+#: see its test); mean-field-linear 1.1% here (1.3% at full size); sphere-direction 4.8% here (2.6% at full size).
+#: measured against the parameter truth (each chart's half-learned step, recall 1 and precision 1 in
+#: every case): attention-qk 17.7% (the half-learned product q is reached ~20% after the loss's
+#: half-amplitude point: softmax attention is not quadratic in q), cnn-relu-channels 3.0%,
+#: mean-field-linear 1.1%, sphere-direction 9.2% (half way in the angle, 13% before the loss midpoint)
 CASES = {
-    "attention-qk": (["data.n=512", "extraction.cells=201"], 1, 0.05),
-    "cnn-relu-channels": (["data.n=1024", "extraction.cells=401"], 2, 0.05),
-    "mean-field-linear": (["data.n=1024", "extraction.cells=401"], 1, 0.05),
-    "sphere-direction": (["data.n=1024", "extraction.cells=401"], 1, 0.07),
+    "attention-qk": (["data.n=512", "extraction.cells=201"], 1, 0.05, 0.20),
+    "cnn-relu-channels": (["data.n=1024", "extraction.cells=401"], 2, 0.05, 0.05),
+    "mean-field-linear": (["data.n=1024", "extraction.cells=401"], 1, 0.05, 0.05),
+    "sphere-direction": (["data.n=1024", "extraction.cells=401"], 1, 0.07, 0.10),
 }
 
 
 def _run(name, tmp_path):
-    overrides, _, _ = CASES[name]
+    overrides = CASES[name][0]
     return run_prediction_case(load_case(name, overrides=overrides),
                                RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_more_builtin_cases_predict_their_transitions(name, tmp_path):
-    _, n_matches, bound = CASES[name]
+    _, n_matches, bound, truth_bound = CASES[name]
     outcome = _run(name, tmp_path)
-    assert len(outcome.comparison.matches) == n_matches
-    assert outcome.comparison.median_relative_error <= bound
+    assert len(outcome.loss_comparison.matches) == n_matches
+    assert outcome.loss_comparison.median_relative_error <= bound
+    # the score against the parameter truth: every chart learned, every one predicted, no spurious one
+    c = outcome.comparison
+    assert c.truth == "parameters" and len(c.observed) == len(outcome.stage.extraction.charts) == n_matches
+    assert c.recall == 1.0 and c.precision == 1.0
+    assert c.median_relative_error <= truth_bound
     # attention, CNN, mean-field ride a degenerate metric ridge (mobility -> 0 at small init): the
     # escape integral; the sphere's ridge is a genuine one (curvature -|β|/|w|², mobility 1/|w|²)
     method = "shock" if name == "sphere-direction" else "escape_integral"

@@ -34,6 +34,7 @@ def test_default_case_predicts_its_drops_within_ten_percent(default_run, tmp_pat
     assert doc["case"] == DEFAULT_CASE
     assert len(doc["observed"]) >= 3 and len(doc["matches"]) >= 3
     assert doc["median_relative_error"] <= 0.10
+    assert doc["loss_score"]["median_relative_error_all"] <= 0.10
     # gamma* of each chart against -1/inf L'' of the population double well: 2/w_k for f = sum x u^2/4
     gammas = sorted(p["gamma_star"] for p in doc["predicted"])
     assert gammas[0] == pytest.approx(2 / 8.0, rel=0.05)
@@ -46,7 +47,89 @@ def test_default_case_predicts_its_drops_within_ten_percent(default_run, tmp_pat
     np.savetxt(csv, np.column_stack([rec.series["step"], rec.series["loss"]]), delimiter=",", header="step,loss", comments="")
     assert main(["compare", str(csv), "--prediction", doc["result_file"], "--json"]) == 0
     cmp = json.loads(capsys.readouterr().out)
-    assert cmp["median_relative_error"] == pytest.approx(doc["median_relative_error"], rel=1e-9)
+    # compare's truth is the loss detector: it reproduces run's score against the loss detections
+    assert cmp["score"]["truth"] == "loss" and doc["loss_score"]["truth"] == "loss"
+    assert cmp["median_relative_error"] == pytest.approx(doc["loss_score"]["median_relative_error_all"], rel=1e-9)
+    assert cmp["score"]["recall"] == doc["loss_score"]["recall"]
+
+
+def test_default_case_scored_against_the_parameter_truth(default_run):
+    """The score: truth from the snapshots (one per chart), every figure of the issue, stored in the file."""
+    from shockflow.prediction.comparison import read_score
+
+    code, out, doc = default_run
+    assert code == 0
+    s = doc["score"]
+    assert set(s) >= {"recall", "precision", "median_relative_error_all", "median_relative_error_matched",
+                      "unmatched_predicted", "unmatched_observed", "truth"}
+    assert s["truth"] == "parameters" and [t["chart"] for t in doc["truth"]] == ["r0", "r1", "r2", "r3"]
+    assert s["recall"] == 1.0 and s["precision"] == 1.0
+    assert s["unmatched_predicted"] == [] and s["unmatched_observed"] == []
+    # the key of issue 6 stays and is the all-in figure
+    assert doc["median_relative_error"] == s["median_relative_error_all"] <= 0.05
+    # recomputed by hand from the predicted and the true steps
+    pred = sorted(p["step"] for p in doc["predicted"])
+    true = sorted(t["step"] for t in doc["truth"])
+    assert s["median_relative_error_all"] == pytest.approx(np.median(np.abs(np.subtract(pred, true)) / true), rel=1e-9)
+    # each truth lies between the two snapshots around its crossing, which are at most 3 % apart
+    for t in doc["truth"]:
+        lo, hi = t["bracket"]
+        assert lo <= t["step"] <= hi and (hi - lo) <= 0.03 * t["step"] + 1
+    stored = read_score(doc["result_file"])
+    assert stored["truth"] == "parameters" and stored["recall"] == 1.0
+    assert stored["median_relative_error_all"] == pytest.approx(s["median_relative_error_all"], rel=1e-12)
+    np.testing.assert_allclose(stored["true_step"], true, rtol=1e-12)
+    assert stored["true_chart"] == ["r0", "r1", "r2", "r3"]
+    assert json.loads(stored["snapshots"])["n_snapshots"] == 400
+    assert stored["loss"]["truth"] == "loss"
+
+
+def test_parameter_truth_and_loss_detector_agree_within_one_percent(default_run):
+    """On the default case the two observations of the same run agree per transition."""
+    _, _, doc = default_run
+    true = sorted(t["step"] for t in doc["truth"])
+    seen = sorted(o["step"] for o in doc["observed"])
+    assert len(seen) == len(true) == 4
+    np.testing.assert_allclose(seen, true, rtol=0.01)
+
+
+@pytest.mark.parametrize("name,text,what", [
+    ("empty.csv", "", "data row 1 missing"),
+    ("one.csv", "step,loss\n0,1.0\n", "only data row 1"),
+    ("nan.csv", "step,loss\n0,1.0\n1,0.5\n2,nan\n3,0.1\n", "not finite at data row 3"),
+    ("back.csv", "step,loss\n0,1.0\n5,0.5\n3,0.2\n", "data row 3: 3 after 5"),
+    ("dup.csv", "step,loss\n0,1.0\n5,0.5\n5,0.2\n", "data row 3: 5 after 5"),
+    ("nostep.csv", "time,objective,loss\n0,1,1.0\n1,1,0.5\n", "['time', 'objective', 'loss']"),
+])
+def test_bad_foreign_logs_are_bad_input_naming_file_and_row(tmp_path, capsys, default_run, name, text, what):
+    _, out, _ = default_run
+    p = tmp_path / name
+    p.write_text(text)
+    assert main(["compare", str(p), "--prediction", str(out / f"{DEFAULT_CASE}.h5")]) == 2
+    err = capsys.readouterr().err
+    assert name in err and what in err and "Traceback" not in err
+
+
+def test_compare_reads_the_epoch_column_and_the_named_columns(tmp_path, capsys, default_run):
+    """A header `epoch,train_loss` is read on the epoch axis (it used row numbers before issue 17)."""
+    from shockflow.logs import read_training_log
+
+    _, out, doc = default_run
+    rec = read_training_log(doc["log_file"])
+    steps, loss = rec.series["step"][::2], rec.series["loss"][::2]     # every 2nd step: rows != steps
+    p = tmp_path / "epochs.csv"
+    p.write_text("epoch,train_loss\n" + "".join(f"{s},{float(l)!r}\n" for s, l in zip(steps, loss)))
+    assert main(["compare", str(p), "--prediction", doc["result_file"], "--json"]) == 0
+    cmp = json.loads(capsys.readouterr().out)
+    seen = sorted(o["step"] for o in cmp["observed"])
+    np.testing.assert_allclose(seen, sorted(t["step"] for t in doc["truth"]), rtol=0.02)
+    q = tmp_path / "named.csv"
+    q.write_text("n,objective\n" + "".join(f"{s},{float(l)!r}\n" for s, l in zip(steps, loss)))
+    assert main(["compare", str(q), "--prediction", doc["result_file"], "--json"]) == 2
+    assert "'n', 'objective'" in capsys.readouterr().err
+    assert main(["compare", str(q), "--prediction", doc["result_file"], "--json", "--step-column", "n",
+                 "--loss-column", "objective"]) == 0
+    assert json.loads(capsys.readouterr().out)["median_relative_error"] == pytest.approx(cmp["median_relative_error"])
 
 
 def test_the_prediction_does_not_see_the_loss(tmp_path, monkeypatch):
@@ -71,12 +154,12 @@ def test_the_prediction_does_not_see_the_loss(tmp_path, monkeypatch):
 
 
 def test_interrupted_run_leaves_no_result_file(tmp_path, monkeypatch):
-    import shockflow.runners.prediction as pipeline
+    import shockflow.storage.results as results
 
-    def boom(*args, **kwargs):
+    def boom(*args, **kwargs):  # interrupted half-way through writing (the /extraction groups)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline, "_write_extraction", boom)
+    monkeypatch.setattr(results, "_write_extraction", boom)
     code = main(["run", DEFAULT_CASE, "--out", str(tmp_path), "--quiet", "--no-figures", "--set", "data.n=512",
                  "--set", "training.steps=200", "--set", "extraction.cells=101", "--set", "extraction.charts=[0]"])
     assert code == 130
@@ -145,3 +228,73 @@ def test_run_of_a_pde_case_solves_it(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     # Riemann data u_L > u_R: one shock, present from the start
     assert doc["case"] == "burgers-riemann" and len(doc["shocks"]) == 1
+
+
+def _every(doc, k):
+    from shockflow.logs import read_training_log
+    from shockflow.prediction import find_transitions
+
+    rec = read_training_log(doc["log_file"])
+    return find_transitions(rec.series["step"][::k], rec.series["loss"][::k])
+
+
+@pytest.mark.parametrize("k", [10, 25])
+def test_default_case_logged_every_kth_step_gives_four_transitions_within_five_percent(default_run, k):
+    _, _, doc = default_run
+    true = np.array(sorted(t["step"] for t in doc["truth"]))
+    found = _every(doc, k)
+    assert len(found) == 4
+    assert np.max(np.abs(np.array([t.midpoint for t in found]) / true - 1)) < 0.05
+    assert all(t.onset <= t.midpoint <= t.end for t in found)
+
+
+def test_default_case_logged_every_50th_step_finds_all_four_drops(default_run):
+    """k = 50: the last three within 5 % of the parameter truth; the first (about 25 steps wide, two
+    logged points inside it) is found, within 10 % (see the xfail below for 5 %)."""
+    _, _, doc = default_run
+    true = np.array(sorted(t["step"] for t in doc["truth"]))
+    found = _every(doc, 50)
+    assert len(found) == 4 and all(t.count == 1 for t in found)
+    err = np.abs(np.array([t.midpoint for t in found]) / true - 1)
+    assert np.all(err[1:] < 0.05) and err[0] < 0.10
+    assert all(t.onset <= t.midpoint <= t.end for t in found)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 17 asks 5 % for all four at k = 50; the first drop is about 6 % late: "
+                                       "its two interior points do not fix the switch-on rate")
+def test_default_case_logged_every_50th_step_first_drop_within_five_percent(default_run):
+    _, _, doc = default_run
+    true = min(t["step"] for t in doc["truth"])
+    assert _every(doc, 50)[0].midpoint == pytest.approx(true, rel=0.05)
+
+
+@pytest.fixture(scope="module")
+def close_run(tmp_path_factory):
+    """The teacher (8, 7, 6): three modes switching on within 30 % of each other."""
+    case = load_case(DEFAULT_CASE, overrides=["data.n=2048", "extraction.cells=201", "training.steps=600",
+                                               "data.d=3", "model.input_dim=3", "data.teacher_weights=[8.0, 7.0, 6.0]",
+                                               "extraction.charts=[0, 1, 2]"])
+    return run_prediction_case(case, RunOptions(out=str(tmp_path_factory.mktemp("close")), quiet=True,
+                                                progress=False, figures=False))
+
+
+def test_close_teacher_strengths_8_7_6_are_more_than_one_drop(close_run):
+    """The old detector gave ONE transition for the three; now each detection lies within 5 % of a true one."""
+    out = close_run
+    true = np.array(sorted(out.truth.steps))
+    assert len(true) == 3 and true[-1] / true[0] < 1.4
+    seen = np.array([t.midpoint for t in out.observed])
+    assert len(seen) >= 2
+    assert np.all(np.min(np.abs(seen[:, None] / true[None, :] - 1), axis=1) < 0.05)
+    # the two scores of the run: against the parameters, and separately against the loss
+    assert out.comparison.truth == "parameters" and out.loss_comparison.truth == "loss"
+    assert out.comparison.recall == 1.0
+
+
+@pytest.mark.xfail(strict=True, reason="issue 17 asks three transitions for (8, 7, 6); the detector finds two: "
+                                       "a third switch-on is only accepted where two fit the loss worse than 2 % rms, "
+                                       "and the last two modes (6 % apart) fit within that")
+def test_close_teacher_strengths_8_7_6_give_three_transitions_within_five_percent(close_run):
+    true = np.array(sorted(close_run.truth.steps))
+    seen = np.array([t.midpoint for t in close_run.observed])
+    assert len(seen) == 3 and np.max(np.abs(seen / true - 1)) < 0.05

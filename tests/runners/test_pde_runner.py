@@ -60,7 +60,7 @@ def test_segmented_solve_equals_one_solver_call():
 
 def test_box_hj_first_shock_time_from_hessian_steepening():
     # u0 = A exp(-|x - c|^2 / (2 w^2)): the Hessian is smallest at the centre, -A/w^2 in every direction,
-    # so characteristics first cross at t* = w^2/A = 0.5 there (THEORY §1); the run stops at 0.45 < t*
+    # so characteristics first cross at t* = w^2/A = 0.5 there (docs/theory.md §1); the run stops at 0.45 < t*
     from solvers.exact.hopf_lax import hopf_lax
 
     case = parse_case(BOX)

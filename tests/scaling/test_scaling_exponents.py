@@ -1,4 +1,4 @@
-"""Measured exponents of the excess test error against THEORY §4, at d = 100 (slow) and reduced.
+"""Measured exponents of the excess test error against docs/theory.md §4, at d = 100 (slow) and reduced.
 
 Rules used by every test: windows from :func:`shockflow.scaling.fits.regime_window` (margin 4),
 errors at the seed-averaged optimal λ of a λ path in units of λ_0 (noisy regimes) or at small

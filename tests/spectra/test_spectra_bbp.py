@@ -16,7 +16,7 @@ def test_continuity_at_threshold_and_inverse():
         th = np.array([1.2, 2.0, 5.0]) * tc
         lam = rectangular_outlier(th, r, scale=0.3)
         assert np.allclose(rectangular_theta_from_outlier(lam, r, scale=0.3), th, rtol=1e-10)
-    # THEORY §3 form: λ_iso = (b + r a)(b + a)/b with θ² = b/a
+    # docs/theory.md §3 form: λ_iso = (b + r a)(b + a)/b with θ² = b/a
     a, b, r = 0.2, 0.9, 0.5
     assert rectangular_outlier(np.sqrt(b / a), r, scale=a) == pytest.approx((b + r * a) * (b + a) / b)
 

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from shockflow.figures import save_figure
 from shockflow.spectra.phase_diagram import phase_diagram, phase_point, plot_phase_diagram, theory_boundaries
 from shockflow.spectra.teacher_student import population_theory
 
@@ -21,7 +22,7 @@ def test_simulated_phases_agree_away_from_the_boundary(tmp_path):
                 if abs(ratio - 1) > 0.35:
                     assert res["ordered"][i, j] == th["ordered"], (t, sw, e, ratio)
         assert res["agreement"] > 0.8
-    plot_phase_diagram(res, tmp_path / "pd.png")
+    save_figure(plot_phase_diagram(res), tmp_path / "pd.png")
     assert (tmp_path / "pd.png").read_bytes()[:4] == b"\x89PNG"
 
 

@@ -1,4 +1,4 @@
-"""THEORY §3 linear teacher–student: GD conventions, critical steps, simulation versus theory."""
+"""docs/theory.md §3 linear teacher–student: GD conventions, critical steps, simulation versus theory."""
 
 import math
 
@@ -26,7 +26,7 @@ def test_population_gd_is_the_closed_form():
 @pytest.mark.parametrize("loss, factor", [("half_mse", 1.0), ("mse", 2.0)])
 def test_shockflow_training_matches_population_gd(loss, factor):
     # whitened inputs (XᵀX/n = I exactly): full-batch GD on the 'linear' model is population GD
-    # with step factor·η — half_mse is the convention of THEORY §3, mse doubles the step
+    # with step factor·η — half_mse is the convention of docs/theory.md §3, mse doubles the step
     from shockflow import models
     from shockflow.data import teacher_student
     from shockflow.training import TrainSettings, train
@@ -59,7 +59,7 @@ def test_critical_steps_sit_on_the_threshold():
         assert not population_theory(e * 0.99, t, sw, r)["ordered"]
         # the critical time at ε_c(t) is t
         assert critical_time(e, sw, r) == pytest.approx(t, rel=1e-12)
-    # THEORY's ε_c^n = 1 − (1 − κ)^{−1/t} (real odd root) exists only for κ > 1 at odd t
+    # docs/theory.md's ε_c^n = 1 − (1 − κ)^{−1/t} (real odd root) exists only for κ > 1 at odd t
     k = 2.0 * r**0.25
     assert critical_steps(3, 2.0, r)["upper"] == [pytest.approx(1 - np.cbrt(1 - k) ** -1)]
     assert critical_steps(1, 0.5, r)["upper"] == []
@@ -87,7 +87,7 @@ def test_simulation_matches_theory_reduced_size():
 
 @pytest.mark.slow
 def test_simulation_matches_theory_N800():
-    # THEORY §3 goal: within 3% at N = 800, M = 1600. Literal GD runs, 24 independent seeds per
+    # docs/theory.md §3 goal: within 3% at N = 800, M = 1600. Literal GD runs, 24 independent seeds per
     # case (per-run sd ≈ 2% for λ_top, ≤ 5% for q² here: standard errors ≤ 1%).
     err = _mean_errors(800, CASES, range(24))
     print("N=800 dense, mean relative errors (top, q2):", err.tolist())

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from shockflow.figures import save_figure
 from shockflow.figures.surface import plot_on_sphere
 from shockflow.storage.surfaces import load_surface_solution, save_surface_solution
 from solvers.errors import SolverInputError
@@ -22,13 +23,13 @@ def test_solution_save_load_and_figure(tmp_path):
     np.testing.assert_array_equal(back.mesh.vertices, m.vertices)
     assert back.settings == sol.settings and back.steps == sol.steps
     assert not any(p.name.endswith(".tmp") for p in tmp_path.iterdir())
-    png = plot_on_sphere(m, sol.values[0], tmp_path / "heat.png", title="u0")
+    png = save_figure(plot_on_sphere(m, sol.values[0], title="u0"), tmp_path / "heat.png")
     import matplotlib.image
 
     img = matplotlib.image.imread(png)
     assert img.shape[2] in (3, 4) and np.unique(img[..., :3].reshape(-1, 3), axis=0).shape[0] > 20
     with pytest.raises(SolverInputError, match="one value per vertex"):
-        plot_on_sphere(m, np.zeros(5), tmp_path / "x.png")
+        plot_on_sphere(m, np.zeros(5))
     with pytest.raises(SolverInputError, match=r"path: expected a file name ending in \.npz"):
         save_surface_solution(sol, tmp_path / "heat.h5")
     np.savez(tmp_path / "other.npz", a=np.zeros(3))

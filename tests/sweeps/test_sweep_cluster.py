@@ -167,3 +167,26 @@ def test_bbp_phase_diagram_on_the_engine(client, tmp_path):
     ordered = res["theory_ordered"]
     assert ordered.sum() >= 2 and not ordered.all()
     assert np.max(np.abs(res["q2"][ordered] - res["theory_q2"][ordered])) < 0.02
+
+
+@pytest.mark.slow
+def test_a_local_cluster_does_not_warn_when_the_dashboard_port_is_taken():
+    import socket
+    import warnings
+
+    from shockflow.sweeps.engine import local_cluster
+
+    holder = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", 8787))       # taken here, or already taken by another cluster
+        holder.listen(1)
+    except OSError:
+        pass
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            with local_cluster(1) as cluster:
+                assert len(cluster.workers) == 1
+        assert not [w for w in seen if "already in use" in str(w.message)]
+    finally:
+        holder.close()

@@ -88,6 +88,22 @@ def test_learning_rate_scan_of_a_network_case_through_the_cli(tmp_path, capsys):
         log = read_training_log(path)  # the task file is the case's own training log
         assert log.series["step"][-1] == 1200 and log.seed == read_task_record(path).seed
         observed = [idx[f"transition_{k}"][row] for k in (1, 2, 3)]
-        # logistic switch-on of mode w from eps^2 = 1e-6 under GD at rate lr (THEORY §2)
+        # logistic switch-on of mode w from eps^2 = 1e-6 under GD at rate lr (docs/theory.md §2)
         exact = [math.log((w - 1e-6) / 1e-6) / (2 * math.log1p(lr * w)) for w in (4.0, 1.0, 0.25)]
         np.testing.assert_allclose(observed, exact, rtol=0.10)  # measured: within 5 %
+
+
+def test_sweep_prints_the_result_table(tmp_path, capsys):
+    out = tmp_path / "amp"
+    argv = ["sweep", "burgers-sine", "--set", "initial.amplitude=0.5,1.0", "--set", "domain.cells=200",
+            "--set", "output.snapshots=41", "--scheduler", "serial", "--out", str(out)]
+    code, stdout, _ = _run(argv, capsys)
+    assert code == 0
+    lines = stdout.splitlines()
+    (head,) = [l for l in lines if l.split()[:2] == ["task", "initial.amplitude"]]
+    assert "formation_time" in head.split()
+    col = head.split().index("formation_time")
+    rows = [l.split() for l in lines[lines.index(head) + 1:lines.index(head) + 3]]
+    idx = read_index(out / "index.h5")
+    assert [float(r[1]) for r in rows] == [0.5, 1.0]
+    np.testing.assert_allclose([float(r[col]) for r in rows], idx["formation_time"], rtol=1e-5)

@@ -88,7 +88,8 @@ def test_reader_errors_name_the_file(tmp_path):
 def test_csv_import(tmp_path, text, steps, loss):
     p = tmp_path / "curve.csv"
     p.write_text(text)
-    rec = read_loss_curve(p)
+    # a header without a step column: row numbers only when asked for (issue 17)
+    rec = read_loss_curve(p, step_column="row") if text.startswith("loss") else read_loss_curve(p)
     np.testing.assert_array_equal(rec.steps, steps)
     np.testing.assert_array_equal(rec.loss, loss)
     assert rec.source == str(p) and rec.steps.dtype == np.int64
@@ -129,3 +130,54 @@ def test_import_errors_name_the_file_and_what_was_expected(tmp_path, name, text,
 def test_record_validation():
     with pytest.raises(ValueError, match="series/loss has 2 entries but series/step has 3"):
         TrainingRecord(series={"step": np.arange(3), "loss": np.ones(2)})
+
+
+@pytest.mark.parametrize("text,steps,loss", [
+    ("epoch,train_loss\n1,2.0\n2,1.0\n3,0.5\n", [1, 2, 3], [2.0, 1.0, 0.5]),
+    ("iteration,loss\n0,2.0\n7,1.0\n", [0, 7], [2.0, 1.0]),
+    ("iter;loss\n3;2.0\n9;1.0\n", [3, 9], [2.0, 1.0]),
+    ("global_step,epoch,loss\n10,0,2.0\n20,0,1.0\n", [10, 20], [2.0, 1.0]),
+    ("Step,Value\n5,2.0\n6,1.0\n", [5, 6], [2.0, 1.0]),
+])
+def test_recognised_step_columns(tmp_path, text, steps, loss):
+    p = tmp_path / "curve.csv"
+    p.write_text(text)
+    rec = read_loss_curve(p)
+    np.testing.assert_array_equal(rec.steps, steps)
+    np.testing.assert_array_equal(rec.loss, loss)
+
+
+def test_no_step_column_names_the_columns_found_unless_one_is_given(tmp_path):
+    p = tmp_path / "run.csv"
+    p.write_text("wall_time,batch,train_loss,acc\n0.1,4,2.0,0.1\n0.2,8,1.0,0.2\n0.3,12,0.5,0.3\n")
+    with pytest.raises(ValueError, match=r"run\.csv.*no step column among the columns of the header "
+                                         r"\['wall_time', 'batch', 'train_loss', 'acc'\]"):
+        read_loss_curve(p)
+    rec = read_loss_curve(p, step_column="batch")
+    np.testing.assert_array_equal(rec.steps, [4, 8, 12])
+    np.testing.assert_array_equal(rec.loss, [2.0, 1.0, 0.5])
+    rec = read_loss_curve(p, step_column="batch", loss_column="acc")
+    np.testing.assert_array_equal(rec.loss, [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match=r"run\.csv.*step column 'epoch' is not among the columns"):
+        read_loss_curve(p, step_column="epoch")
+    j = tmp_path / "run.json"
+    j.write_text(json.dumps({"batch": [4, 8], "objective": [2.0, 1.0]}))
+    rec = read_loss_curve(j, step_column="batch", loss_column="objective")
+    np.testing.assert_array_equal(rec.steps, [4, 8])
+
+
+@pytest.mark.parametrize("name,text,match", [
+    ("empty.csv", "", r"empty\.csv' holds no data rows \(data row 1 missing\)"),
+    ("header.csv", "step,loss\n", r"header\.csv' has a header but no data rows \(data row 1 missing\)"),
+    ("one.csv", "step,loss\n0,1.0\n", r"one\.csv' holds only data row 1; need at least 2"),
+    ("nan.csv", "step,loss\n0,1.0\n1,0.5\n2,nan\n", r"nan\.csv'.*not finite at data row 3"),
+    ("back.csv", "step,loss\n0,1.0\n5,0.5\n3,0.2\n", r"back\.csv'.*data row 3: 3 after 5\): steps going back"),
+    ("dup.csv", "step,loss\n0,1.0\n5,0.5\n5,0.2\n", r"dup\.csv'.*data row 3: 5 after 5\): a repeated step"),
+    ("frac.csv", "step,loss\n0,1.0\n0.5,0.5\n", r"frac\.csv'.*data row 2 has step 0.5"),
+    ("empty.json", "[]", r"empty\.json' holds no data rows"),
+])
+def test_bad_logs_name_the_file_and_the_row(tmp_path, name, text, match):
+    p = tmp_path / name
+    p.write_text(text)
+    with pytest.raises(ValueError, match=match):
+        read_loss_curve(p)

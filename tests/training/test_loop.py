@@ -54,7 +54,7 @@ def test_full_batch_loss_series_is_the_gradient_evaluation_loss():
 
 def test_noise_temperature_matches_label_noise_at_the_teacher():
     # linear student at W = W*, y = W* x + σ ξ, x ~ N(0, I_d): per-sample gradient g = −σ ξ x,
-    # so Σ = σ² I, tr Σ = d σ², σ_g² = tr Σ / P = σ² and T = η σ² / (2B) (THEORY §1).
+    # so Σ = σ² I, tr Σ = d σ², σ_g² = tr Σ / P = σ² and T = η σ² / (2B) (docs/theory.md §1).
     d, sigma, n = 5, 0.5, 20_000
     data, teacher = regression(n=n, d=d, noise=sigma, seed=3)
     m = models.build("linear", input_dim=d, seed=0)

@@ -1,4 +1,4 @@
-"""solvers.charts.burgers: p = ∂_x u on a 1-D chart with a metric, conservation form (THEORY §1)."""
+"""solvers.charts.burgers: p = ∂_x u on a 1-D chart with a metric, conservation form (docs/theory.md §1)."""
 
 import numpy as np
 import pytest

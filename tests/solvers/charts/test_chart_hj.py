@@ -1,4 +1,4 @@
-"""solvers.charts.hamilton_jacobi: viscous HJ with a metric on 1-D/2-D charts (THEORY §1)."""
+"""solvers.charts.hamilton_jacobi: viscous HJ with a metric on 1-D/2-D charts (docs/theory.md §1)."""
 
 import numpy as np
 import pytest

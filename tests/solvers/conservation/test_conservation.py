@@ -1,4 +1,4 @@
-"""The finite-volume conservation-law solver against exact solutions (THEORY.md §5)."""
+"""The finite-volume conservation-law solver against exact solutions (docs/theory.md §5)."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Smooth Burgers solution by characteristics and first shock times (THEORY.md §1, §5)."""
+"""Smooth Burgers solution by characteristics and first shock times (docs/theory.md §1, §5)."""
 
 import math
 

@@ -146,7 +146,7 @@ def test_hopf_lax_speed_factor_rescales_time():
 
 
 def test_hopf_lax_two_minimisers_appear_at_first_shock_time():
-    """u0 = cos: γ* = 1 at x = 0 (THEORY.md §1). Before: one minimiser; after: two symmetric ones."""
+    """u0 = cos: γ* = 1 at x = 0 (docs/theory.md §1). Before: one minimiser; after: two symmetric ones."""
     before = hopf_lax_solution(np.cos, np.array([0.0]), 0.9, period=2 * np.pi)
     after = hopf_lax_solution(np.cos, np.array([0.0]), 1.2, period=2 * np.pi)
     assert before.argmin[0] == pytest.approx(0.0, abs=1e-8) and before.gap[0] == math.inf

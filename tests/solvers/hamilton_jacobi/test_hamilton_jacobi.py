@@ -1,4 +1,4 @@
-"""Hamilton–Jacobi solver against exact solutions (THEORY.md §1, §5): Hopf–Lax, Hopf–Cole,
+"""Hamilton–Jacobi solver against exact solutions (docs/theory.md §1, §5): Hopf–Lax, Hopf–Cole,
 Hopf–Lax in a metric, separable 2-D/3-D data and the eikonal cone."""
 
 import math
@@ -140,7 +140,7 @@ def _inverse_chart(z):
 
 
 def test_laplace_beltrami_viscous_hj_matches_hopf_cole_in_the_flat_chart():
-    """THEORY §1 on a 1-D metric g = 1/a, a = (1 + cos x/2)^-2: u_t + ½ a u_x² = nu Δ_g u with
+    """docs/theory.md §1 on a 1-D metric g = 1/a, a = (1 + cos x/2)^-2: u_t + ½ a u_x² = nu Δ_g u with
     Δ_g u = (1/sqrt g) ∂_x(sqrt g · a ∂_x u), i.e. D = a and density w = sqrt g = 1 + cos(x)/2.
     In the arclength z = s(x) = x + sin(x)/2 (a 2π-periodic chart) it is the flat viscous HJ
     equation, so u(x, t) = HopfCole[cos ∘ s^-1](s(x), t) exactly."""

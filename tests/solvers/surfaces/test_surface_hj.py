@@ -22,7 +22,7 @@ def phi(x, y, z, t):
 
 
 def hopf_cole(x, y, z, t):
-    """u = -2ν log φ solves u_t + ½|∇u|² = ν Δu (THEORY §1, Hopf–Cole)."""
+    """u = -2ν log φ solves u_t + ½|∇u|² = ν Δu (docs/theory.md §1, Hopf–Cole)."""
     return -2 * NU * np.log(phi(x, y, z, t))
 
 
@@ -118,7 +118,7 @@ def test_eikonal_front_from_a_point_against_great_circle_distance():
 
 
 def _hopf_lax(points, u0, samples, t):
-    """u(x, t) = min_y [u0(y) + d(x, y)²/(2t)] (Hopf–Lax on the sphere, THEORY §1) by brute force over
+    """u(x, t) = min_y [u0(y) + d(x, y)²/(2t)] (Hopf–Lax on the sphere, docs/theory.md §1) by brute force over
     ``samples`` (error O(spacing²), far below the scheme's)."""
     values = u0(*samples.T)
     out = np.empty(len(points))
@@ -131,7 +131,7 @@ def _hopf_lax(points, u0, samples, t):
 def test_inviscid_quadratic_hj_against_hopf_lax_through_shocks():
     """ν = 0, H = ½|p|²: first order in max norm after a shock of ∇u has formed on the equator.
 
-    u0 has curvature -1 across the equator, so the shock forms at γ* = 1 (THEORY §1); at γ* itself the
+    u0 has curvature -1 across the equator, so the shock forms at γ* = 1 (docs/theory.md §1); at γ* itself the
     order drops (about 0.7: ∇u has a cusp), at t = 1.5 it is back to about 1."""
     def u0(x, y, z):
         return -0.5 * z**2 + 0.3 * x + 0.2 * x * y  # concave in z: the gradient steepens into shocks
@@ -161,7 +161,7 @@ def _ridge_curvature(m, u):
 
 def _ridge(n, numerical):
     """u0 = 1 - z² = sin²θ has curvature -2 across the equator; u is zonal, its ridge stays on the equator and,
-    before the shock, characteristics leave it at rest, so ∂²u/∂s² = -2/(1 - 2t) there: t* = 1/2 (THEORY §1).
+    before the shock, characteristics leave it at rest, so ∂²u/∂s² = -2/(1 - 2t) there: t* = 1/2 (docs/theory.md §1).
     Returns (h, curvature error at t = 0.1, t* from a line fitted to -1/curvature on t ≤ 0.2)."""
     m = icosphere(n)
     sol = solve_surface_hj(m, lambda x, y, z: 1 - z**2, RIDGE_TIMES, numerical_hamiltonian=numerical)

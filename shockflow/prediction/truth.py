@@ -1,0 +1,112 @@
+"""The ground truth of a run from its parameter snapshots: each chart's half-learned step (issue 17).
+
+For every chart of the extraction, the logged parameter snapshots give the chart coordinate along
+the run (``ChartData.trajectory_steps``, ``trajectory``).  The chart's **mode strength** ``s`` is what the
+geometry says it is (``Geometry.strength``, stored by the extraction as ``trajectory_strength``): the
+coordinate itself by default; ``z = r²`` for the gram geometry's flat coordinate ``r = sqrt(z)``
+(docs/theory.md §2: a mode enters the loss as ``V (1 − z/z∞)²``, so "half learned" is ``z = z∞/2``, the same
+point the loss-curve detector's midpoint estimates); the collective product ``Q(s)`` for the
+mean-field clock ``s``.  The true transition of the chart is
+the first step at which ``s`` reaches half way from its start ``s(0)`` to its final value
+``s(end)``, linearly interpolated between the two snapshots around the crossing.
+
+A chart counts as *learned within the run* only if it moved at least half way from its start to its
+landscape minimum (``|s(end) − s(0)| ≥ ½ |s(x_min) − s(0)|``); otherwise its "half way" would be
+half of nothing, and the chart has no true transition in this run (``not_learned``).
+
+This is measured after the prediction: :func:`shockflow.prediction.predict.predict_case` has finished
+before :func:`parameter_truth` is called, and neither looks at the loss.  The resolution of the truth
+is the snapshot spacing around each crossing (``bracket``); the training setting ``n_snapshots``
+decides it (log-spaced, so the relative spacing is the same at every step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["TrueTransition", "ParameterTruth", "half_learned_step", "mode_strength", "parameter_truth"]
+
+
+@dataclass(frozen=True)
+class TrueTransition:
+    """One chart's half-learned step; ``bracket`` = the snapshot steps around the crossing."""
+
+    chart: str
+    step: float
+    start: float
+    final: float
+    bracket: tuple[float, float]
+
+    def as_dict(self) -> dict:
+        return {"chart": self.chart, "step": self.step, "start": self.start, "final": self.final,
+                "bracket": list(self.bracket)}
+
+
+@dataclass(frozen=True)
+class ParameterTruth:
+    transitions: tuple[TrueTransition, ...]
+    not_learned: tuple[str, ...] = field(default=())
+    snapshots: int = 0
+
+    @property
+    def steps(self) -> list[float]:
+        return [t.step for t in self.transitions]
+
+
+def mode_strength(geometry: str, coordinate: str, x) -> np.ndarray:
+    """The mode strength of chart coordinates ``x`` for a chart without a stored ``trajectory_strength``
+    (an extraction built by hand): the gram square root squared, else the coordinate."""
+    x = np.asarray(x, dtype=np.float64)
+    if geometry == "gram" and coordinate.startswith("r"):
+        return x ** 2
+    return x
+
+
+def half_learned_step(steps, strength) -> tuple[float, tuple[float, float]] | None:
+    """First step where ``strength`` reaches half way from its first to its last value, and the bracket.
+
+    None if the series does not move (or has fewer than two points)."""
+    t = np.asarray(steps, dtype=np.float64)
+    s = np.asarray(strength, dtype=np.float64)
+    if t.size < 2 or t.shape != s.shape or not np.all(np.isfinite(s)):
+        return None
+    s0, s1 = s[0], s[-1]
+    if s1 == s0:
+        return None
+    half = s0 + 0.5 * (s1 - s0)
+    sign = np.sign(s1 - s0)
+    j = int(np.flatnonzero(sign * (s - half) >= 0)[0])   # exists: the last point is past half
+    if j == 0:
+        return None
+    w = (half - s[j - 1]) / (s[j] - s[j - 1])
+    return float(t[j - 1] + w * (t[j] - t[j - 1])), (float(t[j - 1]), float(t[j]))
+
+
+def parameter_truth(extraction) -> ParameterTruth | None:
+    """The true transitions of every chart of ``extraction`` (None: no snapshots to read them from)."""
+    found, not_learned, count = [], [], 0
+    for c in extraction.charts:
+        steps = np.asarray(c.trajectory_steps, dtype=np.float64).reshape(-1)
+        traj = np.asarray(c.trajectory, dtype=np.float64).reshape(-1)
+        if steps.size < 2 or traj.size != steps.size:
+            return None
+        count = max(count, steps.size)
+        stored = getattr(c, "trajectory_strength", None)
+        if stored is not None and np.asarray(stored).size == steps.size:
+            s, target = np.asarray(stored, dtype=np.float64).reshape(-1), float(c.strength_at_min)
+        else:
+            s = mode_strength(c.geometry, c.coordinate, traj)
+            target = float(mode_strength(c.geometry, c.coordinate, c.x_min))
+        moved = abs(s[-1] - s[0])
+        if np.isfinite(target) and moved < 0.5 * abs(target - s[0]):
+            not_learned.append(c.label)
+            continue
+        hit = half_learned_step(steps, s)
+        if hit is None:
+            not_learned.append(c.label)
+            continue
+        found.append(TrueTransition(c.label, hit[0], float(s[0]), float(s[-1]), hit[1]))
+    found.sort(key=lambda t: t.step)
+    return ParameterTruth(tuple(found), tuple(not_learned), count)

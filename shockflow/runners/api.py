@@ -1,0 +1,68 @@
+"""The Python face of the runners: what ``shockflow run`` and ``shockflow solve`` do, as functions.
+
+``shockflow.run``, ``shockflow.solve`` and ``shockflow.train`` (re-exported lazily from
+:mod:`shockflow`) take a case — a built-in case name, a path to a TOML file, or a
+:class:`~shockflow.cases.Case` from :func:`shockflow.load_case` — and return the outcome the
+command line prints: ``as_dict()`` is its ``--json`` object, ``table()`` its text.  Results are
+written to ``out`` (default ``./shockflow-results/``, created).  Bad input raises
+:class:`~shockflow.cases.CaseError` (naming the file and the key); ``docs/api.md`` has examples.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["run", "solve", "train", "DEFAULT_OUT"]
+
+DEFAULT_OUT = "shockflow-results"
+
+
+def _case(case, overrides):
+    from shockflow.cases import Case, CaseError, Problem, load_case
+
+    if isinstance(case, Case):
+        if overrides:
+            raise CaseError(str(case.path or case.name), [Problem("", "overrides apply to a case being loaded: pass a "
+                                                                      "name or a path, or load_case(..., overrides)")])
+        return case
+    return load_case(case, overrides=tuple(overrides))
+
+
+def _options(out, seed, quiet, figures):
+    from shockflow.cases import RunOptions
+
+    Path(out).mkdir(parents=True, exist_ok=True)
+    return RunOptions(out=os.fspath(out), seed=seed, quiet=quiet, progress=not quiet, figures=figures)
+
+
+def _kind_run(case, command, out, seed, quiet, figures):
+    from shockflow.cases import CaseError, Problem, get_kind
+
+    kind = get_kind(case.kind)
+    if command is not None and kind.command != command:
+        raise CaseError(str(case.path or case.name), [Problem("kind", f"a {case.kind} case: run it with shockflow.run() "
+                                                                      f"or shockflow.{kind.command}(), not {command}()")])
+    return kind.run(case, _options(out, seed, quiet, figures))
+
+
+def run(case=None, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True):
+    """``shockflow run``: a network case end to end (train; extract the quotient PDE; predict the
+    transitions from its shocks without the loss curve; detect the observed ones; compare).  Any
+    other kind is run by its own runner.  ``case=None``: the built-in default case."""
+    from shockflow.runners.prediction import DEFAULT_CASE, run_prediction_case
+
+    case = _case(DEFAULT_CASE if case is None else case, overrides)
+    if case.kind != "network":
+        return _kind_run(case, None, out, seed, quiet, figures)
+    return run_prediction_case(case, _options(out, seed, quiet, figures))
+
+
+def solve(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True):
+    """``shockflow solve``: a PDE case; the outcome's ``report.shocks`` are the detected shocks."""
+    return _kind_run(_case(case, overrides), "solve", out, seed, quiet, figures)
+
+
+def train(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True):
+    """``shockflow train``: train the network of a network case and write its HDF5 log."""
+    return _kind_run(_case(case, overrides), "train", out, seed, quiet, figures)

@@ -1,0 +1,58 @@
+"""The output directory of a command: checked before any work, watched for what a command wrote.
+
+:func:`prepare_out` creates ``--out`` (or finds it) and proves it is a writable directory before a
+command computes anything, so a bad ``--out`` is a bad-input error at once instead of a failed
+write after a long run.  :func:`snapshot` / :func:`written_since` let the command line say truthfully,
+after an interruption, which finished files the interrupted command had already written.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["OutDirError", "prepare_out", "snapshot", "written_since"]
+
+
+class OutDirError(ValueError):
+    """``--out`` cannot be used: not a directory, not creatable, or not writable."""
+
+
+def prepare_out(out: str | os.PathLike, *, option: str = "--out") -> Path:
+    """Create ``out`` if needed; :class:`OutDirError` naming ``option`` if it is not a writable directory."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise OutDirError(f"{option} {str(out)!r}: expected a directory, found a file")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutDirError(f"{option} {str(out)!r}: cannot create the directory ({exc.strerror or exc})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise OutDirError(f"{option} {str(out)!r}: the directory is not writable")
+    return path
+
+
+def snapshot(directory: str | os.PathLike | None) -> dict[str, tuple[int, int]]:
+    """``{name: (size, mtime_ns)}`` of the visible files directly in ``directory`` (empty if it is missing)."""
+    if directory is None:
+        return {}
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return {}
+    found = {}
+    for e in entries:
+        if e.name.startswith(".") or not e.is_file(follow_symlinks=False):
+            continue
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        found[e.name] = (st.st_size, st.st_mtime_ns)
+    return found
+
+
+def written_since(directory, before: dict[str, tuple[int, int]]) -> list[str]:
+    """Names of the files in ``directory`` that are new or changed since ``before`` (a :func:`snapshot`)."""
+    now = snapshot(directory)
+    return sorted(name for name, stamp in now.items() if before.get(name) != stamp)

@@ -1,0 +1,90 @@
+"""`shockflow init` templates validate and run; each command takes only its own options; results
+default to ./shockflow-results/."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shockflow.cli import build_parser, main
+
+
+def _json(capsys):
+    return json.loads(capsys.readouterr().out)
+
+
+def test_init_pde_template_validates_and_solves_to_the_exact_shock_time(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "pde", "sine", "--json"]) == 0
+    written = _json(capsys)
+    path = tmp_path / "sine.toml"
+    assert written == {"case": "sine", "kind": "pde", "file": "sine.toml"} and path.is_file()
+    text = path.read_text()
+    assert text.count("#") >= 5  # commented
+    assert main(["validate", str(path), "--json"]) == 0
+    assert _json(capsys)["valid"] is True
+    assert main(["solve", str(path), "--json", "--no-figures", "--out", str(tmp_path / "res")]) == 0
+    shocks = _json(capsys)["shocks"]
+    first = min(s["time"] for s in shocks)
+    assert abs(first - 1 / (2 * 3.141592653589793)) < 0.02  # t* = 1/(2 pi A), A = 1, within a few steps
+
+
+def test_init_network_template_validates_and_its_run_predicts_both_drops(tmp_path, capsys):
+    assert main(["init", "network", "--out", str(tmp_path), "--quiet"]) == 0
+    path = tmp_path / "my-network-case.toml"
+    assert path.is_file() and capsys.readouterr().out == ""
+    assert main(["validate", str(path), "--quiet"]) == 0
+    assert main(["run", str(path), "--json", "--no-figures", "--out", str(tmp_path / "res")]) == 0
+    result = _json(capsys)
+    assert len(result["predicted"]) == 2 and len(result["matches"]) == 2
+    assert result["median_relative_error"] < 0.05
+
+
+def test_init_refuses_to_overwrite_and_bad_names(tmp_path, capsys):
+    assert main(["init", "pde", "a", "--out", str(tmp_path), "--quiet"]) == 0
+    assert main(["init", "pde", "a", "--out", str(tmp_path)]) == 2
+    assert "a.toml: already exists" in capsys.readouterr().err
+    assert main(["init", "pde", "../b", "--out", str(tmp_path)]) == 2
+    assert "NAME: expected a plain file name" in capsys.readouterr().err
+    assert main(["init", "pde", "a", "--out", str(tmp_path), "--force", "--quiet"]) == 0
+    with pytest.raises(SystemExit) as exc:
+        main(["init", "mystery"])
+    assert exc.value.code == 2
+
+
+FIGURES = ("--no-figures", "--figure-format", "--dpi")  # the commands that draw figures
+CASES = ("--set", "--allow-large")   # the commands that load a case (and check its cost against the machine)
+OPTIONS = {  # what each command accepts besides --help (and --debug, which every command but version takes)
+    "run": {"--out", "--seed", "--quiet", "--json", *CASES, *FIGURES},
+    "solve": {"--out", "--seed", "--quiet", "--json", *CASES, *FIGURES},
+    "train": {"--out", "--seed", "--quiet", "--json", *CASES, *FIGURES},
+    "validate": {"--quiet", "--json", *CASES},
+    "cases": {"--quiet", "--json"},
+    "geometries": {"--quiet", "--json"},
+    "show": {"--out", "--quiet", "--json", *FIGURES},
+    "init": {"--out", "--quiet", "--json", "--force"},
+    "version": {"--json"},
+}
+
+
+@pytest.mark.parametrize("command", sorted(OPTIONS))
+def test_each_command_takes_exactly_its_options(command):
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    flags = {s for a in sub._actions for s in a.option_strings if s.startswith("--")} - {"--help"}
+    assert flags == OPTIONS[command] | ({"--debug"} if command != "version" else set())
+
+
+def test_an_option_that_means_nothing_is_refused(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["cases", "--seed", "1"])
+    assert exc.value.code == 2 and "unrecognized arguments: --seed" in capsys.readouterr().err
+
+
+def test_out_defaults_to_shockflow_results_in_the_current_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["solve", "burgers-sine", "--set", "domain.cells=100", "--no-figures", "--json"]) == 0
+    result = _json(capsys)
+    assert (tmp_path / result["result_file"]).parent == tmp_path / "shockflow-results"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shockflow-results"]

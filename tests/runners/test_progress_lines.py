@@ -1,0 +1,81 @@
+"""Progress shows everywhere: plain phase lines when stderr is a pipe (nohup, CI logs), a tqdm bar
+in a terminal, nothing with --quiet."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+
+from shockflow.progress import progress, status
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def _solve(tmp_path, *extra):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run([sys.executable, "-m", "shockflow.cli", "solve", "burgers-sine", "--set", "domain.cells=64",
+                           "--set", "output.snapshots=9", "--out", str(tmp_path), *extra],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300, env=env)
+
+
+@pytest.mark.slow  # two fresh interpreters (~3 s each on an idle machine); the in-process sibling below is fast
+def test_a_piped_run_logs_every_phase_and_quiet_leaves_stderr_empty(tmp_path):
+    done = _solve(tmp_path / "a")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert "\r" not in done.stderr                       # plain lines, not a redrawn bar
+    for phase in ("build burgers-sine", "solve burgers-sine", "shocks", f"write {tmp_path / 'a' / 'burgers-sine.h5'}",
+                  "figures"):
+        assert any(l.startswith(f"{phase}: started") for l in lines), (phase, lines)
+        assert any(l.startswith(f"{phase}: done") and l.endswith(" s") for l in lines), (phase, lines)
+    assert any(l.startswith("solve burgers-sine: done 8/8 after") for l in lines)
+    quiet = _solve(tmp_path / "b", "--quiet")
+    assert quiet.returncode == 0 and quiet.stderr == "" and quiet.stdout == ""
+    assert (tmp_path / "b" / "burgers-sine.h5").is_file()
+
+
+def test_an_in_process_run_logs_its_phases_to_a_non_terminal_stderr(tmp_path, capsys):
+    from shockflow.cli import main
+
+    args = ["solve", "burgers-sine", "--set", "domain.cells=64", "--set", "output.snapshots=9", "--no-figures"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "build burgers-sine: started" and "solve burgers-sine: started (0/8)" in err
+    assert any(l.startswith("solve burgers-sine: done 8/8 after ") for l in err)
+    assert any(l.startswith("shocks: done after ") for l in err)
+    assert main([*args, "--out", str(tmp_path / "b"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_draws_tqdm_in_a_terminal_lines_in_a_pipe_and_nothing_when_disabled():
+    tty, pipe, off = FakeTTY(), io.StringIO(), io.StringIO()
+    for stream, enabled in ((tty, True), (pipe, True), (off, False)):
+        with progress(4, "solve", stream=stream, enabled=enabled, unit="chart") as bar:
+            for _ in range(4):
+                bar.update(1)
+            bar.set_postfix_str("chart r3")
+    assert "\r" in tty.getvalue() and "4/4" in tty.getvalue() and "chart" in tty.getvalue()
+    assert pipe.getvalue().splitlines()[0] == "solve: started (0/4)"
+    assert pipe.getvalue().splitlines()[-1].startswith("solve: done 4/4 after ")
+    assert off.getvalue() == ""
+
+
+def test_a_phase_that_fails_says_where_it_stopped():
+    pipe = io.StringIO()
+    with pytest.raises(RuntimeError):
+        with progress(10, "train", stream=pipe) as bar:
+            bar.update(3)
+            raise RuntimeError("diverged")
+    assert pipe.getvalue().splitlines()[-1].startswith("train: stopped at 3/10 after ")
+    pipe = io.StringIO()
+    with status("write out/x.h5", stream=pipe):
+        pass
+    assert pipe.getvalue().splitlines() == ["write out/x.h5: started", pipe.getvalue().splitlines()[1]]
+    assert pipe.getvalue().splitlines()[1].startswith("write out/x.h5: done after ")
