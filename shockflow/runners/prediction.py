@@ -187,7 +187,7 @@ def _extraction(stage: PredictionStage, comparison) -> dict:
 def run_prediction_case(case, options) -> RunOutcome:
     """Train, extract, solve, predict, observe, compare, write (module docstring)."""
     from shockflow.prediction import match_transitions
-    from shockflow.runners.training import build_model_and_data, observed_transitions
+    from shockflow.runners.training import verify_geometry, build_model_and_data, observed_transitions
     from shockflow.storage import write_result
     from shockflow.training import train
     from shockflow.prediction.truth import parameter_truth
@@ -200,6 +200,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     start = time.perf_counter()
     seed = options.seed if options.seed is not None else (case.seed or 0)
     model, spec, data, _ = build_model_and_data(case, seed)
+    verify_geometry(case, model)   # every refusal of the charts before any training
     initial = model.copy()
     settings = case.settings.training.train_settings(seed)
     out = Path(options.out)
