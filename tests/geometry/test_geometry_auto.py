@@ -103,3 +103,31 @@ def test_tanh_mlp_with_five_outputs_on_a_rotated_teacher(tmp_path):
     assert len(out.stage.predicted) == 5
     assert score.recall >= 0.9 and score.precision >= 0.9
     assert score.median_relative_error <= 0.10   # measured: 6.7 % (per mode −16, −2, −11, −2, +7 %)
+
+
+def _suite_run(name, tmp_path, *overrides):
+    from shockflow.runners.prediction import run_prediction_case
+
+    case = load_case(name, list(overrides))
+    return run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+
+
+def test_two_layer_linear_net_with_momentum_first_three_modes(tmp_path):
+    # heavy ball 0.9, four outputs, rotated teacher (5, 3, 1.8, 1): the first three modes within 5 %
+    # (measured +2.5, -3.2, -1.6 %); the escape integral of r1, r2 uses the rule's own growth
+    out = _suite_run("linear2-momentum", tmp_path)
+    truth = {t.chart: t.step for t in out.truth.transitions}
+    predicted = {p.chart: p.step for p in out.stage.predicted}
+    assert set(truth) == set(predicted) == {"r0", "r1", "r2", "r3"}
+    for chart in ("r0", "r1", "r2"):
+        assert abs(predicted[chart] - truth[chart]) <= 0.05 * truth[chart]
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="the fourth mode (smallest singular value) is predicted 55 % early: its "
+                                       "chart's ridge is read at r = 0.10 instead of the mode-free point r = 0 "
+                                       "(d0 = 0.10 against x0 = 0.001), which shortens the log escape; the cause is "
+                                       "not yet pinned down (a linear term in r from the learned modes is the suspect)")
+def test_two_layer_linear_net_with_momentum_meets_the_suite_bar(tmp_path):
+    out = _suite_run("linear2-momentum", tmp_path)
+    assert out.comparison.recall >= 0.9 and out.comparison.median_relative_error <= 0.10
