@@ -124,10 +124,11 @@ def test_two_layer_linear_net_with_momentum_first_three_modes(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the fourth mode (smallest singular value) is predicted 55 % early: its "
-                                       "chart's ridge is read at r = 0.10 instead of the mode-free point r = 0 "
-                                       "(d0 = 0.10 against x0 = 0.001), which shortens the log escape; the cause is "
-                                       "not yet pinned down (a linear term in r from the learned modes is the suspect)")
+@pytest.mark.xfail(strict=True, reason="the fourth mode (smallest singular value) is predicted 55 % early: with "
+                                       "the faster modes at their minima (the staircase reference) its chart has "
+                                       "a valley at r = 0 (L̄ rises to a ridge at r = 0.10, then falls), so the "
+                                       "start r0 = 0.001 cannot escape on that chart; the mode grew while the "
+                                       "faster ones were learned, which is the saddle chain of issue 19")
 def test_two_layer_linear_net_with_momentum_meets_the_suite_bar(tmp_path):
     out = _suite_run("linear2-momentum", tmp_path)
     assert out.comparison.recall >= 0.9 and out.comparison.median_relative_error <= 0.10
