@@ -8,13 +8,14 @@ from .arrays import load_arrays
 from .dataset import Dataset
 from .fourier import fourier_grid
 from .power_law import power_law_covariance
-from .teacher_student import teacher_student
+from .teacher_student import linear_teacher, teacher_student
 from .tokens import token_sequences
 
 __all__ = ["GENERATORS", "available", "build_dataset", "register"]
 
 GENERATORS: dict[str, Callable[..., Dataset]] = {
     "teacher_student": teacher_student,
+    "linear_teacher": linear_teacher,
     "power_law_covariance": power_law_covariance,
     "fourier_grid": fourier_grid,
     "token_sequences": token_sequences,

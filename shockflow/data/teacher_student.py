@@ -14,7 +14,7 @@ import numpy as np
 
 from .dataset import Dataset
 
-__all__ = ["teacher_student", "whiten_inputs"]
+__all__ = ["linear_teacher", "teacher_student", "whiten_inputs"]
 
 
 def whiten_inputs(X: np.ndarray) -> np.ndarray:
@@ -73,4 +73,37 @@ def teacher_student(n: int, d: int, teacher, *, noise: float = 0.0, whiten: bool
     teacher_spec = model.spec() if hasattr(model, "spec") else {"name": type(model).__name__}
     spec = {"name": "teacher_student", "n": int(n), "d": int(d), "noise": float(noise),
             "whiten": bool(whiten), "seed": int(seed), "teacher": teacher_spec}
+    return Dataset(X, y, spec)
+
+
+def linear_teacher(n: int, d: int, singular_values, *, noise: float = 0.0, whiten: bool = False,
+                   seed: int = 0) -> Dataset:
+    """x ~ N(0, I_d), y = W* x + σ ξ with ``W* = U diag(s) Vᵀ`` of the given singular values ``s``
+    (one output per value) and Haar-random orthogonal ``U``, ``V`` (seeded): the modes of a network
+    trained on it are rotated away from every coordinate axis, as in real data."""
+    if int(n) != n or n < 1:
+        raise ValueError(f"linear_teacher: n must be a positive integer, got {n!r}")
+    if int(d) != d or d < 1:
+        raise ValueError(f"linear_teacher: d must be a positive integer, got {d!r}")
+    s = np.asarray(singular_values, dtype=np.float64).reshape(-1)
+    if s.size < 1 or s.size > d or not np.all(np.isfinite(s)) or np.any(s <= 0):
+        raise ValueError(f"linear_teacher: singular_values must be 1..d = {d} positive numbers, got {s.tolist()}")
+    if not noise >= 0:
+        raise ValueError(f"linear_teacher: noise must be >= 0, got {noise!r}")
+    rng = np.random.default_rng(seed)
+
+    def haar(rows: int, cols: int) -> np.ndarray:
+        Q, R = np.linalg.qr(rng.standard_normal((rows, cols)))
+        return Q * np.sign(np.diag(R))
+
+    o = s.size
+    W = haar(o, o) @ np.diag(s) @ haar(int(d), o).T
+    X = rng.standard_normal((int(n), int(d)))
+    if whiten:
+        X = whiten_inputs(X)
+    y = X @ W.T
+    if noise > 0:
+        y = y + noise * rng.standard_normal(y.shape)
+    spec = {"name": "linear_teacher", "n": int(n), "d": int(d), "singular_values": s.tolist(),
+            "noise": float(noise), "whiten": bool(whiten), "seed": int(seed)}
     return Dataset(X, y, spec)

@@ -192,6 +192,14 @@ class Geometry(abc.ABC):
     def section(self, points) -> dict[str, np.ndarray]:
         """Parameter arrays ``(..., *shape)`` realising ``points (..., dim)``."""
 
+    # -- optional ------------------------------------------------------------------------------
+    @classmethod
+    def discover_charts(cls, model, X, y, kwargs: dict):
+        """A geometry that finds its own charts from the network and its data returns
+        ``(kwargs, selectors, keyword)``: one chart per selector, passed as ``keyword=selector``
+        (the automatic geometry's modes).  ``None`` (the default): the case names its charts."""
+        return None
+
     # -- provided ----------------------------------------------------------------------------
     @property
     def dim(self) -> int:

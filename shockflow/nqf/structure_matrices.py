@@ -21,22 +21,7 @@ the Hessian blocks by central differences of the model's own per-sample gradient
 Richardson step (error O(h⁴) in the step h). Exact closed forms where the model supplies the
 ingredients (``mlp_structure_matrix`` from φ'(0)) serve as cross-checks in the tests.
 
-Unit layouts (``UNIT_LAYOUTS``; the registry names of :mod:`shockflow.models`):
-
-=================  ==========================================================================
-``mlp``            unit i = [W_i· ; b_i (if bias) ; a_i]          (scalar output)
-``mean_field``     unit i = [W_i· ; a_i]
-``cnn1d/cnn2d``    unit c = [vec K_c ; b_c (if bias) ; a_c]
-``attention``      unit h = [vec W_Q,h ; vec W_K,h ; vec W_V,h ; v_h]   (quartic in Q, K)
-``attention_qk``   unit (h, j) = [W_Q[h, :, j] ; W_K[h, :, j]]  (one query/key column pair;
-                   docs/theory.md's "rows ⊗ I" form is the same matrix written for all j at once)
-``moe``            unit k = [expert k parameters ; gate row Γ_k]
-``linear2``        unit i = [W1_i· ; W2_·i]                       (scalar output)
-``quadratic``      ``form="trace"`` only: unit i = row W_i·
-``phase_retrieval``one unit w
-``diagonal``       one unit [u] (``u2``) or [u ; v] (``uv``)
-``fourier``        one unit [W ; a] (the P pairs are not interchangeable: s_k, ψ_k differ)
-=================  ==========================================================================
+Unit layouts: :mod:`shockflow.models.units`.
 """
 
 from __future__ import annotations
@@ -45,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from shockflow.models.units import UNIT_LAYOUTS, UnitLayout, supported_models, unit_layout, unit_matrix
+
 __all__ = [
     "UnitLayout", "QuadraticForm", "UNIT_LAYOUTS", "supported_models", "unit_layout", "output_jacobian",
     "structure_matrices", "expansion_remainder", "RemainderFit", "mlp_structure_matrix", "unit_matrix",
@@ -52,139 +39,17 @@ __all__ = [
 ]
 
 
-# ----------------------------------------------------------------------------------- unit layouts
-@dataclass(frozen=True)
-class UnitLayout:
-    """``index[i, j]`` = position in ``model.parameter_vector()`` of entry j of unit i (shape (d, p))."""
-
-    index: np.ndarray
-
-    @property
-    def units(self) -> int:
-        return int(self.index.shape[0])
-
-    @property
-    def unit_dim(self) -> int:
-        return int(self.index.shape[1])
-
-    def unit_matrix(self, theta: np.ndarray) -> np.ndarray:
-        """W ∈ R^{p×d}: the units of the flat parameter vector ``theta`` as columns."""
-        return np.asarray(theta)[self.index].T
-
-    def parameter_vector(self, W: np.ndarray, size: int) -> np.ndarray:
-        """Inverse of :meth:`unit_matrix` (a flat vector of length ``size``)."""
-        theta = np.zeros(size)
-        theta[self.index] = np.asarray(W).T
-        return theta
-
-
-def _offsets(model) -> dict[str, np.ndarray]:
-    """Flat positions of every parameter array, shaped like the array."""
-    out, start = {}, 0
-    for k, p in model.params.items():
-        out[k] = np.arange(start, start + p.size).reshape(p.shape)
-        start += p.size
-    return out
-
-
 def _scalar_output(model) -> None:
     if model.output_dim != 1:
         raise ValueError(f"model: structure matrices need a scalar output, found output_dim = {model.output_dim}")
 
 
-def _layout_mlp(model):
-    _scalar_output(model)
-    o = _offsets(model)
-    cols = [o["W"]] + ([o["b"][:, None]] if "b" in o else []) + [o["a"][:, None]]
-    return np.concatenate(cols, axis=1)
-
-
-def _layout_cnn(model):
-    _scalar_output(model)
-    o = _offsets(model)
-    C = model.out_channels
-    cols = [o["K"].reshape(C, -1)] + ([o["b"][:, None]] if "b" in o else []) + [o["a"][:, None]]
-    return np.concatenate(cols, axis=1)
-
-
-def _layout_attention(model):
-    o = _offsets(model)
-    H = model.heads
-    return np.concatenate([o[k].reshape(H, -1) for k in ("W_Q", "W_K", "W_V", "v")], axis=1)
-
-
-def _layout_attention_qk(model):
-    o = _offsets(model)
-    q = o["W_Q"].transpose(0, 2, 1).reshape(-1, model.d_model)  # rows (h, j), entries over D
-    k = o["W_K"].transpose(0, 2, 1).reshape(-1, model.d_model)
-    return np.concatenate([q, k], axis=1)
-
-
-def _layout_moe(model):
-    o = _offsets(model)
-    K = model.num_experts
-    expert = [o["experts"]] if "experts" in o else [o["expert_W"].reshape(K, -1), o["expert_a"]]
-    return np.concatenate(expert + [o["gate"]], axis=1)
-
-
-def _layout_linear2(model):
-    _scalar_output(model)
-    o = _offsets(model)
-    return np.concatenate([o["W1"], o["W2"].T], axis=1)
-
-
-def _layout_quadratic(model):
-    if model.form != "trace":
-        raise ValueError("model: quadratic form='sum' is cubic at zero weights (A = 0); structure matrices "
-                         "are defined for form='trace' only")
-    return _offsets(model)["W"]
-
-
-def _layout_single(model):
-    return np.concatenate([v.ravel() for v in _offsets(model).values()])[None, :]
-
-
-UNIT_LAYOUTS = {
-    "mlp": _layout_mlp,
-    "mean_field": _layout_mlp,
-    "cnn1d": _layout_cnn,
-    "cnn2d": _layout_cnn,
-    "attention": _layout_attention,
-    "attention_qk": _layout_attention_qk,
-    "moe": _layout_moe,
-    "linear2": _layout_linear2,
-    "quadratic": _layout_quadratic,
-    "phase_retrieval": _layout_single,
-    "diagonal": _layout_single,
-    "fourier": _layout_single,
-}
-
-
-def supported_models() -> list[str]:
-    """Registry names of the models with a known unit layout."""
-    return sorted(UNIT_LAYOUTS)
-
-
-def unit_layout(model) -> UnitLayout:
-    """The unit layout of ``model`` (see the module table); every parameter belongs to exactly one unit."""
-    name = getattr(model, "name", type(model).__name__)
-    if name not in UNIT_LAYOUTS:
-        raise ValueError(f"model: no known structure matrix for {name!r}; architectures with one: "
-                         f"{', '.join(supported_models())}")
+def _expandable(model) -> None:
     act = getattr(model, "activation", None)
     if act is not None and act.name == "relu":
+        name = getattr(model, "name", type(model).__name__)
         raise ValueError(f"model: {name!r} with activation 'relu' has no quadratic expansion at zero weights "
                          "(relu is not differentiable at 0); use gelu, tanh, sigmoid or identity")
-    index = np.asarray(UNIT_LAYOUTS[name](model), dtype=np.int64)
-    covered = np.sort(index.ravel())
-    if not np.array_equal(covered, np.arange(model.num_parameters)):
-        raise AssertionError(f"unit layout of {name!r} does not cover each parameter exactly once")
-    return UnitLayout(index)
-
-
-def unit_matrix(model) -> np.ndarray:
-    """W ∈ R^{p×d} of the model's current parameters (units as columns)."""
-    return unit_layout(model).unit_matrix(model.parameter_vector())
 
 
 # ----------------------------------------------------------------------------------- derivatives
@@ -271,6 +136,8 @@ def structure_matrices(model, X: np.ndarray, *, h: float = 1e-3) -> QuadraticFor
 
     Cost: 4 p (d = 1) or 8 p gradient evaluations on X (p = parameters per unit).
     """
+    _scalar_output(model)
+    _expandable(model)
     layout = unit_layout(model)
     zero = model.copy()
     zero.set_parameter_vector(np.zeros(model.num_parameters))

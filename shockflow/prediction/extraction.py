@@ -383,6 +383,12 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
     n = X.shape[0]
     B = int(batch_size)
     raw = list(charts)
+    if raw == [None]:
+        from shockflow.geometry import geometry_class
+
+        found = geometry_class(geometry).discover_charts(base, X, y, kwargs)
+        if found is not None:
+            kwargs, raw, chart_key = found
     args = (geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin, noise_samples, seed)
     first = [_extract_chart(base, init, sel, *args) for sel in raw]
     out = [cd for cd, _ in first]

@@ -156,6 +156,25 @@ class Optimiser:
             lr = lr / (1.0 - self.momentum)
         return lr
 
+    def escape_rates(self, gamma_star: float) -> np.ndarray:
+        """Per-step gradient-flow rates for a slow escape (the escape integral) near curvature ``κ = 1/γ*``.
+
+        Gradient descent: ``η``.  With momentum the flow limit ``η/(1 − μ)`` holds only while
+        ``ηκ ≪ (1 − μ)²``; beyond it the rule grows a linear mode by its characteristic root ``ρ`` per step,
+        not by ``1 + ηκ/(1 − μ)``, so each rate is scaled by ``ln ρ / ln(1 + ηκ/(1 − μ))`` at the chart's
+        own curvature (1 in the flow limit; without a finite curvature the flow limit is used)."""
+        rates = self.effective_rates()
+        if self.name not in ("momentum", "nesterov") or self.momentum == 0.0 or not (0 < gamma_star < math.inf):
+            return rates
+        mu = float(self.momentum)
+        x = np.asarray(self.learning_rates, dtype=np.float64) / gamma_star          # ηκ per step
+        if self.name == "momentum":
+            b, c = 1.0 + mu + x, mu
+        else:
+            b, c = (1.0 + mu) * (1.0 + x), mu * (1.0 + x)
+        rho = 0.5 * (b + np.sqrt(np.maximum(b * b - 4.0 * c, 0.0)))
+        return rates * np.log(rho) / np.log1p(x / (1.0 - mu))
+
     def steps_for_growth(self, log_growth: float, gamma_star: float) -> float:
         """The (fractional) step at which the linearised escape at ``κ = 1/γ*`` has grown the distance from
         the ridge by ``exp(log_growth)``; past the schedule the last rate continues; ``inf`` if never."""
@@ -293,12 +312,11 @@ def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> l
             gamma, crit = c.gamma_star, c.gamma_star
         else:
             d_eff, t = d0, escape
-            step = _flow_steps(t, rates)
             method = "escape_integral"
             gamma = crit = c.gamma_star if c.gamma_star > 0 else math.inf
         if method == "escape_integral":
             t = _with_head_start(c, t, ordered, out)
-            step = _flow_steps(t, rates)
+            step = _flow_steps(t, optimiser.escape_rates(c.gamma_star))
         out.append(PredictedTransition(
             chart=c.label, step=step, flow_step=_flow_steps(t, rates), time=t, method=method, gamma_star=gamma,
             critical_lr=crit, location=xs, strength=c.strength, d0=d0, d_exit=d_exit, d_eff=d_eff, nu=c.nu,

@@ -146,14 +146,13 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     from shockflow.training.schedules import learning_rate
 
     s = case.settings
-    if s.geometry is None:
-        raise CaseError.at(case, "geometry", "missing table: `shockflow run` extracts the PDE on a quotient geometry; "
-                                       "add [geometry] name = ... (see `shockflow geometries`), or use `shockflow train`")
+    # no [geometry] table: the automatic charts (shockflow.geometry.auto) find the modes themselves
+    name, kwargs = (s.geometry.name, s.geometry.kwargs()) if s.geometry is not None else ("auto", {})
     ex = s.extraction
     B = train_settings.effective_batch_size(data.n)
     try:
-        with status(f"extract {len(ex.charts or (None,))} chart(s) ({s.geometry.name})", enabled=progress):
-            extraction = extract(model, s.geometry.name, data.X, data.y, geometry_kwargs=s.geometry.kwargs(),
+        with status(f"extract the charts ({name})", enabled=progress):
+            extraction = extract(model, name, data.X, data.y, geometry_kwargs=kwargs,
                                  charts=ex.charts or (None,), chart_key=ex.chart_key, snapshots=snapshots,
                                  lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
                                  noise_samples=ex.noise_samples, seed=train_settings.seed,

@@ -187,18 +187,20 @@ def _extraction(stage: PredictionStage, comparison) -> dict:
 def run_prediction_case(case, options) -> RunOutcome:
     """Train, extract, solve, predict, observe, compare, write (module docstring)."""
     from shockflow.prediction import match_transitions
-    from shockflow.runners.training import build_model_and_data, observed_transitions
+    from shockflow.runners.training import verify_geometry, build_model_and_data, observed_transitions
     from shockflow.storage import write_result
     from shockflow.training import train
     from shockflow.prediction.truth import parameter_truth
     from shockflow.prediction.comparison import observed_steps, write_score
 
-    if case.settings.geometry is None:
-        raise CaseError.at(case, "geometry", "missing table: `shockflow run` extracts the PDE on a quotient geometry; "
-                                       "add [geometry] name = ... (see `shockflow geometries`), or use `shockflow train`")
+    if case.settings.training.optimizer == "adam":   # refused before any training (docs/theory.md §6, "Optimisers")
+        raise CaseError.at(case, "training.optimizer", "the prediction (shockflow run) has no validated escape model "
+                                                       "for 'adam'; use gd, sgd, momentum or nesterov, or `shockflow "
+                                                       "train` to only train")
     start = time.perf_counter()
     seed = options.seed if options.seed is not None else (case.seed or 0)
     model, spec, data, _ = build_model_and_data(case, seed)
+    verify_geometry(case, model)   # every refusal of the charts before any training
     initial = model.copy()
     settings = case.settings.training.train_settings(seed)
     out = Path(options.out)
@@ -206,7 +208,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     log_path = out / f"{case.name}-log.h5"
     show = options.progress and not options.quiet
     trained = model
-    if case.settings.geometry.name == "sphere":
+    if case.settings.geometry is not None and case.settings.geometry.name == "sphere":
         # the sphere geometry's network normalises its weight: train that network (docs/theory.md §1)
         from shockflow import geometry
         from shockflow.geometry.sphere import WeightNormalised

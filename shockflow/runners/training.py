@@ -167,17 +167,23 @@ def run_network_case(case, options) -> NetworkOutcome:
 
 def _verify(case) -> None:
     model, _, data, _ = build_model_and_data(case, seed=case.seed or 0)
-    _verify_geometry(case, model)
+    verify_geometry(case, model)
 
 
-def _verify_geometry(case, model) -> None:
+def verify_geometry(case, model) -> None:
     """``[geometry]`` and ``[extraction]`` checked the way ``shockflow run`` uses them: the geometry built on the
     case's network, once per chart (``extraction.chart_key = chart``), each chart 1-D."""
     s = case.settings
-    if s.geometry is None:
-        return
     from shockflow import geometry
 
+    if s.geometry is None:  # `shockflow run` charts the network automatically (shockflow.geometry.auto)
+        try:
+            geometry.build("auto", model=model)
+        except geometry.GeometryError as exc:
+            raise CaseError.at(case, "model", f"`shockflow run` finds no chart for the {model.name!r} network "
+                                              f"({exc}); give a [geometry] table, or use `shockflow train` to "
+                                              f"only train it") from None
+        return
     kwargs = s.geometry.kwargs()
     name = kwargs.pop("name", None) or s.geometry.name
     charts = tuple(s.extraction.charts) or (None,)

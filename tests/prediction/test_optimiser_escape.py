@@ -89,3 +89,23 @@ def test_adam_is_refused_by_validate_before_any_training(tmp_path, capsys):
     assert main(["run", "two-layer-staircase", "--set", "training.optimizer=adam", "--out", str(out), "--quiet"]) == 2
     assert not out.exists() or not any(out.iterdir())   # refused before the training log is written
     assert main(["validate", "two-layer-staircase", "--set", "training.optimizer=nesterov"]) == 0
+
+
+def test_escape_rates_are_the_flow_limit_for_gd_and_the_rule_s_growth_with_momentum():
+    rates = np.full(50, 0.002)
+    gd = Optimiser(rates, "gd").escape_rates(0.35)
+    np.testing.assert_array_equal(gd, rates)
+    gamma = 0.35
+    for name, mu in (("momentum", 0.9), ("nesterov", 0.9)):
+        opt = Optimiser(rates, name, mu)
+        got = opt.escape_rates(gamma)
+        # the rule's own growth per step on the linear ridge, read off its iterated recurrence past the transient
+        g1, g2 = math.log(1e3), math.log(1e3) + 10.0
+        per_step = (g2 - g1) / (opt.steps_for_growth(g2, gamma) - opt.steps_for_growth(g1, gamma))
+        flow = rates[0] / (1 - mu)
+        # the correction: the rule's growth against that of a plain step of the flow-limit rate
+        assert got[0] == pytest.approx(flow * per_step / math.log1p(flow / gamma), rel=1e-9)
+        assert got[0] < flow   # here ηκ = 0.0057 is not small against (1 − μ)² = 0.01: momentum is slower
+        # in the flow limit (ηκ ≪ (1 − μ)²) the correction vanishes
+        tiny = Optimiser(np.full(5, 1e-7), name, mu).escape_rates(gamma)
+        np.testing.assert_allclose(tiny, 1e-7 / (1 - mu), rtol=1e-4)

@@ -8,6 +8,7 @@ import pytest
 from shockflow.cases import RunOptions, load_case
 from shockflow.cli import main
 from shockflow.runners.prediction import DEFAULT_CASE, run_prediction_case
+from shockflow.storage import read_result
 
 REDUCED = {"two-layer-staircase": ["data.n=4096", "extraction.cells=401"]}
 
@@ -215,11 +216,15 @@ def test_geometries_lists_names_and_symmetries(capsys):
     assert {"flat", "gram", "rescaling"} <= names and all(r["symmetry"] for r in rows)
 
 
-def test_run_of_a_network_case_without_geometry_names_the_missing_table(tmp_path, capsys):
-    assert main(["run", "diagonal-staircase", "--out", str(tmp_path), "--set", "training.steps=5"]) == 2
-    err = capsys.readouterr().err
-    assert "geometry" in err and "shockflow train" in err
-    assert not (tmp_path / "diagonal-staircase.h5").exists()
+def test_run_of_a_network_case_without_geometry_charts_it_automatically(tmp_path, capsys):
+    # no [geometry] table: the automatic charts (issue 18) find the three modes of the diagonal uv net
+    assert main(["run", "diagonal-staircase", "--out", str(tmp_path), "--json", "--no-figures"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["predicted"]) == 3 and doc["score"]["truth"] == "parameters"
+    assert doc["score"]["recall"] == 1.0 and doc["score"]["precision"] == 1.0
+    for m in doc["matches"]:   # measured: +1.0, -2.0, +4.5 %
+        assert abs(m["predicted_step"] - m["observed_step"]) <= 0.06 * m["observed_step"]
+    assert read_result(tmp_path / "diagonal-staircase.h5").extraction["attrs"]["geometry"] == "auto"
 
 
 def test_run_of_a_pde_case_solves_it(tmp_path, capsys):

@@ -1,0 +1,134 @@
+"""shockflow.geometry.auto: the modes of the origin found from the network and the data, one chart each.
+
+docs/theory.md §6 ("Modes from the symmetry", "The chart of a mode").
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from shockflow import geometry, models
+from shockflow.cases import RunOptions, load_case
+from shockflow.cli import main
+from shockflow.data.teacher_student import linear_teacher
+from shockflow.geometry.auto import find_modes
+from shockflow.prediction.predict import predict_case
+
+
+def test_the_modes_of_a_two_layer_linear_net_are_the_singular_triples_of_the_teacher():
+    # whitened inputs: Y = −H has eigenvalues ±σ_k with eigenvectors (v_k; u_k)/√2 (Saxe et al. 2014)
+    d, o, s = 6, 3, (3.0, 1.7, 0.6)
+    data = linear_teacher(4000, d, s, whiten=True, seed=3)
+    net = models.build("linear2", input_dim=d, hidden=8, output_dim=o, init_scale=1e-3, seed=1)
+    modes = find_modes(net, data.X, data.y)
+    U, sigma, Vt = np.linalg.svd(data.y.T @ data.X / data.X.shape[0])   # Σ_yx = W* on whitened inputs
+    np.testing.assert_allclose(sigma, s, rtol=1e-12)
+    assert modes.rates.size == 3
+    np.testing.assert_allclose(modes.rates / modes.rates[0], sigma / sigma[0], rtol=1e-6)
+    for k in range(3):
+        e = modes.directions[:, k]
+        w_part, a_part = e[:d], e[d:]
+        assert np.linalg.norm(w_part) == pytest.approx(1 / math.sqrt(2), rel=1e-6)
+        assert abs(w_part @ Vt[k]) == pytest.approx(1 / math.sqrt(2), rel=1e-6)   # the input singular vector
+        assert abs(a_part @ U[:, k]) == pytest.approx(1 / math.sqrt(2), rel=1e-6)  # the output singular vector
+    # the other eigenvalues of Y are the −σ_k and zeros: no further unstable direction
+    assert np.sum(modes.spectrum > 1e-8 * modes.rates[0]) == 3
+
+
+def test_the_chart_coordinate_and_section_are_consistent():
+    data = linear_teacher(500, 5, (2.0, 1.0), seed=0)
+    net = models.build("mlp", input_dim=5, width=6, output_dim=2, activation="tanh", init_scale=1e-2, seed=4)
+    modes = find_modes(net, data.X, data.y)
+    geo = geometry.build("auto", model=net, modes=modes.directions, mode=1, extent=3.0)
+    r0 = geo.coordinates(net.params)[0]
+    assert r0 > 0
+    for r in (0.0, 0.5 * r0, 2.0, 2.9):
+        params = {k: v[0] for k, v in geo.section(np.array([[r]])).items()}
+        assert geo.coordinates(params)[0] == pytest.approx(r, abs=1e-12)
+    # the section passes through the initial point and moves the parameters at unit speed
+    at_r0 = geo.section(np.array([[r0], [r0 + 1e-3]]))
+    for key, value in net.params.items():
+        np.testing.assert_allclose(at_r0[key][0], value, atol=1e-15)
+    step = np.sqrt(sum(np.sum((at_r0[k][1] - at_r0[k][0]) ** 2) for k in net.params))
+    assert step == pytest.approx(1e-3, rel=1e-9)
+    assert geo.strength(np.array([[2.0]]))[0, 0] == pytest.approx(4.0)
+
+
+def test_auto_agrees_with_gram_on_the_diagonal_network():
+    # where both apply they are the same charts: the coordinate axes of the diagonal net, r = |u_k|
+    steps = {}
+    for extra in ([], ["geometry={name = \"auto\"}", "extraction.charts=[]", "extraction.chart_key=mode"]):
+        case = load_case("two-layer-staircase", ["data.n=1024", "extraction.cells=201"] + extra)
+        seed = case.seed or 0
+        from shockflow.runners.training import build_model_and_data
+
+        model, _, data, _ = build_model_and_data(case, seed)
+        settings = case.settings.training.train_settings(seed)
+        stage = predict_case(case, model, data, settings)
+        steps[bool(extra)] = sorted(p.step for p in stage.predicted)
+    assert len(steps[True]) == len(steps[False]) == 4
+    np.testing.assert_allclose(steps[True], steps[False], rtol=1e-6)
+
+
+def test_a_network_without_interchangeable_units_is_refused_by_validate(tmp_path, capsys):
+    path = tmp_path / "deep.toml"
+    path.write_text('kind = "network"\n[model]\nname = "deep_linear"\ninput_dim = 4\nwidths = [6, 6]\n'
+                    'output_dim = 2\ninit_scale = 0.01\n[data]\nname = "linear_teacher"\nn = 64\nd = 4\n'
+                    'singular_values = [2.0, 1.0]\n[training]\nsteps = 10\n')
+    code = main(["validate", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "deep.toml" in err and "model" in err and "deep_linear" in err
+
+
+def test_a_chart_free_origin_is_refused_with_the_reason():
+    # y independent of x (a constant target): the origin has no unstable direction along any unit
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 4))
+    y = np.zeros((200, 1))
+    net = models.build("mlp", input_dim=4, width=3, activation="tanh", init_scale=1e-3, seed=0)
+    with pytest.raises(geometry.GeometryError, match="no unstable direction"):
+        geometry.geometry_class("auto").discover_charts(net, X, y, {})
+
+
+@pytest.mark.slow
+def test_tanh_mlp_with_five_outputs_on_a_rotated_teacher(tmp_path):
+    # the automatic-charts suite case: every mode predicted within 10 % (median) of its half-learned step
+    from shockflow.runners.prediction import run_prediction_case
+
+    case = load_case("mlp-tanh-teacher")
+    out = run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+    score = out.comparison
+    assert score.truth == "parameters"
+    assert len(out.stage.predicted) == 5
+    assert score.recall >= 0.9 and score.precision >= 0.9
+    assert score.median_relative_error <= 0.10   # measured: 6.7 % (per mode −16, −2, −11, −2, +7 %)
+
+
+def _suite_run(name, tmp_path, *overrides):
+    from shockflow.runners.prediction import run_prediction_case
+
+    case = load_case(name, list(overrides))
+    return run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+
+
+def test_two_layer_linear_net_with_momentum_first_three_modes(tmp_path):
+    # heavy ball 0.9, four outputs, rotated teacher (5, 3, 1.8, 1): the first three modes within 5 %
+    # (measured +2.5, -3.2, -1.6 %); the escape integral of r1, r2 uses the rule's own growth
+    out = _suite_run("linear2-momentum", tmp_path)
+    truth = {t.chart: t.step for t in out.truth.transitions}
+    predicted = {p.chart: p.step for p in out.stage.predicted}
+    assert set(truth) == set(predicted) == {"r0", "r1", "r2", "r3"}
+    for chart in ("r0", "r1", "r2"):
+        assert abs(predicted[chart] - truth[chart]) <= 0.05 * truth[chart]
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="the fourth mode (smallest singular value) is predicted 55 % early: with "
+                                       "the faster modes at their minima (the staircase reference) its chart has "
+                                       "a valley at r = 0 (L̄ rises to a ridge at r = 0.10, then falls), so the "
+                                       "start r0 = 0.001 cannot escape on that chart; the mode grew while the "
+                                       "faster ones were learned, which is the saddle chain of issue 19")
+def test_two_layer_linear_net_with_momentum_meets_the_suite_bar(tmp_path):
+    out = _suite_run("linear2-momentum", tmp_path)
+    assert out.comparison.recall >= 0.9 and out.comparison.median_relative_error <= 0.10
