@@ -15,7 +15,7 @@ transitions, the progress output):
 - ``extraction``: :func:`shockflow.prediction.extraction.extract` (the quotient charts);
 - ``solves``: the chart Hamilton–Jacobi solves (``shockflow.prediction.predict._solve``: Numba,
   compiled here on a cold cache) and their shock reports (``_report``);
-- ``figures``: the three figures; ``writes``: :func:`shockflow.storage.write_result`.
+- ``figures``: the three figures (:func:`shockflow.figures.draw_result`); ``writes``: :func:`shockflow.storage.write_result`.
 
 ``process`` is the child's whole wall time seen from outside (interpreter start-up included).
 Also measured: ``shockflow --help`` (best of three, warm).  Timings on a shared machine are
@@ -49,7 +49,6 @@ def child(case: str, out: str) -> dict:
     phases["imports"] = time.perf_counter() - start
 
     import shockflow.figures as figures
-    import shockflow.figures.landscape as landscape
     import shockflow.prediction.extraction as extraction
     import shockflow.prediction.predict as predict
     import shockflow.storage as storage
@@ -71,9 +70,7 @@ def child(case: str, out: str) -> dict:
     timed(extraction, "extract", "extraction")
     timed(predict, "_solve", "solves")
     timed(predict, "_report", "solves")
-    timed(figures, "loss_figure", "figures")
-    timed(figures, "solution_figure", "figures")
-    timed(landscape, "landscape_figure", "figures")
+    timed(figures, "draw_result", "figures")   # every figure of a run is drawn and saved through it
     timed(storage, "write_result", "writes")
 
     from shockflow.cli import main
