@@ -109,13 +109,8 @@ def _pde(case) -> list[Term]:
 
 def _mesh_file_bytes(case, path: str) -> float:
     """The size of a case's mesh file (relative to the case file), 0 if it cannot be read (the runner says why)."""
-    from pathlib import Path
-
-    file = Path(path)
-    if not file.is_absolute() and case.path is not None:
-        file = Path(case.path).parent / file
     try:
-        return float(file.stat().st_size)
+        return float(case.resolve(path).stat().st_size)
     except OSError:
         return 0.0
 

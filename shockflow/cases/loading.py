@@ -68,6 +68,11 @@ class Case:
         """Relative paths in the case (array files) are resolved against this directory."""
         return self.path.parent if self.path is not None else Path(".")
 
+    def resolve(self, name: str | Path) -> Path:
+        """A path named in the case (an array or mesh file): absolute as given, else relative to :attr:`directory`."""
+        path = Path(name)
+        return path if path.is_absolute() else self.directory / path
+
 
 def _parse_value(text: str):
     """A TOML value (``200``, ``0.5``, ``true``, ``[1, 2]``, ``"x"``), or the bare text as a string."""

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from shockflow.geometry.base import Chart, Geometry, GeometryError
+from shockflow.geometry.flat import flatten, unflatten
 from shockflow.geometry.registry import register
 from shockflow.models.base import Model
 
@@ -60,7 +61,12 @@ def _layout(model):
         raise GeometryError(f"model: the automatic charts need interchangeable units; {exc}") from None
 
 
-def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = 8, min_rate_ratio: float = 0.02) -> Modes:
+#: how many modes the automatic charts keep, and how slow a mode may be against the fastest
+MAX_MODES, MIN_RATE_RATIO = 8, 0.02
+
+
+def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODES,
+               min_rate_ratio: float = MIN_RATE_RATIO) -> Modes:
     """The unstable modes of ``model``'s origin on the data ``(X, y)`` (module docstring).
 
     Keeps the modes whose rate is at least ``min_rate_ratio`` times the largest, at most
@@ -108,8 +114,8 @@ class AutoGeometry(Geometry):
     model: Model
     modes: Any = None          # (p, K) mode directions in unit space; None: found by discover_charts
     mode: int = 0
-    max_modes: int = 8
-    min_rate_ratio: float = 0.02
+    max_modes: int = MAX_MODES
+    min_rate_ratio: float = MIN_RATE_RATIO
     extent: float = 1.0
 
     def __post_init__(self):
@@ -152,8 +158,8 @@ class AutoGeometry(Geometry):
         if kwargs.get("modes") is not None:
             E = np.asarray(kwargs["modes"], dtype=np.float64)
             return dict(kwargs), list(range(1 if E.ndim == 1 else E.shape[1])), "mode"
-        found = find_modes(model, X, y, max_modes=int(kwargs.get("max_modes", 8)),
-                           min_rate_ratio=float(kwargs.get("min_rate_ratio", 0.02)))
+        found = find_modes(model, X, y, max_modes=int(kwargs.get("max_modes", MAX_MODES)),
+                           min_rate_ratio=float(kwargs.get("min_rate_ratio", MIN_RATE_RATIO)))
         if found.rates.size == 0:
             raise GeometryError(f"model: the origin of the {model.name!r} network has no unstable direction on "
                                 f"these data (largest eigenvalue of Y: {found.spectrum[0]:.3g}); there is no "
@@ -172,7 +178,7 @@ class AutoGeometry(Geometry):
 
     def coordinates(self, params):
         self._require_modes()
-        theta = np.concatenate([np.asarray(self.check_params(params)[k]).ravel() for k in self.model.params])
+        theta = flatten(self.model, self.check_params(params))
         return np.array([float(np.linalg.norm(self._layout.unit_matrix(theta).T @ self._e))])
 
     def conserved(self, params):
@@ -188,8 +194,6 @@ class AutoGeometry(Geometry):
         return np.asarray(points, dtype=np.float64) ** 2
 
     def section(self, points):
-        from shockflow.geometry.flat import unflatten
-
         self._require_modes()
         p = self.chart.check(points)
         theta = self._theta0 + (p[..., :1] - self._r0) * self._direction

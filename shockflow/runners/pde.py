@@ -75,9 +75,7 @@ def _boundary(dom):
 
 
 def _load_array(case, spec: ArrayFile, shape: tuple[int, ...], what: str) -> np.ndarray:
-    path = Path(spec.path)
-    if not path.is_absolute():
-        path = case.directory / path
+    path = case.resolve(spec.path)
     if not path.is_file():
         raise CaseError.at(case, "initial.path", f"no such array file '{path}'")
     try:
@@ -119,9 +117,7 @@ def _read_mesh(case, name: str):
     checked by :func:`solvers.surfaces.user_mesh` (closed orientable 2-manifold)."""
     from solvers.surfaces import user_mesh
 
-    path = Path(name)
-    if not path.is_absolute():
-        path = case.directory / path
+    path = case.resolve(name)
     if not path.is_file():
         raise CaseError.at(case, "domain.path", f"no such mesh file '{path}'")
     try:
