@@ -45,6 +45,7 @@ class PredictionStage:
     solutions: tuple[ChartSolution, ...]
     shocks: tuple            # ChartShock per chart
     predicted: tuple         # PredictedTransition, sorted by step
+    saddles: tuple = ()      # the saddles the chain visits (shockflow.prediction.saddle_chain.Saddle)
 
 
 def hessian_g(u, chart):
@@ -128,8 +129,7 @@ def _chart_shock(chart, report, times, u):
     return ChartShock(label=chart.label, x0=chart.x0, x_min=chart.x_min, nu=chart.nu, mobility_at_ridge=a_ridge,
                       gamma_star=gamma, location=loc, strength=strength, escape_x=chart.escape_x,
                       escape_rate=chart.escape_rate, mirrored=chart.mirrored, metric_x=chart.metric_x,
-                      metric_a=chart.metric_a, ridge_speed=speed, rank=chart.rank,
-                      initial_escape_x=chart.initial_escape_x, initial_escape_rate=chart.initial_escape_rate)
+                      metric_a=chart.metric_a, ridge_speed=speed)
 
 
 class ChartFailure(RuntimeError):
@@ -156,7 +156,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
                                  charts=ex.charts or (None,), chart_key=ex.chart_key, snapshots=snapshots,
                                  lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
                                  noise_samples=ex.noise_samples, seed=train_settings.seed,
-                                 log_temperature=log_temperature, sequential=ex.sequential)
+                                 log_temperature=log_temperature)
     except (GeometryError, TypeError) as exc:
         raise CaseError.at(case, "geometry", str(exc)) from None
     except ExtractionError as exc:
@@ -194,7 +194,36 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
         predicted = predict_transitions(shocks, optimiser)
     except PredictionError as exc:
         raise CaseError.at(case, "training", str(exc)) from None
-    return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted))
+    saddles = ()
+    if ex.sequential and len(shocks) > 1:
+        with status("follow the saddle chain", enabled=progress):
+            predicted, saddles = follow_chain(model, name, extraction, shocks, predicted, optimiser, data.X, data.y)
+    return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted), tuple(saddles))
+
+
+def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y):
+    """The single-escape predictions ``predicted`` re-timed by the saddle chain
+    (:mod:`shockflow.prediction.saddle_chain`); ``(predictions sorted by step, saddles visited)``."""
+    from dataclasses import replace
+
+    from shockflow.prediction.saddle_chain import Landscape, chain_transitions
+
+    by_label = {p.chart: p for p in predicted}
+    first = [by_label[c.label] for c in extraction.charts]
+    escape = [k for k, p in enumerate(first) if p.method != "shock"]
+    landscape = Landscape(model, geometry, extraction.geometry_kwargs, extraction.chart_key, extraction, shocks,
+                          X, y, escape_charts=escape)
+    steps, saddle_of, saddles = chain_transitions(landscape, first, optimiser)
+    rates = optimiser.effective_rates()
+    cum = np.concatenate([[0.0], np.cumsum(rates)])
+    out = []
+    for p, step, k in zip(first, steps, saddle_of):
+        t = float(np.interp(step, np.arange(cum.size), cum)) if step <= rates.size else \
+            float(cum[-1] + (step - rates.size) * rates[-1]) if math.isfinite(step) else math.inf
+        out.append(replace(p, step=float(step), flow_step=float(step), time=t, saddle=int(k)))
+    out.sort(key=lambda p: p.step)
+    return out, saddles
+
 
 
 def shock_records(stage: PredictionStage) -> list:
