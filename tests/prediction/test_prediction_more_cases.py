@@ -213,30 +213,3 @@ def test_shock_mapping_used_only_where_the_start_is_in_the_ridges_linear_region(
     (far,) = predict_transitions([_chart(100.0)], opt)
     assert far.method == "escape_integral"
     assert far.time == pytest.approx(2.0 * math.log(70.0) / 100.0, rel=1e-3)
-
-
-def _two_charts(initial_rate_scale):
-    """Two escape-integral charts on ``L̄`` with rate ``|a L̄'| = k x`` (flat in log x): chart 0 fast
-    (k = 1), chart 1 slow (k = 0.1 with the staircase reference, ``initial_rate_scale``·0.1 with the
-    initial one), both from x0 = 1e-6 to x_h = 1."""
-    x = np.geomspace(1e-6, 1.0, 4000)
-    common = dict(x_min=1.2, nu=0.0, mobility_at_ridge=0.0, gamma_star=math.inf, location=0.0, strength=0.0, x0=1e-6)
-    fast = ChartShock(label="a", escape_x=x, escape_rate=1.0 * x, rank=0, **common)
-    slow = ChartShock(label="b", escape_x=x, escape_rate=0.1 * x, rank=1, initial_escape_x=x,
-                      initial_escape_rate=initial_rate_scale * 0.1 * x, **common)
-    return fast, slow
-
-
-@pytest.mark.parametrize("scale", [1.0, 3.0])
-def test_head_start_of_a_later_staircase_chart(scale):
-    """ln(1e6) = 13.8: the fast chart takes 13.8; the slow one covers 13.8·scale·0.1 of its log-distance
-    during that time on the initial profile, the rest at rate 0.1 — unchanged when the profiles agree."""
-    fast, slow = _two_charts(scale)
-    opt = Optimiser(np.full(10, 0.01))
-    # the slow chart listed first: the mapping still processes the charts in staircase order
-    p_fast, p_slow = predict_transitions([slow, fast], opt)
-    L = math.log(1e6)
-    assert p_fast.time == pytest.approx(L, rel=1e-4)
-    covered = L * scale * 0.1            # log-distance covered by the slow chart during the head start
-    assert p_slow.time == pytest.approx(L + (L - covered) / 0.1, rel=1e-3)
-    assert p_slow.escape_time == pytest.approx(L / 0.1, rel=1e-4)   # the staircase profile alone
