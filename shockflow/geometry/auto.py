@@ -215,13 +215,11 @@ class AutoGeometry(Geometry):
     def _orthogonal_split(self, c_hat: np.ndarray, held: np.ndarray) -> np.ndarray:
         """``ĉ`` with the unit-space splits ``held (units, j)`` of the learned modes projected out: at a
         saddle, a component of this mode in a unit that carries a learned one enters the loss linearly (a
-        cross term), which gradient flow removes long before the mode grows."""
+        cross term), which gradient flow removes long before the mode grows.  Where the learned modes use
+        every unit direction (one unit: a diagonal net, a single layer) the split stays as it is: the
+        modes then share their units and the cross terms are part of the landscape."""
         q, s, _ = np.linalg.svd(held, full_matrices=False)
         q = q[:, s > 1e-10 * max(float(s.max()) if s.size else 0.0, 1e-300)]
-        for start in (c_hat, np.full(c_hat.size, 1.0 / math.sqrt(c_hat.size))):
-            rest = start - q @ (q.T @ start)
-            norm = float(np.linalg.norm(rest))
-            if norm > 1e-8:
-                return rest / norm
-        raise GeometryError(f"active: the learned modes {tuple(self.active)!r} use every unit direction of the "
-                            f"{self.model.name!r} network; mode {int(self.mode)} has no unit left to grow in")
+        rest = c_hat - q @ (q.T @ c_hat)
+        norm = float(np.linalg.norm(rest))
+        return rest / norm if norm > 1e-8 else c_hat

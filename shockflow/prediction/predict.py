@@ -197,13 +197,15 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     saddles = ()
     if ex.sequential and len(shocks) > 1:
         with status("follow the saddle chain", enabled=progress):
-            predicted, saddles = follow_chain(model, name, extraction, shocks, predicted, optimiser, data.X, data.y)
+            predicted, saddles, extraction = follow_chain(model, name, extraction, shocks, predicted, optimiser,
+                                                          data.X, data.y)
     return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted), tuple(saddles))
 
 
 def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y):
     """The single-escape predictions ``predicted`` re-timed by the saddle chain
-    (:mod:`shockflow.prediction.saddle_chain`); ``(predictions sorted by step, saddles visited)``."""
+    (:mod:`shockflow.prediction.saddle_chain`); ``(predictions sorted by step, saddles visited, the
+    extraction with each chart's minimum at the saddle it escapes from)``."""
     from dataclasses import replace
 
     from shockflow.prediction.saddle_chain import Landscape, chain_transitions
@@ -213,16 +215,27 @@ def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y
     escape = [k for k, p in enumerate(first) if p.method != "shock"]
     landscape = Landscape(model, geometry, extraction.geometry_kwargs, extraction.chart_key, extraction, shocks,
                           X, y, escape_charts=escape)
-    steps, saddle_of, saddles = chain_transitions(landscape, first, optimiser)
+    steps, saddle_of, saddles, escaped_from = chain_transitions(landscape, first, optimiser)
     rates = optimiser.effective_rates()
     cum = np.concatenate([[0.0], np.cumsum(rates)])
     out = []
-    for p, step, k in zip(first, steps, saddle_of):
+    for i, (p, step, k) in enumerate(zip(first, steps, saddle_of)):
         t = float(np.interp(step, np.arange(cum.size), cum)) if step <= rates.size else \
             float(cum[-1] + (step - rates.size) * rates[-1]) if math.isfinite(step) else math.inf
-        out.append(replace(p, step=float(step), flow_step=float(step), time=t, saddle=int(k)))
+        escape = p.escape_time
+        if i in escaped_from[i].profiles:   # the escape integral on the chart at the saddle it escapes from
+            x, rate = escaped_from[i].profiles[i]
+            x = np.abs(x) if extraction.charts[i].mirrored else np.asarray(x)
+            escape = float(abs(np.trapezoid(1.0 / np.maximum(rate, 1e-300), x)))
+        out.append(replace(p, step=float(step), flow_step=float(step), time=t, saddle=int(k), escape_time=escape))
     out.sort(key=lambda p: p.step)
-    return out, saddles
+    # each chart's landscape minimum is the one at the saddle it escapes from (what the truth reads)
+    charts = list(extraction.charts)
+    for k, here in enumerate(escaped_from):
+        if here.active and k in here.minimum:
+            x_min, L_min, strength = here.minimum[k]
+            charts[k] = replace(charts[k], x_min=x_min, loss_at_min=L_min, strength_at_min=strength)
+    return out, saddles, replace(extraction, charts=tuple(charts))
 
 
 

@@ -51,7 +51,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Landscape", "Saddle", "SaddleFailure", "chain_transitions"]
+__all__ = ["Landscape", "Saddle", "SaddleFailure", "chain_transitions", "read_chain", "write_chain"]
 
 #: how many block-coordinate sweeps over the active charts find a saddle
 SWEEPS = 3
@@ -90,7 +90,8 @@ class SaddleData:
     loss: float
     curvature: dict          # chart index -> κ_k(S) at the ridge (> 0 unstable)
     exit_distance: dict      # chart index -> quotient distance from the ridge to the minimum
-    profiles: dict           # chart index -> (x, rate) escape profile (escape-integral charts only)
+    minimum: dict            # chart index -> (x_min, L̄(x_min), strength at x_min) on the chart at this saddle
+    profiles: dict = field(default_factory=dict)  # chart index -> (x, rate) escape profile (escape-integral charts)
 
 
 class Landscape:
@@ -196,7 +197,7 @@ class Landscape:
         for key in ref.params:
             ref.params[key][...] = params[key]
         loss = float(ref.loss(self.X, self.y))
-        curvature, exits, profiles = {}, {}, {}
+        curvature, exits, profiles, minima = {}, {}, {}, {}
         for k in range(len(self.charts)):
             if k in active:
                 continue
@@ -205,12 +206,13 @@ class Landscape:
                 curvature[k] = self._curvature(geo, k)
                 x_min = self._minimum(geo, k)
                 exits[k] = self.shocks[k].distance(x_min)
+                L_min = float(geo.chart_loss(np.array([[x_min]]), self.X, self.y)[0])
+                minima[k] = (x_min, L_min, float(np.asarray(geo.strength(np.array([[x_min]])))[0, 0]))
                 if k in self.escape_charts and active:
                     from shockflow.prediction.extraction import escape_profile
 
                     c = self.charts[k]
                     x0 = abs(c.x0) if c.mirrored else c.x0
-                    L_min = float(geo.chart_loss(np.array([[x_min]]), self.X, self.y)[0])
                     profiles[k] = escape_profile(geo, x0, x_min, L_min, self.X, self.y)
             except (ValueError, FloatingPointError) as exc:
                 raise SaddleFailure(self._where(active, k) + f": {exc}") from None
@@ -218,7 +220,7 @@ class Landscape:
             bad = [self.charts[k].label for k, v in curvature.items() if not math.isfinite(v)]
             raise SaddleFailure(self._where(active, None) + f": the loss ({loss:.6g}) or the curvature of chart(s) "
                                 f"{', '.join(bad) or '-'} is not finite")
-        out = SaddleData(active, params, loss, curvature, exits, profiles)
+        out = SaddleData(active, params, loss, curvature, exits, minima, profiles)
         self._memo[active] = out
         return out
 
@@ -250,8 +252,9 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
 
     ``first``: the single-escape predictions of :func:`shockflow.prediction.mapping.predict_transitions`
     for the same charts, in the charts' order (they give each chart's method, ``d_eff`` and exit).
-    Returns ``(steps, saddle_of, saddles)``: the step of each chart (``inf``: never within
-    ``horizon_factor`` times the run), the index of the saddle it escapes from, and the saddles visited."""
+    Returns ``(steps, saddle_of, saddles, escaped_from)``: the step of each chart (``inf``: never within
+    ``horizon_factor`` times the run), the index of the saddle it escapes from, the saddles visited and,
+    per chart, the :class:`SaddleData` it escapes from (the last one visited for a chart that never does)."""
     charts, shocks = landscape.charts, landscape.shocks
     K = len(charts)
     L = max(int(math.ceil(horizon_factor * len(optimiser.learning_rates))), 2)
@@ -265,6 +268,7 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
             state[k] = abs(charts[k].x0) if charts[k].mirrored else charts[k].x0
     steps = [math.inf] * K
     saddle_of = [0] * K
+    escaped_from = [origin] * K
     active: tuple[int, ...] = ()
     saddles = []
     now = 0.0
@@ -295,6 +299,8 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
         saddles.append(Saddle(tuple(charts[i].label for i in active), here.loss, now, rates, exits))
         j = min(plans, key=lambda k: plans[k][0])
         t_next = plans[j][0]
+        for k in plans:
+            escaped_from[k] = here
         if not math.isfinite(t_next):
             break
         for k, (_, cum, extra) in plans.items():
@@ -308,7 +314,9 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
         saddle_of[j] = len(saddles) - 1
         active = active + (j,)
         now = t_next
-    return steps, saddle_of, saddles
+    if len(active) == K:   # the last saddle: everything learned (the bottom of the predicted staircase)
+        saddles.append(Saddle(tuple(charts[i].label for i in active), landscape.saddle(active).loss, now))
+    return steps, saddle_of, saddles, escaped_from
 
 
 def _extend(rates: np.ndarray, L: int) -> np.ndarray:
@@ -331,3 +339,46 @@ def _at(x_now: float, x: np.ndarray, T: np.ndarray) -> float:
     """The flow time along the profile ``(x, T)`` at the position ``x_now`` (clamped to its ends)."""
     sgn = 1.0 if x[-1] >= x[0] else -1.0
     return float(np.interp(sgn * x_now, sgn * x, T))
+
+
+def write_chain(f, saddles: Sequence[Saddle], labels: Sequence[str]) -> None:
+    """The ``/chain`` group of an open result file ``f``: one row per saddle visited (dimension
+    ``saddle``), columns ``step`` (when the chain reaches it), ``loss`` (the full-batch loss there) and
+    ``active`` (the charts learned, comma-separated); ``rate`` and ``log_exit`` are ``(saddle, chart)``
+    (NaN for a chart already learned), the chart labels in the attribute ``charts``."""
+    import json
+
+    g = f.create_group("chain")
+    g.attrs["charts"] = json.dumps(list(labels))
+    g.attrs["description"] = ("the saddles of the saddle chain (docs/theory.md §6): rate = 1/gamma* of each waiting "
+                              "chart at the saddle (negative: pushed back), log_exit = ln of its exit distance")
+    cols = {"step": ("training step at which the chain reaches the saddle", [s.step for s in saddles]),
+            "loss": ("full-batch loss at the saddle", [s.loss for s in saddles])}
+    for name, (text, values) in cols.items():
+        d = g.create_dataset(name, data=np.asarray(values, dtype=np.float64))
+        d.attrs["long_name"] = text
+    g.create_dataset("active", data=np.array([",".join(s.active) for s in saddles], dtype="S"))
+    for name, attr in (("rate", "rates"), ("log_exit", "log_exit")):
+        table = np.array([[getattr(s, attr).get(c, np.nan) for c in labels] for s in saddles],
+                         dtype=np.float64).reshape(len(saddles), len(labels))
+        g.create_dataset(name, data=table)
+
+
+def read_chain(path) -> list[Saddle]:
+    """The saddles of a result file's ``/chain`` group (empty: a run without a chain)."""
+    import json
+
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        if "chain" not in f:
+            return []
+        g = f["chain"]
+        labels = json.loads(g.attrs["charts"])
+        out = []
+        for i, (step, loss, active) in enumerate(zip(g["step"][()], g["loss"][()], g["active"][()])):
+            names = tuple(a for a in active.decode().split(",") if a)
+            rates = {c: float(v) for c, v in zip(labels, g["rate"][i]) if math.isfinite(v)}
+            exits = {c: float(v) for c, v in zip(labels, g["log_exit"][i]) if math.isfinite(v)}
+            out.append(Saddle(names, float(loss), float(step), rates, exits))
+        return out

@@ -33,7 +33,7 @@ class _Landscape:
         kappa = self._curvature[prefix]
         exits = self._exits.get(prefix, {})
         return SaddleData(active, {}, 0.0, {k: kappa[k] for k in waiting},
-                          {k: exits.get(k, self.shocks[k].distance(self.shocks[k].x_min)) for k in waiting},
+                          {k: exits.get(k, self.shocks[k].distance(self.shocks[k].x_min)) for k in waiting}, {},
                           self._profiles.get(active, {}))
 
 
@@ -51,10 +51,10 @@ def test_independent_modes_give_the_single_escape_prediction(name, momentum):
     by = {p.chart: p for p in first}
     first = [by[s.label] for s in shocks]
     land = _Landscape(shocks, {(): [0.5, 0.2, 1 / 11.0]})   # the same curvature at every saddle
-    steps, saddle_of, saddles = chain_transitions(land, first, opt)
+    steps, saddle_of, saddles, _ = chain_transitions(land, first, opt)
     # gd: exact; with momentum the later saddles use the settled root instead of the transient from rest
     assert steps == pytest.approx([p.step for p in first], rel=1e-9 if name == "gd" else 1e-3)
-    assert saddle_of == [0, 1, 2] and [s.active for s in saddles] == [(), ("a",), ("a", "b")]
+    assert saddle_of == [0, 1, 2] and [s.active for s in saddles] == [(), ("a",), ("a", "b"), ("a", "b", "c")]
 
 
 def test_a_waiting_mode_accumulates_the_rate_of_each_saddle_it_sits_at():
@@ -65,7 +65,7 @@ def test_a_waiting_mode_accumulates_the_rate_of_each_saddle_it_sits_at():
     first = predict_transitions(shocks, opt)
     first = sorted(first, key=lambda p: p.chart)
     land = _Landscape(shocks, {(): [0.5, 0.2], (0,): [0.5, 0.5]})
-    steps, _, _ = chain_transitions(land, first, opt)
+    steps, _, _, _ = chain_transitions(land, first, opt)
     need = math.log(1.0 / 1e-3)
     n_a = need / math.log1p(eta * 0.5)
     covered = n_a * math.log1p(eta * 0.2)
@@ -80,7 +80,7 @@ def test_a_mode_pushed_back_at_the_saddle_does_not_escape_and_a_moved_exit_count
     first = sorted(predict_transitions(shocks, opt), key=lambda p: p.chart)
     # at the saddle of a: b is pushed back (κ < 0) and c's minimum moves twice as far from the ridge
     land = _Landscape(shocks, {(): [0.5, 0.2, 0.125], (0,): [0.5, -0.3, 0.125]}, exits={(0,): {2: 2.0}})
-    steps, saddle_of, saddles = chain_transitions(land, first, opt)
+    steps, saddle_of, saddles, _ = chain_transitions(land, first, opt)
     assert math.isinf(steps[1])
     n_c = (math.log(2.0 / 1e-3)) / math.log1p(eta * 0.125)
     assert steps[2] == pytest.approx(n_c, rel=1e-9)
@@ -100,7 +100,7 @@ def test_escape_integral_charts_move_along_each_saddles_profile():
         opt = Optimiser(np.full(10, 0.01))
         first = sorted(predict_transitions([a, b], opt), key=lambda p: p.chart)
         land = _Landscape([a, b], {(): [0.0, 0.0]}, profiles={(0,): {1: (x, 0.1 * x)}})
-        steps, _, _ = chain_transitions(land, first, opt, horizon_factor=1e5)
+        steps, _, _, _ = chain_transitions(land, first, opt, horizon_factor=1e5)
         assert steps[0] * 0.01 == pytest.approx(L, rel=1e-4)
         covered = L * scale * 0.1
         assert steps[1] * 0.01 == pytest.approx(L + (L - covered) / 0.1, rel=1e-3)
