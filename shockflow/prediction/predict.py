@@ -167,7 +167,9 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
         for k, chart in enumerate(extraction.charts):
             g0 = initial_gamma(chart)
             if not math.isfinite(g0):
-                g0 = float(np.trapezoid(1.0 / np.maximum(chart.escape_rate, 1e-300), np.abs(chart.escape_x)))
+                # the escape integral's time scale (the path may run towards smaller coordinates)
+                g0 = abs(float(np.trapezoid(1.0 / np.maximum(chart.escape_rate, 1e-300), np.abs(chart.escape_x)
+                                            if chart.mirrored else chart.escape_x)))
             where = f"chart {chart.label} ({k + 1} of {len(extraction.charts)})"
             if not (math.isfinite(g0) and g0 > 0):
                 raise ChartFailure(f"{where}: the initial-data formation time is {g0:.6g}, not a positive time; "

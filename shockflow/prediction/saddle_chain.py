@@ -51,6 +51,8 @@ from typing import Sequence
 
 import numpy as np
 
+from shockflow.prediction.mapping import is_escape
+
 __all__ = ["Landscape", "Saddle", "SaddleFailure", "chain_transitions", "read_chain", "write_chain"]
 
 #: how many block-coordinate sweeps over the active charts find a saddle
@@ -293,7 +295,9 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
                 T = _profile_time(x, rate)
                 remaining = max(float(T[-1] - _at(state[k], x, T)), 0.0)
                 esc = np.concatenate([[0.0], np.cumsum(_extend(optimiser.escape_rates(c.gamma_star), L))])
-                plans[k] = (_crossing(esc, now, remaining), esc, (x, T))
+                # a relaxation into a nearby minimum is not an escape: the chart waits for a later saddle
+                when = _crossing(esc, now, remaining) if is_escape(rate) else math.inf
+                plans[k] = (when, esc if math.isfinite(when) else np.zeros_like(esc), (x, T))
         rates = {charts[k].label: (plans[k][2] if first[k].method == "shock" else here.curvature[k]) for k in plans}
         exits = {charts[k].label: math.log(here.exit_distance[k]) for k in plans}
         saddles.append(Saddle(tuple(charts[i].label for i in active), here.loss, now, rates, exits))
