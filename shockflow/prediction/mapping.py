@@ -57,10 +57,6 @@ landscape (the integral to ``x_min`` itself diverges logarithmically at a non-de
 For ``L̄ = ½(q − β)²`` with the balanced rescaling mobility ``2|q|`` it is exactly the logistic
 half-learned time ``(1/(2β)) ln((β − q0)/q0)``.
 
-*Relaxation is not a transition.*  An escape-integral chart whose flow is fastest where it starts (the
-speed ``|a ∂_x L̄|`` never grows by :data:`ESCAPE_ACCELERATION` on the way to the minimum) is relaxing into
-a nearby minimum, not leaving a plateau: it predicts no transition from there (``step = inf``).
-
 *Later saddles.*  :func:`predict_transitions` treats every chart as escaping from the origin with the
 other modes at their initial values.  The modes a network visits later change a waiting chart's rate
 and exit; :mod:`shockflow.prediction.saddle_chain` accumulates them (it reduces to this module's
@@ -80,8 +76,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["ChartShock", "ESCAPE_ACCELERATION", "Optimiser", "PredictedTransition", "is_escape", "predict_transitions",
-           "steps_for_growth", "PredictionError"]
+__all__ = ["ChartShock", "Optimiser", "PredictedTransition", "predict_transitions", "steps_for_growth",
+           "PredictionError"]
 
 
 class PredictionError(ValueError):
@@ -309,19 +305,6 @@ def _starts_linearised(chart: ChartShock, x0: float, d0: float) -> bool:
     return 1.0 / _LINEAR_FACTOR <= ratio <= _LINEAR_FACTOR
 
 
-#: an escape accelerates away from a plateau: its flow speed must grow by this factor along the escape profile
-ESCAPE_ACCELERATION = 2.0
-
-
-def is_escape(rate) -> bool:
-    """Whether an escape profile's rates ``|a ∂_x L̄|`` (from the start towards the minimum) leave a plateau:
-    the speed grows by :data:`ESCAPE_ACCELERATION` on the way.  A flow that is fastest where it starts
-    relaxes into a nearby minimum (a unit pushed towards its dead set, a convex chart): no transition
-    (docs/theory.md §6, "Abstention")."""
-    rate = np.asarray(rate, dtype=np.float64)
-    return rate.size >= 2 and bool(np.all(rate > 0)) and float(rate.max()) >= ESCAPE_ACCELERATION * float(rate[0])
-
-
 def _escape_integral(chart: ChartShock) -> float:
     x = np.abs(np.asarray(chart.escape_x, dtype=np.float64)) if chart.mirrored else np.asarray(chart.escape_x)
     rate = np.asarray(chart.escape_rate, dtype=np.float64)
@@ -361,8 +344,6 @@ def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> l
             method = "escape_integral"
             gamma = crit = c.gamma_star if c.gamma_star > 0 else math.inf
         if method == "escape_integral":
-            if not is_escape(c.escape_rate):
-                t = math.inf     # a relaxation, not an escape: nothing to predict from here
             step = _flow_steps(t, optimiser.escape_rates(c.gamma_star))
         out.append(PredictedTransition(
             chart=c.label, step=step, flow_step=_flow_steps(t, rates), time=t, method=method, gamma_star=gamma,

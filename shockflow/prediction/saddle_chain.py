@@ -20,7 +20,7 @@ Two pieces:
 
 * :class:`Landscape` — the saddles of the REAL network's loss.  ``θ_{S ∪ j}`` is found from
   ``θ_S`` by moving chart ``j`` to its minimum and then re-minimising every active chart in turn
-  (block coordinate descent on the charts' sections: for a diagonal linear net on correlated inputs
+  (block coordinate descent on the charts' sections, sweeps until the loss settles: for a diagonal linear net on correlated inputs
   it converges to the non-negative least-squares saddle).  At each saddle it measures, for every
   waiting chart, the quotient curvature at the chart's ridge (a fixed five-point stencil, the same at
   every saddle, so the rate ratio ``κ_k(S)/κ_k(∅)`` carries no stencil error), the exit distance and,
@@ -51,12 +51,11 @@ from typing import Sequence
 
 import numpy as np
 
-from shockflow.prediction.mapping import is_escape
-
 __all__ = ["Landscape", "Saddle", "SaddleFailure", "chain_transitions", "read_chain", "write_chain"]
 
-#: how many block-coordinate sweeps over the active charts find a saddle
-SWEEPS = 3
+#: block-coordinate sweeps over the active charts stop when a sweep lowers the loss by less than this
+#: fraction of it (or after MAX_SWEEPS)
+SWEEP_TOLERANCE, MAX_SWEEPS = 1e-4, 50
 #: the curvature stencil's half-width, as a fraction of the distance from the ridge to the minimum
 STENCIL = 0.02
 
@@ -188,17 +187,21 @@ class Landscape:
             params = {k: np.array(v) for k, v in self.model.params.items()}
         else:
             params = dict(self.saddle(active[:-1]).params)
-            order = [active[-1]] + [i for i in active[:-1]] * SWEEPS
-            for i in order:
-                geo = self._geo(params, i, active)
-                try:
-                    params = self._set(params, geo, self._minimum(geo, i))
-                except (ValueError, FloatingPointError) as exc:
-                    raise SaddleFailure(self._where(active, i) + f": no minimum along the chart ({exc})") from None
-        ref = self.model.copy()
-        for key in ref.params:
-            ref.params[key][...] = params[key]
-        loss = float(ref.loss(self.X, self.y))
+            order = [active[-1]] + list(active[:-1])
+            previous = math.inf
+            for _ in range(MAX_SWEEPS):
+                for i in order:
+                    geo = self._geo(params, i, active)
+                    try:
+                        params = self._set(params, geo, self._minimum(geo, i))
+                    except (ValueError, FloatingPointError) as exc:
+                        raise SaddleFailure(self._where(active, i) + f": no minimum along the chart ({exc})") from None
+                loss = self._total_loss(params)
+                if len(order) == 1 or previous - loss <= SWEEP_TOLERANCE * abs(loss):
+                    break
+                previous = loss
+                order = list(active)
+        loss = self._total_loss(params)
         curvature, exits, profiles, minima = {}, {}, {}, {}
         for k in range(len(self.charts)):
             if k in active:
@@ -225,6 +228,12 @@ class Landscape:
         out = SaddleData(active, params, loss, curvature, exits, minima, profiles)
         self._memo[active] = out
         return out
+
+    def _total_loss(self, params) -> float:
+        ref = self.model.copy()
+        for key in ref.params:
+            ref.params[key][...] = params[key]
+        return float(ref.loss(self.X, self.y))
 
     def _where(self, active, k) -> str:
         learned = ", ".join(self.charts[i].label for i in active) or "none (the origin)"
@@ -295,9 +304,7 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
                 T = _profile_time(x, rate)
                 remaining = max(float(T[-1] - _at(state[k], x, T)), 0.0)
                 esc = np.concatenate([[0.0], np.cumsum(_extend(optimiser.escape_rates(c.gamma_star), L))])
-                # a relaxation into a nearby minimum is not an escape: the chart waits for a later saddle
-                when = _crossing(esc, now, remaining) if is_escape(rate) else math.inf
-                plans[k] = (when, esc if math.isfinite(when) else np.zeros_like(esc), (x, T))
+                plans[k] = (_crossing(esc, now, remaining), esc, (x, T))
         rates = {charts[k].label: (plans[k][2] if first[k].method == "shock" else here.curvature[k]) for k in plans}
         exits = {charts[k].label: math.log(here.exit_distance[k]) for k in plans}
         saddles.append(Saddle(tuple(charts[i].label for i in active), here.loss, now, rates, exits))
