@@ -114,7 +114,6 @@ class Landscape:
         self._memo: dict[tuple, SaddleData] = {}
         self._extent: dict[int, float] = {}
         self._stencil = [STENCIL * max(abs(sh.distance(c.x_min)), 1e-300) for c, sh in zip(self.charts, shocks)]
-        self._origin_curvature = None
 
     # -- geometry at a reference --------------------------------------------------------------------
     def _geo(self, params, k: int, active: Sequence[int]):
