@@ -317,7 +317,10 @@ def _show(args: argparse.Namespace) -> int:
         from shockflow.cases.loading import name_problem
 
         stem = result.case_name if name_problem(result.case_name) is None else Path(args.result).stem
-        figures += [str(p) for p in draw_result(result, out, stem=stem, format=args.figure_format, dpi=args.dpi)]
+        from shockflow.prediction.saddle_chain import read_chain
+
+        figures += [str(p) for p in draw_result(result, out, stem=stem, format=args.figure_format, dpi=args.dpi,
+                                                chain=read_chain(args.result))]
     info = result.shock_info
     if args.json:
         _print_json({"case": result.case_name, "kind": result.case_kind, "result_file": str(args.result),

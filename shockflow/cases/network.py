@@ -105,9 +105,10 @@ class Extraction:
     cells: int = setting(801, doc="Grid cells per chart.", bounds=at_least(16))
     margin: float = setting(0.25, doc="Relative margin of the chart box around the initial point, the landscape "
                                       "minimum and the trajectory.", bounds=at_least(0))
-    sequential: bool = setting(True, doc="Staircase reference: charts ordered by their initial-data γ*; each is "
-                                         "extracted with the faster ones at their landscape minima "
-                                         "(shockflow.prediction.extraction).")
+    sequential: bool = setting(True, doc="The saddle chain: each waiting chart grows at the rate of the saddle the "
+                                         "network sits at, the saddles found from the landscape "
+                                         "(shockflow.prediction.saddle_chain); false: every chart escapes from "
+                                         "the origin independently.")
     noise_samples: int = setting(512, doc="Samples for the per-sample chart gradients (projected temperature).",
                                  bounds=at_least(2))
 

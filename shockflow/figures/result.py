@@ -54,12 +54,13 @@ def _charts(result):
 
 
 def draw_result(result, out, *, loss=None, format: str | None = None, dpi: float | None = None,
-                progress=None, stem: str | None = None) -> tuple[Path, ...]:
+                progress=None, stem: str | None = None, chain=()) -> tuple[Path, ...]:
     """Draw and save every figure of ``result`` into the directory ``out``; returns the paths.
 
     ``loss``: ``(steps, loss)`` of a network run (default: read from the training log it names);
     ``progress(name)``: called before each figure is drawn; ``stem``: the file names' stem (default:
-    the case name)."""
+    the case name); ``chain``: the saddles of the prediction (:class:`shockflow.prediction.saddle_chain.Saddle`),
+    drawn as the predicted loss staircase."""
     from shockflow.figures.solution import solution_figure
 
     out = Path(out)
@@ -78,6 +79,7 @@ def draw_result(result, out, *, loss=None, format: str | None = None, dpi: float
         bands = list(zip(obs.get("onset", ()), obs.get("end", ())))
         fig = loss_figure(steps, values, predicted=pred.get("step", ()), charts=pred.get("chart", ()),
                           observed=obs.get("step", ()), bands=bands, matches=tr.get("matches"),
+                          staircase=([s.step for s in chain], [s.loss for s in chain]) if chain else None,
                           title=f"{name}: predicted (dashed) and observed (solid) transitions, by chart")
         paths.append(save_figure(fig, out / f"{name}-loss.png", format=format, dpi=dpi))
         tick("chart figure")

@@ -21,13 +21,15 @@ def _colour(chart, charts) -> str:
 
 
 def loss_figure(steps, loss, *, predicted=(), observed=(), charts=(), bands=(), matches=None,
-                title: str = "", fig=None):
+                staircase=None, title: str = "", fig=None):
     """Draw the loss figure and return the Figure.
 
     ``predicted``: predicted steps, with ``charts`` (one label per predicted step, optional);
     ``observed``: observed midpoint steps, with ``bands`` ((onset, end) per observed step, optional);
     ``matches``: ``{"chart", "predicted_step", "observed_step", "relative_error"}`` columns (adds the
-    parity panel).  ``fig``: draw into this Figure instead of a new one.
+    parity panel); ``staircase``: ``(steps, levels)`` of the predicted loss, the level of each saddle of the
+    chain from the step the chain reaches it (drawn as a step line).  ``fig``: draw into this Figure
+    instead of a new one.
     """
     steps = np.asarray(steps, dtype=np.float64)
     loss = np.asarray(loss, dtype=np.float64)
@@ -45,6 +47,12 @@ def loss_figure(steps, loss, *, predicted=(), observed=(), charts=(), bands=(), 
     ax = axes[0]
     ok = (steps > 0) & (loss > 0)
     ax.loglog(steps[ok], loss[ok], lw=1.3, color="0.15", label="loss", zorder=3)
+    if staircase is not None and len(staircase[0]):
+        at, level = (np.asarray(v, dtype=np.float64) for v in staircase)
+        end = max(float(steps.max()) if steps.size else 0.0, float(np.nanmax(at)) * 1.5)
+        at = np.maximum(np.append(at, end), steps[ok].min() if ok.any() else 1.0)
+        ax.step(at, np.append(level, level[-1]), where="post", color="#c0392b", lw=1.6, alpha=0.85, zorder=4,
+                label="predicted loss (saddle chain)")
     # observed drops: which chart each belongs to, through the matches
     obs_chart = {}
     if matches is not None:

@@ -21,7 +21,9 @@ strength summed over the units, invariant under their permutations), the section
 initial point scales the mode's component of every unit together,
 ``w_i(r) = w_i(0) + (r − r_0) ĉ_i e_k`` with ``ĉ = c/|c|``, ``c = W_0ᵀ e_k`` (the mode split over
 the units the way the initial weights already split it; an equal split if they hold none of it),
-so ``|∂θ/∂r| = 1`` and the mobility is 1.  The loss on the chart is the REAL network's loss along
+so ``|∂θ/∂r| = 1`` and the mobility is 1.  At a saddle of the chain (``active``: the modes already
+learned, :mod:`shockflow.prediction.saddle_chain`) the split ``ĉ`` is taken orthogonal to the learned
+modes' splits over the units.  The loss on the chart is the REAL network's loss along
 that section: saturation, nonlinearity and finite width stay in it.  The ridge is ``r = 0``
 (mirrored chart ``[0, R]``).
 """
@@ -117,6 +119,10 @@ class AutoGeometry(Geometry):
     max_modes: int = MAX_MODES
     min_rate_ratio: float = MIN_RATE_RATIO
     extent: float = 1.0
+    active: tuple = ()         # modes learned at the reference (a saddle of the chain): split this one orthogonally
+
+    #: the keyword through which the saddle chain names the learned modes (shockflow.prediction.saddle_chain)
+    saddle_keyword = "active"
 
     def __post_init__(self):
         self.check_model()
@@ -141,14 +147,21 @@ class AutoGeometry(Geometry):
         e = E[:, int(self.mode)]
         e = e / np.linalg.norm(e)
         theta0 = self.model.parameter_vector()
-        c = layout.unit_matrix(theta0).T @ e
+        units = layout.unit_matrix(theta0)
+        c = units.T @ e
         r0 = float(np.linalg.norm(c))
         c_hat = c / r0 if r0 > 0 else np.full(layout.units, 1.0 / math.sqrt(layout.units))
+        learned = [int(j) for j in self.active if int(j) != int(self.mode)]
+        if any(not 0 <= j < E.shape[1] for j in learned):
+            raise GeometryError(f"active: expected mode numbers in [0, {E.shape[1]}), found {self.active!r}")
+        if learned:
+            c_hat = self._orthogonal_split(c_hat, units.T @ E[:, learned])
+        base = theta0.copy()          # the reference without this mode's component (the section adds r ĉ e)
+        base[layout.index] -= np.outer(c, e)
         direction = np.zeros_like(theta0)
         direction[layout.index] = np.outer(c_hat, e)
         object.__setattr__(self, "_e", e)
-        object.__setattr__(self, "_r0", r0)
-        object.__setattr__(self, "_theta0", theta0)
+        object.__setattr__(self, "_base", base)
         object.__setattr__(self, "_direction", direction)
 
     # -- charts from the data ------------------------------------------------------------------
@@ -196,5 +209,17 @@ class AutoGeometry(Geometry):
     def section(self, points):
         self._require_modes()
         p = self.chart.check(points)
-        theta = self._theta0 + (p[..., :1] - self._r0) * self._direction
+        theta = self._base + p[..., :1] * self._direction
         return unflatten(self.model, theta)
+
+    def _orthogonal_split(self, c_hat: np.ndarray, held: np.ndarray) -> np.ndarray:
+        """``ĉ`` with the unit-space splits ``held (units, j)`` of the learned modes projected out: at a
+        saddle, a component of this mode in a unit that carries a learned one enters the loss linearly (a
+        cross term), which gradient flow removes long before the mode grows.  Where the learned modes use
+        every unit direction (one unit: a diagonal net, a single layer) the split stays as it is: the
+        modes then share their units and the cross terms are part of the landscape."""
+        q, s, _ = np.linalg.svd(held, full_matrices=False)
+        q = q[:, s > 1e-10 * max(float(s.max()) if s.size else 0.0, 1e-300)]
+        rest = c_hat - q @ (q.T @ c_hat)
+        norm = float(np.linalg.norm(rest))
+        return rest / norm if norm > 1e-8 else c_hat

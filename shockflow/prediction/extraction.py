@@ -41,15 +41,9 @@ interior points of the solver's non-periodic grid.
 ``r = sqrt z``: ``L̄`` depends on ``r²``) is unfolded to ``[-R, R]`` with ``u0(x) = L̄(|x|)``, so the
 ridge at ``r = 0`` — where the first shock forms — is an interior point rather than a wall.
 
-**Staircase reference** (``sequential``, [model], ours).  With several charts, each chart's other
-parameters are not simply held at their initial values: the charts are ordered by their escape
-times ``∫ dx/|a ∂_x L̄|`` with the initial reference (fastest first, docs/theory.md §2's switch-on order; for
-``gram``'s ridges the order of the initial-data γ*, which breaks ties) and, when chart k is extracted, the reference sits
-at the landscape minima of the charts before it — the state the network is in when mode k escapes
-if the switch-on times are well separated (each chart also keeps its escape profile with the
-initial reference, ``initial_escape_*``: how it moves while the faster charts escape, the head start of
-:mod:`shockflow.prediction.mapping`).  It removes the coupling through the sample covariance
-(finite n) that the initial reference would freeze in.  It uses only the landscape, never the run.
+**Later saddles.**  Every chart is extracted with the other parameters at their initial values (the
+origin of the saddle chain); how each chart's rate and exit change at the saddles the network visits
+later is :mod:`shockflow.prediction.saddle_chain`'s.
 
 Nothing here reads the loss series of the training log (the trajectory is parameter snapshots).
 """
@@ -63,7 +57,8 @@ import numpy as np
 
 from shockflow.geometry.base import Chart
 
-__all__ = ["ChartData", "Extraction", "extract", "chart_temperature", "ExtractionError"]
+__all__ = ["ChartData", "Extraction", "ExtractionError", "bind_geometry", "chart_temperature", "downhill_index",
+           "escape_profile", "extract"]
 
 #: how many times the chart may be widened (x4 each) to find the landscape minimum
 _WIDEN = 8
@@ -103,9 +98,6 @@ class ChartData:
     sigma2: float = 0.0        # per-sample variance of the chart gradient at x0
     temperature: float = 0.0   # η a σ_x² f/(2B)
     nu: float = 0.0            # T/2
-    rank: int = 0              # place in the staircase order (0: the fastest chart)
-    initial_escape_x: np.ndarray | None = None     # the escape profile with the INITIAL reference
-    initial_escape_rate: np.ndarray | None = None  # (the head start; None: same as escape_x/escape_rate)
     trajectory_strength: np.ndarray | None = None  # the geometry's mode strength along the trajectory
     strength_at_min: float = float("nan")          # ... and at x_min (shockflow.prediction.truth)
 
@@ -120,6 +112,7 @@ class Extraction:
     geometry: str
     geometry_kwargs: dict
     log_temperature: float = float("nan")   # isotropic T of the log at step 0 (reference only)
+    chart_key: str = "modes"                 # the geometry keyword that selects a chart
 
 
 def _per_sample_losses(model, params, X, y) -> np.ndarray:
@@ -188,7 +181,8 @@ class _Centred:
         return getattr(self._geo, name)
 
 
-def _geometry(name: str, model, kwargs: dict, X, y):
+def bind_geometry(name: str, model, kwargs: dict, X, y):
+    """The geometry ``name`` bound to ``model`` (its reference), periodic charts unrolled (:class:`_Centred`)."""
     from shockflow import geometry
 
     geo = geometry.build(name, model=model, **kwargs)
@@ -197,7 +191,7 @@ def _geometry(name: str, model, kwargs: dict, X, y):
     return geo
 
 
-def _downhill(geo, pts, L, x0: float, X, y) -> int:
+def downhill_index(geo, pts, L, x0: float, X, y) -> int:
     """Index of the first local minimum of the samples ``L`` at ``pts`` reached by walking downhill
     from ``x0`` (the side of ``x0`` where the flow goes, read from ``L̄`` at ``x0 ± 1e-3 |x0|``: a ridge
     with two basins — a ReLU unit's kink at ``q = 0`` — is left towards the one the flow enters, not the
@@ -224,12 +218,12 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
 
     Returns ``(geometry, x_min, L̄(x_min))``."""
     kw = dict(kwargs)
-    geo = _geometry(name, model, kw, X, y)
+    geo = bind_geometry(name, model, kw, X, y)
     for _ in range(_WIDEN):
         lo, hi = geo.chart.lower[0], geo.chart.upper[0]
         pts = np.linspace(lo, hi, samples)
         L = geo.chart_loss(pts[:, None], X, y)
-        k = int(np.argmin(L)) if mirrored else _downhill(geo, pts, L, x0, X, y)
+        k = int(np.argmin(L)) if mirrored else downhill_index(geo, pts, L, x0, X, y)
         far = k >= samples - 3 or (k <= 2 and not mirrored)
         if not far:
             # zoom twice onto the bracket around the minimum, then a parabola through three samples
@@ -248,11 +242,35 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
         if "extent" not in kw and not hasattr(geo, "extent"):
             break
         kw["extent"] = 4.0 * float(getattr(geo, "extent", kw.get("extent", 1.0)))
-        geo = _geometry(name, model, kw, X, y)
+        geo = bind_geometry(name, model, kw, X, y)
     raise ExtractionError(
         f"geometry {name!r} chart {geo.chart.names[0]!r}: L̄ keeps decreasing away from x0 = {x0:.4g} up to "
         f"the chart edge {geo.chart.upper[0]:.4g} (widened {_WIDEN} times); no minimum to escape to")
 
+
+
+def escape_profile(geo, x0: float, x_min: float, L_min: float, X, y) -> tuple[np.ndarray, np.ndarray]:
+    """The escape profile ``(x, |a ∂_x L̄|)``: log-uniform points from ``x0`` towards the minimum ``x_min``
+    (the gradient by the geometry, not the grid), ending where ``L̄`` has dropped by 3/4 of
+    ``L̄(x0) − L̄(x_min)``: the detector's midpoint (shockflow.prediction.transitions step 8) read on the
+    landscape (for ``L̄ = ½(s − r²)²`` it is ``z = s/2``).  Coordinates as the geometry takes them
+    (``|x|`` on a mirrored chart)."""
+    a0, a1 = x0, x_min
+    if a0 != 0 and a1 != 0 and np.sign(a0) == np.sign(a1):
+        ex = np.sign(a1) * np.geomspace(abs(a0), abs(a1), 601)
+    elif a0 != 0 and a1 != 0:  # the path crosses 0: log-refine both sides of it
+        tiny = 1e-4 * min(abs(a0), abs(a1))
+        ex = np.concatenate([np.sign(a0) * np.geomspace(abs(a0), tiny, 120), [0.0],
+                             np.sign(a1) * np.geomspace(tiny, abs(a1), 481)])
+    else:
+        ex = np.linspace(a0, a1, 601)
+    L_path = geo.chart_loss(ex[:, None], X, y)
+    target = L_min + 0.25 * (L_path[0] - L_min)
+    below = np.nonzero(L_path <= target)[0]
+    end = max(int(below[0]) if below.size else ex.size - 1, 1)
+    grad = np.gradient(L_path, ex)[:end + 1]  # second order on the path
+    ex = ex[:end + 1]
+    return ex, np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
 
 
 def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin,
@@ -263,7 +281,7 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
     kw = dict(kwargs)
     if sel is not None:
         kw[chart_key] = sel
-    geo = _geometry(geometry, base, kw, X, y)
+    geo = bind_geometry(geometry, base, kw, X, y)
     if geo.dim != 1:
         raise GeometryError(f"{chart_key}: each chart must be 1-D for the prediction, found a {geo.dim}-D "
                             f"chart ({', '.join(geo.chart.names)}) for {chart_key} = {sel!r}")
@@ -289,26 +307,8 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
     xe = np.abs(x) if mirrored else x
     u0 = geo.chart_loss(xe[:, None], X, y)
     mob = geo.mobility(xe[:, None])[:, 0, 0]
-    # escape profile: log-uniform from x0 towards x_min (the gradient by the geometry, not the grid),
-    # ending where L̄ has dropped by 3/4 of L̄(x0) - L̄(x_min): the detector's midpoint
-    # (shockflow.prediction.transitions step 8) read on the landscape (for L̄ = ½(s - r²)² it is z = s/2)
     a0, a1 = (abs(x0), abs(x_min)) if mirrored else (x0, x_min)
-    if a0 != 0 and a1 != 0 and np.sign(a0) == np.sign(a1):
-        ex = np.sign(a1) * np.geomspace(abs(a0), abs(a1), 601)
-    elif a0 != 0 and a1 != 0:  # the path crosses 0: log-refine both sides of it
-        tiny = 1e-4 * min(abs(a0), abs(a1))
-        ex = np.concatenate([np.sign(a0) * np.geomspace(abs(a0), tiny, 120), [0.0],
-                             np.sign(a1) * np.geomspace(tiny, abs(a1), 481)])
-    else:
-        ex = np.linspace(a0, a1, 601)
-    L_path = geo.chart_loss(ex[:, None], X, y)
-    target = L_min + 0.25 * (L_path[0] - L_min)
-    below = np.nonzero(L_path <= target)[0]
-    end = int(below[0]) if below.size else ex.size - 1
-    end = max(end, 1)
-    ex_full, ex = ex, ex[:end + 1]
-    grad = np.gradient(L_path, ex_full)[:end + 1]  # second order on the path
-    rate = np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
+    ex, rate = escape_profile(geo, a0, a1, L_min, X, y)
     # the ridge: most negative quotient curvature sqrt(a)(sqrt(a) u0')' on the grid, refined to the
     # slowest point of the flat-coordinate flow |sqrt(a) ∂_x L̄| near it (window below)
     ra = np.sqrt(mob)
@@ -363,8 +363,7 @@ def _first_pass_escape(cd: ChartData) -> float:
 def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = None,
             charts: Sequence = (None,), chart_key: str = "modes", snapshots: Mapping | None = None,
             lr: float, batch_size: int, cells: int = 801, margin: float = 0.25,
-            noise_samples: int = 512, seed: int = 0, log_temperature: float = float("nan"),
-            sequential: bool = True) -> Extraction:
+            noise_samples: int = 512, seed: int = 0, log_temperature: float = float("nan")) -> Extraction:
     """Extract one :class:`ChartData` per entry of ``charts``.
 
     ``model``: the network *at its initial parameters* (it is copied; the geometry is bound to the
@@ -372,8 +371,8 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
     chart); each must give a 1-D chart.  ``snapshots``: the log's ``{"step": (k,), name: (k, ...)}``
     (the trajectory; optional).  ``lr``, ``batch_size`` (B) and ``X.shape[0]`` (n) enter the
     projected temperature.  Raises :class:`shockflow.geometry.GeometryError` for a bad geometry
-    keyword and :class:`ExtractionError` when a chart has no minimum.  ``sequential``: the staircase
-    reference (module docstring).
+    keyword and :class:`ExtractionError` when a chart has no minimum.  Every chart is extracted at the
+    initial parameters; the saddles visited later are :mod:`shockflow.prediction.saddle_chain`'s.
     """
     base = model.copy()
     init = {k: np.array(v) for k, v in base.params.items()}
@@ -390,23 +389,9 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
         if found is not None:
             kwargs, raw, chart_key = found
     args = (geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin, noise_samples, seed)
-    first = [_extract_chart(base, init, sel, *args) for sel in raw]
-    out = [cd for cd, _ in first]
-    if sequential and len(raw) > 1:
-        # staircase assumption: charts switch on in order of their escape times with the initial
-        # reference (∫ dx/|a L̄'|; for gram's ridges the order of γ*, which breaks ties); when chart k
-        # escapes, the faster ones sit at their landscape minima (the reference is moved there)
-        order = sorted(range(len(raw)), key=lambda i: (_first_pass_escape(out[i]), out[i].gamma_data))
-        ref = base.copy()
-        for rank, i in enumerate(order):
-            cd, geo = (first[i] if rank == 0 else _extract_chart(ref, init, raw[i], *args))
-            out[i] = replace(cd, rank=rank, initial_escape_x=first[i][0].escape_x,
-                             initial_escape_rate=first[i][0].escape_rate)
-            section = geo.section(np.array([[abs(cd.x_min) if cd.mirrored else cd.x_min]]))
-            for key in ref.params:
-                ref.params[key][...] = np.asarray(section[key])[0]
+    out = [_extract_chart(base, init, sel, *args)[0] for sel in raw]
     labels = [cd.label for cd in out]
     if len(set(labels)) < len(labels):
         # charts of one kind (rescaling's q0 of every unit): the label names the selector too
         out = [replace(cd, label=f"{cd.label}_{chart_key}{cd.selector}") for cd in out]
-    return Extraction(tuple(out), geometry, kwargs, float(log_temperature))
+    return Extraction(tuple(out), geometry, kwargs, float(log_temperature), chart_key)

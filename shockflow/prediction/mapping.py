@@ -57,15 +57,10 @@ landscape (the integral to ``x_min`` itself diverges logarithmically at a non-de
 For ``L̄ = ½(q − β)²`` with the balanced rescaling mobility ``2|q|`` it is exactly the logistic
 half-learned time ``(1/(2β)) ln((β − q0)/q0)``.
 
-*Head start (staircase charts, escape integral).*  A chart extracted with the staircase reference
-(the faster charts at their minima) does not stand still while the faster charts escape: it moves on
-its landscape with the *initial* reference.  For an escape-integral chart of rank k its time is
-``t_{k-1}`` (the predicted time of the chart ranked just before it) along the initial-reference profile,
-reaching ``x_adv``, plus ``∫_{x_adv}^{x_h} dx/|a ∂_x L̄|`` on the staircase profile.  For independent
-charts (gram on commuting data) the two profiles coincide and nothing changes; for correlated ones
-(two ReLU channels whose features share their means) it is the difference between the slower
-channel being predicted ~35% late and on time (cases/cnn-relu-channels.toml).  The log form (shock
-method) is not corrected: a head start there changes ``d_0``, which the linearisation already fixes.
+*Later saddles.*  :func:`predict_transitions` treats every chart as escaping from the origin with the
+other modes at their initial values.  The modes a network visits later change a waiting chart's rate
+and exit; :mod:`shockflow.prediction.saddle_chain` accumulates them (it reduces to this module's
+prediction where modes are independent) and uses :meth:`Optimiser.log_gains` for the steps.
 
 *Assumptions.*  (1) The chart is invariant under the flow (commuting data for ``gram``; the other
 modes stay near their initial values while this one escapes — true for well-separated strengths);
@@ -109,9 +104,6 @@ class ChartShock:
     ridge_speed: float = 0.0             # |L̄_ρ| at the ridge (0: a stationary point of the flow)
     metric_x: np.ndarray | None = None   # points and g^xx for quotient distances (None: a = 1)
     metric_a: np.ndarray | None = None
-    rank: int = 0                               # staircase order (0: fastest)
-    initial_escape_x: np.ndarray | None = None  # escape profile with the initial reference (head start)
-    initial_escape_rate: np.ndarray | None = None
 
     def distance(self, x: float) -> float:
         """Quotient (Riemannian) distance ``|∫_{x_s}^{x} dx'/sqrt(a)|`` from the ridge ``x_s = location``."""
@@ -175,6 +167,43 @@ class Optimiser:
         rho = 0.5 * (b + np.sqrt(np.maximum(b * b - 4.0 * c, 0.0)))
         return rates * np.log(rho) / np.log1p(x / (1.0 - mu))
 
+    def log_gains(self, kappa: float, steps: int, *, from_rest: bool = True) -> np.ndarray:
+        """Per-step growth ``ln |θ_{n+1}/θ_n|`` of the linearised escape at curvature ``κ`` (signed: ``κ < 0``
+        is a stable direction, the mode is pushed back) for ``steps`` steps; past the schedule the last
+        rate continues.  Gradient descent: ``ln |1 + η_i κ|``.  Heavy ball and Nesterov: the 2×2
+        recurrence iterated from rest (``from_rest``: the velocity's transient, as
+        :meth:`steps_for_growth`) until it settles, then the modulus of the largest characteristic root
+        at each step's rate (``from_rest=False``: the root throughout, a mode already moving)."""
+        self._check()
+        rates = np.asarray(self.learning_rates, dtype=np.float64)
+        eta = rates[:steps] if rates.size >= steps else np.concatenate([rates, np.full(steps - rates.size, rates[-1])])
+        x = eta * kappa
+        if self.name not in ("momentum", "nesterov") or self.momentum == 0.0:
+            return np.log(np.maximum(np.abs(1.0 + x), 1e-300))
+        mu, nesterov = float(self.momentum), self.name == "nesterov"
+        b, c = ((1.0 + mu) * (1.0 + x), mu * (1.0 + x)) if nesterov else (1.0 + mu + x, np.full_like(x, mu))
+        disc = b * b - 4.0 * c
+        root = np.where(disc >= 0, np.maximum(np.abs(0.5 * (b + np.sqrt(np.abs(disc)))),
+                                              np.abs(0.5 * (b - np.sqrt(np.abs(disc))))), np.sqrt(np.abs(c)))
+        gains = np.log(np.maximum(root, 1e-300))
+        if not from_rest:
+            return gains
+        theta, v = 1.0, 0.0
+        for n in range(steps):
+            v = mu * v - kappa * theta
+            step = eta[n] * (mu * v - kappa * theta) if nesterov else eta[n] * v
+            theta_new = theta - step
+            if theta_new == 0.0:
+                break
+            g = math.log(abs(theta_new))
+            settled = abs(g - gains[n]) <= 1e-12 * max(abs(gains[n]), 1e-300)
+            gains[n] = g
+            if settled:
+                break
+            v /= theta_new
+            theta = 1.0
+        return gains
+
     def steps_for_growth(self, log_growth: float, gamma_star: float) -> float:
         """The (fractional) step at which the linearised escape at ``κ = 1/γ*`` has grown the distance from
         the ridge by ``exp(log_growth)``; past the schedule the last rate continues; ``inf`` if never."""
@@ -225,6 +254,7 @@ class PredictedTransition:
     d_eff: float
     nu: float
     escape_time: float       # ∫ dx/|a ∂L̄| from x0 to x_min (gradient flow, every chart)
+    saddle: int = 0          # the saddle of the chain it escapes from (0: the origin)
 
     def as_dict(self) -> dict:
         return {k: (float(v) if isinstance(v, (int, float, np.floating)) else v) for k, v in asdict(self).items()}
@@ -291,8 +321,7 @@ def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> l
     if rates.size == 0 or np.any(~np.isfinite(rates)) or np.any(rates <= 0):
         raise PredictionError("optimiser.learning_rates: expected positive finite learning rates, one per step")
     out = []
-    ordered = sorted(charts, key=lambda c: c.rank)   # staircase order: a chart's head start needs the one before
-    for c in ordered:
+    for c in charts:
         escape = _escape_integral(c)
         x0 = abs(c.x0) if c.mirrored else c.x0
         xs = c.location
@@ -315,7 +344,6 @@ def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> l
             method = "escape_integral"
             gamma = crit = c.gamma_star if c.gamma_star > 0 else math.inf
         if method == "escape_integral":
-            t = _with_head_start(c, t, ordered, out)
             step = _flow_steps(t, optimiser.escape_rates(c.gamma_star))
         out.append(PredictedTransition(
             chart=c.label, step=step, flow_step=_flow_steps(t, rates), time=t, method=method, gamma_star=gamma,
@@ -323,36 +351,3 @@ def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> l
             escape_time=escape))
     out.sort(key=lambda p: p.step)
     return out
-
-
-def _cumulative_time(x, rate) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    inv = 1.0 / np.asarray(rate, dtype=np.float64)
-    return np.concatenate([[0.0], np.cumsum(0.5 * (inv[1:] + inv[:-1]) * np.abs(np.diff(x)))])
-
-
-def _with_head_start(c: ChartShock, t: float, charts, done) -> float:
-    """The escape time of a later staircase chart with its head start (module docstring):
-    ``t_prev`` (the predicted time of the chart ranked just before it) spent on the initial-reference
-    profile, then the rest of the staircase profile from the point reached.  ``t`` if there is no
-    earlier chart, no initial profile, or that chart's time is not known yet."""
-    if c.rank == 0 or c.initial_escape_x is None or c.initial_escape_rate is None:
-        return t
-    prev = [p for p, ch in zip(done, charts) if ch.rank == c.rank - 1]
-    if not prev or not math.isfinite(prev[0].time):
-        return t
-    xi, ri = np.asarray(c.initial_escape_x), np.asarray(c.initial_escape_rate)
-    xs, rs = np.asarray(c.escape_x), np.asarray(c.escape_rate)
-    if xi.size < 2 or xs.size < 2 or np.any(~(ri > 0)) or np.any(~(rs > 0)):
-        return t
-    if c.mirrored:
-        xi, xs = np.abs(xi), np.abs(xs)
-    ti, ts = _cumulative_time(xi, ri), _cumulative_time(xs, rs)
-    head = prev[0].time
-    if head >= ti[-1]:
-        return min(t, float(ti[-1]))       # escapes before the faster chart is done: the initial reference
-    x_adv = float(np.interp(head, ti, xi))
-    # position along the staircase profile (monotone from x0 towards the minimum)
-    sgn = 1.0 if xs[-1] >= xs[0] else -1.0
-    t_at = float(np.interp(sgn * x_adv, sgn * xs, ts))
-    return head + max(ts[-1] - t_at, 0.0)

@@ -45,6 +45,7 @@ class PredictionStage:
     solutions: tuple[ChartSolution, ...]
     shocks: tuple            # ChartShock per chart
     predicted: tuple         # PredictedTransition, sorted by step
+    saddles: tuple = ()      # the saddles the chain visits (shockflow.prediction.saddle_chain.Saddle)
 
 
 def hessian_g(u, chart):
@@ -128,8 +129,7 @@ def _chart_shock(chart, report, times, u):
     return ChartShock(label=chart.label, x0=chart.x0, x_min=chart.x_min, nu=chart.nu, mobility_at_ridge=a_ridge,
                       gamma_star=gamma, location=loc, strength=strength, escape_x=chart.escape_x,
                       escape_rate=chart.escape_rate, mirrored=chart.mirrored, metric_x=chart.metric_x,
-                      metric_a=chart.metric_a, ridge_speed=speed, rank=chart.rank,
-                      initial_escape_x=chart.initial_escape_x, initial_escape_rate=chart.initial_escape_rate)
+                      metric_a=chart.metric_a, ridge_speed=speed)
 
 
 class ChartFailure(RuntimeError):
@@ -156,7 +156,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
                                  charts=ex.charts or (None,), chart_key=ex.chart_key, snapshots=snapshots,
                                  lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
                                  noise_samples=ex.noise_samples, seed=train_settings.seed,
-                                 log_temperature=log_temperature, sequential=ex.sequential)
+                                 log_temperature=log_temperature)
     except (GeometryError, TypeError) as exc:
         raise CaseError.at(case, "geometry", str(exc)) from None
     except ExtractionError as exc:
@@ -167,7 +167,9 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
         for k, chart in enumerate(extraction.charts):
             g0 = initial_gamma(chart)
             if not math.isfinite(g0):
-                g0 = float(np.trapezoid(1.0 / np.maximum(chart.escape_rate, 1e-300), np.abs(chart.escape_x)))
+                # the escape integral's time scale (the path may run towards smaller coordinates)
+                g0 = abs(float(np.trapezoid(1.0 / np.maximum(chart.escape_rate, 1e-300), np.abs(chart.escape_x)
+                                            if chart.mirrored else chart.escape_x)))
             where = f"chart {chart.label} ({k + 1} of {len(extraction.charts)})"
             if not (math.isfinite(g0) and g0 > 0):
                 raise ChartFailure(f"{where}: the initial-data formation time is {g0:.6g}, not a positive time; "
@@ -194,7 +196,49 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
         predicted = predict_transitions(shocks, optimiser)
     except PredictionError as exc:
         raise CaseError.at(case, "training", str(exc)) from None
-    return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted))
+    saddles = ()
+    if ex.sequential and len(shocks) > 1:
+        with status("follow the saddle chain", enabled=progress):
+            predicted, saddles, extraction = follow_chain(model, name, extraction, shocks, predicted, optimiser,
+                                                          data.X, data.y)
+    return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted), tuple(saddles))
+
+
+def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y):
+    """The single-escape predictions ``predicted`` re-timed by the saddle chain
+    (:mod:`shockflow.prediction.saddle_chain`); ``(predictions sorted by step, saddles visited, the
+    extraction with each chart's minimum at the saddle it escapes from)``."""
+    from dataclasses import replace
+
+    from shockflow.prediction.saddle_chain import Landscape, chain_transitions
+
+    by_label = {p.chart: p for p in predicted}
+    first = [by_label[c.label] for c in extraction.charts]
+    escape = [k for k, p in enumerate(first) if p.method != "shock"]
+    landscape = Landscape(model, geometry, extraction.geometry_kwargs, extraction.chart_key, extraction, shocks,
+                          X, y, escape_charts=escape)
+    steps, saddle_of, saddles, escaped_from = chain_transitions(landscape, first, optimiser)
+    rates = optimiser.effective_rates()
+    cum = np.concatenate([[0.0], np.cumsum(rates)])
+    out = []
+    for i, (p, step, k) in enumerate(zip(first, steps, saddle_of)):
+        t = float(np.interp(step, np.arange(cum.size), cum)) if step <= rates.size else \
+            float(cum[-1] + (step - rates.size) * rates[-1]) if math.isfinite(step) else math.inf
+        escape = p.escape_time
+        if i in escaped_from[i].profiles:   # the escape integral on the chart at the saddle it escapes from
+            x, rate = escaped_from[i].profiles[i]
+            x = np.abs(x) if extraction.charts[i].mirrored else np.asarray(x)
+            escape = float(abs(np.trapezoid(1.0 / np.maximum(rate, 1e-300), x)))
+        out.append(replace(p, step=float(step), flow_step=float(step), time=t, saddle=int(k), escape_time=escape))
+    out.sort(key=lambda p: p.step)
+    # each chart's landscape minimum is the one at the saddle it escapes from (what the truth reads)
+    charts = list(extraction.charts)
+    for k, here in enumerate(escaped_from):
+        if here.active and k in here.minimum:
+            x_min, L_min, strength = here.minimum[k]
+            charts[k] = replace(charts[k], x_min=x_min, loss_at_min=L_min, strength_at_min=strength)
+    return out, saddles, replace(extraction, charts=tuple(charts))
+
 
 
 def shock_records(stage: PredictionStage) -> list:

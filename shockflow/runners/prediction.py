@@ -54,6 +54,7 @@ class RunOutcome:
         return {"case": self.case, "result_file": str(self.result_file), "log_file": str(self.log_file),
                 "shocks": self.shock_rows(),
                 "predicted": [p.as_dict() for p in self.stage.predicted],
+                "saddles": [s.as_dict() for s in self.stage.saddles],
                 "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop, "count": t.count}
                              for t in self.observed],
                 "truth": [t.as_dict() for t in self.truth.transitions] if self.truth is not None else None,
@@ -87,6 +88,9 @@ class RunOutcome:
         for p in self.stage.predicted:
             lines.append(f"{p.chart:>6}  {p.gamma_star:10.4g}  {p.critical_lr:9.3g}  {p.d0:9.3g}  {p.d_exit:8.3g}  "
                          f"{p.nu:8.2g}  {p.step:10.1f}  {p.flow_step:10.1f}")
+        if self.stage.saddles:
+            lines.append("saddle chain (learned -> loss, rates 1/gamma* of the waiting charts): " + "; ".join(
+                f"{'+'.join(s.active) or 'origin'} at {s.step:.1f} -> {s.loss:.4g}" for s in self.stage.saddles))
         if self.truth is not None:
             lines.append("true transitions (half-learned steps from the parameter snapshots): " +
                          (", ".join(f"{t.chart} {t.step:.1f}" for t in self.truth.transitions) or "none") +
@@ -135,6 +139,7 @@ def _result(case, stage: PredictionStage, comparison, observed, *, seed, wall_ti
     pcols = ("step", "flow_step", "time", "gamma_star", "critical_lr", "location", "strength", "d0", "d_exit", "d_eff",
              "nu", "escape_time")
     predicted = {c: np.array([getattr(p, c) for p in stage.predicted], dtype=np.float64) for c in pcols}
+    predicted["saddle"] = np.array([p.saddle for p in stage.predicted], dtype=np.int64)
     predicted = {"chart": np.array([p.chart for p in stage.predicted], dtype=object), **predicted}
     predicted["method"] = np.array([p.method for p in stage.predicted], dtype=object)
     observed_cols = {c: np.array([getattr(t, c) for t in observed], dtype=np.float64)
@@ -243,6 +248,10 @@ def run_prediction_case(case, options) -> RunOutcome:
     def extend(f):
         write_score(f, comparison, loss_comparison, truth, snapshot_schedule={"n_snapshots": settings.n_snapshots,
                                                                              "schedule": "log_spaced"})
+        if stage.saddles:
+            from shockflow.prediction.saddle_chain import write_chain
+
+            write_chain(f, stage.saddles, [c.label for c in stage.extraction.charts])
 
     with status(f"write {path}", enabled=show):
         write_result(result, path, extend=extend)
@@ -253,6 +262,7 @@ def run_prediction_case(case, options) -> RunOutcome:
         from shockflow.figures import draw_result
 
         with status("figures", enabled=show):
-            figures = draw_result(result, out, loss=(steps, loss), format=options.figure_format, dpi=options.dpi)
+            figures = draw_result(result, out, loss=(steps, loss), format=options.figure_format, dpi=options.dpi,
+                                  chain=stage.saddles)
     return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures,
                       truth=truth, loss_comparison=loss_comparison)

@@ -19,7 +19,8 @@ from shockflow.storage import read_result
 CHECKED = {"burgers-riemann", "burgers-sine", "viscous-burgers", "hj-cosine-ridge", "hj-sphere"}
 NETWORK_CHECKED = {"diagonal-staircase", "two-layer-staircase", "saxe-linear",  # tests/cases/test_network_cases.py, tests/prediction/test_prediction_cases.py
                    "attention-qk", "cnn-relu-channels", "mean-field-linear", "sphere-direction",  # tests/prediction/test_prediction_more_cases.py
-                   "mlp-tanh-teacher", "linear2-momentum"}  # tests/geometry/test_geometry_auto.py
+                   "mlp-tanh-teacher", "linear2-momentum",  # tests/geometry/test_geometry_auto.py
+                   "diagonal-correlated", "diagonal-noncommuting"}  # tests/prediction/test_saddle_chain.py
 
 
 def solve(name, tmp_path, capsys, *overrides):

@@ -1,4 +1,4 @@
-"""Extraction: the projected temperature, the staircase reference, the stored PDE problem."""
+"""Extraction: the projected temperature, the saddles of the chain, the stored PDE problem."""
 
 import h5py
 import numpy as np
@@ -26,19 +26,30 @@ def test_projected_temperature_equals_per_sample_chart_gradient_variance():
     assert chart_temperature(geo, 0.3, data.X, data.y, lr=0.1, batch_size=512, n_total=512)[1] == 0.0
 
 
-def test_staircase_reference_recovers_the_population_ridge_curvature():
-    # finite n couples the modes through the sample covariance; with the faster modes at their
-    # minima each chart's gamma* approaches 2/w_k (f = sum x u^2/4: L = 1/2 (r^2/4 - w)^2, L''(0) = -w/2)
+def test_saddle_of_the_faster_modes_recovers_the_population_ridge_curvature():
+    # finite n couples the modes through the sample covariance; at the saddle where the faster modes
+    # are learned each chart's curvature approaches w_k/2 (f = sum x u^2/4: L = 1/2 (r^2/4 - w)^2,
+    # L''(0) = -w/2, gamma* = 2/w_k), closer than at the origin
+    from shockflow.prediction import predict_case  # noqa: F401  (the package imports in order)
+    from shockflow.prediction.mapping import ChartShock
+    from shockflow.prediction.saddle_chain import Landscape
+
     w = np.array([8.0, 3.0, 1.0])
     net = models.build("diagonal", input_dim=3, form="u2", init="constant", init_scale=1e-3, seed=0)
     data = power_law_covariance(2048, 3, 0.0, teacher_weights=w, seed=2)
-    kw = dict(geometry_kwargs={"coordinate": "r"}, charts=(0, 1, 2), lr=0.01, batch_size=2048, cells=401)
-    frozen = extract(net, "gram", data.X, data.y, sequential=False, **kw)
-    stair = extract(net, "gram", data.X, data.y, sequential=True, **kw)
-    err = lambda ex: np.abs(np.array([c.gamma_data for c in ex.charts]) * w / 2 - 1)
-    assert err(stair)[0] == err(frozen)[0]          # the fastest chart is the same either way
-    assert np.all(err(stair) < 0.03)
-    assert err(stair)[2] < 0.5 * err(frozen)[2]     # the slowest feels the coupling most
+    ex = extract(net, "gram", data.X, data.y, geometry_kwargs={"coordinate": "r"}, charts=(0, 1, 2), lr=0.01,
+                 batch_size=2048, cells=401)
+    shocks = [ChartShock(label=c.label, x0=c.x0, x_min=c.x_min, nu=0.0, mobility_at_ridge=1.0, gamma_star=c.gamma_data,
+                         location=0.0, strength=1.0, escape_x=c.escape_x, escape_rate=c.escape_rate, mirrored=True,
+                         metric_x=c.metric_x, metric_a=c.metric_a) for c in ex.charts]
+    land = Landscape(net, "gram", ex.geometry_kwargs, ex.chart_key, ex, shocks, data.X, data.y)
+    origin, saddle = land.saddle(()), land.saddle((0, 1))
+    err_origin = abs(origin.curvature[2] * 2 / w[2] - 1)
+    err_saddle = abs(saddle.curvature[2] * 2 / w[2] - 1)
+    assert err_saddle < 0.03 and err_saddle < 0.5 * err_origin
+    # the saddle is the least-squares fit on the learned modes: z_k = r_k^2/4 close to w_k
+    z = saddle.params["u"] ** 2 / 4
+    assert z[:2] == pytest.approx(w[:2], rel=0.02) and z[2] < 1e-5
 
 
 def test_sgd_run_has_a_viscous_problem_stored_and_stays_within_ten_percent(tmp_path):

@@ -16,8 +16,8 @@ from shockflow.prediction import ChartShock, Optimiser, predict_transitions
 #: name -> (size overrides, matches, bound on the median relative error against the loss detections,
 #: bound on the all-in median against the parameter truth (issue 17))
 #: measured against the loss detections: attention-qk 1.5% here (1.8% at full size); cnn-relu-channels
-#: 3.2% here (3.1% at full size; 21.6% / 20.8% without the head start of shockflow.prediction.mapping,
-#: see its test); mean-field-linear 1.1% here (1.3% at full size); sphere-direction 4.8% here (2.6% at full size).
+#: 3.2% here (3.1% at full size; 21.6% / 20.8% on the faster channel's saddle alone, without the saddle chain,
+#: tests/prediction/test_saddle_chain.py); mean-field-linear 1.1% here (1.3% at full size); sphere-direction 4.8% here (2.6% at full size).
 #: measured against the parameter truth (each chart's half-learned step, recall 1 and precision 1 in
 #: every case): attention-qk 17.7% (the half-learned product q is reached ~20% after the loss's
 #: half-amplitude point: softmax attention is not quadratic in q), cnn-relu-channels 3.0%,
@@ -58,10 +58,10 @@ def test_more_builtin_cases_predict_their_transitions(name, tmp_path):
         first, second = sorted(outcome.comparison.matches, key=lambda m: m.observed_step)
         assert first.relative_error <= 0.10 and second.relative_error <= 0.05
         # S- correlates with S+ through the ReLU means, so the slower channel already grows while the
-        # faster one escapes: the staircase profile alone (escape_time) would predict it far too late;
-        # the head start (the faster chart's time on the initial-reference profile) removes that
+        # faster one escapes: the profile at the faster channel's saddle alone (escape_time) would predict
+        # it far too late; the saddle chain (the time on the origin's profile first) removes that
         slow = max(outcome.stage.predicted, key=lambda p: p.step)
-        assert slow.time < 0.85 * slow.escape_time
+        assert slow.saddle == 1 and slow.time < 0.85 * slow.escape_time
         late = (slow.escape_time / slow.time) * second.predicted_step
         assert (late - second.observed_step) / second.observed_step > 0.15
     if name == "mean-field-linear":
@@ -213,30 +213,3 @@ def test_shock_mapping_used_only_where_the_start_is_in_the_ridges_linear_region(
     (far,) = predict_transitions([_chart(100.0)], opt)
     assert far.method == "escape_integral"
     assert far.time == pytest.approx(2.0 * math.log(70.0) / 100.0, rel=1e-3)
-
-
-def _two_charts(initial_rate_scale):
-    """Two escape-integral charts on ``L̄`` with rate ``|a L̄'| = k x`` (flat in log x): chart 0 fast
-    (k = 1), chart 1 slow (k = 0.1 with the staircase reference, ``initial_rate_scale``·0.1 with the
-    initial one), both from x0 = 1e-6 to x_h = 1."""
-    x = np.geomspace(1e-6, 1.0, 4000)
-    common = dict(x_min=1.2, nu=0.0, mobility_at_ridge=0.0, gamma_star=math.inf, location=0.0, strength=0.0, x0=1e-6)
-    fast = ChartShock(label="a", escape_x=x, escape_rate=1.0 * x, rank=0, **common)
-    slow = ChartShock(label="b", escape_x=x, escape_rate=0.1 * x, rank=1, initial_escape_x=x,
-                      initial_escape_rate=initial_rate_scale * 0.1 * x, **common)
-    return fast, slow
-
-
-@pytest.mark.parametrize("scale", [1.0, 3.0])
-def test_head_start_of_a_later_staircase_chart(scale):
-    """ln(1e6) = 13.8: the fast chart takes 13.8; the slow one covers 13.8·scale·0.1 of its log-distance
-    during that time on the initial profile, the rest at rate 0.1 — unchanged when the profiles agree."""
-    fast, slow = _two_charts(scale)
-    opt = Optimiser(np.full(10, 0.01))
-    # the slow chart listed first: the mapping still processes the charts in staircase order
-    p_fast, p_slow = predict_transitions([slow, fast], opt)
-    L = math.log(1e6)
-    assert p_fast.time == pytest.approx(L, rel=1e-4)
-    covered = L * scale * 0.1            # log-distance covered by the slow chart during the head start
-    assert p_slow.time == pytest.approx(L + (L - covered) / 0.1, rel=1e-3)
-    assert p_slow.escape_time == pytest.approx(L / 0.1, rel=1e-4)   # the staircase profile alone

@@ -176,12 +176,29 @@ def test_show_and_compare_blame_the_damaged_file(cli, workdir):
 # -- item 7: crashes of the prediction become clean errors -----------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_cnn_seeds_whose_chart_does_not_focus_fail_cleanly_naming_the_chart(cli, workdir, seed):
-    code, _, err = cli("run", "cnn-relu-channels", "--seed", seed, "--set", "data.n=1024", "--set",
-                       "extraction.cells=401", "--out", "out", "--no-figures", "--quiet")
-    assert code == 1, err  # measured: seed 1 and 3 fail on chart q0_unit1, seed 2 on q0_unit0 (gamma* < 0)
-    assert "ChartFailure: chart q0_unit" in err and "not a positive time" in err and "Traceback" not in err
-    assert not any((workdir / "out").iterdir())  # the log is committed with the result or not at all
+def test_cnn_seeds_whose_chart_runs_towards_smaller_coordinates_are_predicted(cli, workdir, seed):
+    # these seeds failed with "formation time -0.02": a chart whose escape runs towards smaller coordinates
+    code, out, err = cli("run", "cnn-relu-channels", "--seed", seed, "--set", "data.n=1024", "--set",
+                         "extraction.cells=401", "--out", "out", "--no-figures", "--json")
+    assert code == 0, err
+    assert "Traceback" not in err and (workdir / "out" / "cnn-relu-channels.h5").is_file()
+
+
+def test_a_failing_saddle_is_exit_1_naming_the_saddle_and_the_chart(cli, workdir, monkeypatch):
+    from shockflow.prediction import saddle_chain
+
+    def broken(self, geo, k):
+        if self.charts[k].label == "r1":
+            raise FloatingPointError("overflow in the chart loss")
+        return 1.0
+
+    monkeypatch.setattr(saddle_chain.Landscape, "_curvature", broken)
+    code, _, err = cli("run", "two-layer-staircase", "--set", "data.n=512", "--set", "training.steps=300",
+                       "--set", "extraction.cells=201", "--set", "extraction.charts=[0, 1]", "--out", "out",
+                       "--no-figures", "--quiet")
+    assert code == 1, err
+    assert "SaddleFailure" in err and "saddle chain" in err and "chart r1" in err and "overflow" in err
+    assert "Traceback" not in err
 
 
 def test_show_checks_its_output_directory_only_when_it_draws(cli, workdir, monkeypatch):

@@ -1,0 +1,394 @@
+"""The saddle chain: later transitions as escapes from the saddles the network visits (docs/theory.md §6).
+
+After the modes of an active set ``S`` have been learned the network sits near the saddle ``θ_S``:
+the minimiser of the loss over the active charts with every other mode at its initial (small)
+value.  A waiting mode ``k`` does not stand still there: near its ridge it grows, or is pushed back,
+at the saddle's own rate,
+
+    ln d_k(t) = ln d_k(0) + ∫_0^t g_k(S(s)) ds,        g_k(S) = 1/γ*_k(S) = −Hess_g L̄_k(ridge; θ_S),
+
+and escapes when ``ln d_k`` reaches the exit distance of its chart at that saddle (the distance from
+the ridge to the chart's minimum, where the transition's midpoint is read).  The first saddle is the
+origin, ``S = ∅``, where every chart's rate is the one its PDE measured (the first shock of the
+chart's Hamilton–Jacobi problem): with modes that do not interact every later saddle has the same
+rates and exits, and the chain is the single-escape prediction of
+:mod:`shockflow.prediction.mapping`.  With vanishing initialisation this is the saddle-to-saddle
+(incremental learning) algorithm of Pesme & Flammarion (2023) for diagonal nets and Jacot et al.
+(2021) for deep linear nets.  It uses only the landscape, never the run.
+
+Two pieces:
+
+* :class:`Landscape` — the saddles of the REAL network's loss.  ``θ_{S ∪ j}`` is found from
+  ``θ_S`` by moving chart ``j`` to its minimum and then re-minimising every active chart in turn
+  (block coordinate descent on the charts' sections, sweeps until the loss settles: for a diagonal linear net on correlated inputs
+  it converges to the non-negative least-squares saddle).  At each saddle it measures, for every
+  waiting chart, the quotient curvature at the chart's ridge (a fixed five-point stencil, the same at
+  every saddle, so the rate ratio ``κ_k(S)/κ_k(∅)`` carries no stencil error), the exit distance and,
+  for charts escaping by the integral ``∫ dx/|a L̄'|`` (degenerate ridges), the escape profile.  A
+  geometry whose charts share units (:class:`shockflow.geometry.auto.AutoGeometry`) names a keyword
+  (``Geometry.saddle_keyword``) through which a waiting chart's section is taken orthogonal to the
+  learned modes' unit split, the state the symmetric overlap relaxes to.
+* :func:`chain_transitions` — the event loop in optimiser steps.  Per waiting chart and per step the
+  log-distance grows by the rule's linearised factor at the saddle's curvature
+  (:meth:`~shockflow.prediction.mapping.Optimiser.log_gains`; from rest on the first saddle, so the
+  momentum transient is kept); the earliest chart to reach its exit escapes, the chain moves to the
+  next saddle, the others keep what they accumulated.  Escape-integral charts advance along their
+  profile at each saddle by the optimiser's flow rates (what the former "head start" did for one
+  step of the chain).
+
+**Assumptions.**  Each escape is short against the waits (the switch to the next saddle is taken at
+the midpoint of the transition); waiting modes stay in their ridge's linear region until they escape;
+a mode pushed back far below its start stays near the ridge (its log-distance may go negative,
+nothing floors it).  Coupled modes whose saddle curvature is not captured by a 1-D chart (modes of
+non-commuting data that rotate into each other) are outside this model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["Landscape", "Saddle", "SaddleFailure", "chain_transitions", "read_chain", "write_chain"]
+
+#: block-coordinate sweeps over the active charts stop when a sweep lowers the loss by less than this
+#: fraction of it (or after MAX_SWEEPS)
+SWEEP_TOLERANCE, MAX_SWEEPS = 1e-4, 50
+#: the curvature stencil's half-width, as a fraction of the distance from the ridge to the minimum
+STENCIL = 0.02
+
+
+class SaddleFailure(RuntimeError):
+    """A saddle of the chain could not be found (a run failure, exit 1): names the saddle and the chart."""
+
+
+@dataclass(frozen=True)
+class Saddle:
+    """One saddle the chain visits: the charts already learned, the loss there, the step the chain
+    reaches it, and per waiting chart its growth rate (1/γ*, per unit gradient-flow time; negative:
+    pushed back) and log exit distance."""
+
+    active: tuple[str, ...]
+    loss: float
+    step: float
+    rates: dict = field(default_factory=dict)
+    log_exit: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"active": list(self.active), "loss": float(self.loss), "step": float(self.step),
+                "rates": {k: float(v) for k, v in self.rates.items()},
+                "log_exit": {k: float(v) for k, v in self.log_exit.items()}}
+
+
+@dataclass(frozen=True, eq=False)
+class SaddleData:
+    """What the landscape measured at one saddle (indices into the extraction's charts)."""
+
+    active: tuple[int, ...]
+    params: dict
+    loss: float
+    curvature: dict          # chart index -> κ_k(S) at the ridge (> 0 unstable)
+    exit_distance: dict      # chart index -> quotient distance from the ridge to the minimum
+    minimum: dict            # chart index -> (x_min, L̄(x_min), strength at x_min) on the chart at this saddle
+    profiles: dict = field(default_factory=dict)  # chart index -> (x, rate) escape profile (escape-integral charts)
+
+
+class Landscape:
+    """The saddles of a network's loss on its charts (module docstring)."""
+
+    def __init__(self, model, geometry: str, kwargs: dict, chart_key: str, extraction, shocks, X, y,
+                 escape_charts: Sequence[int] = ()):
+        self.model = model.copy()
+        self.geometry = geometry
+        self.kwargs = dict(kwargs)
+        self.chart_key = chart_key
+        self.charts = extraction.charts
+        self.shocks = shocks
+        self.X, self.y = X, y
+        self.escape_charts = frozenset(escape_charts)
+        from shockflow.geometry import geometry_class
+
+        self._saddle_keyword = getattr(geometry_class(geometry), "saddle_keyword", None)
+        self._memo: dict[tuple, SaddleData] = {}
+        self._extent: dict[int, float] = {}
+        self._stencil = [STENCIL * max(abs(sh.distance(c.x_min)), 1e-300) for c, sh in zip(self.charts, shocks)]
+
+    # -- geometry at a reference --------------------------------------------------------------------
+    def _geo(self, params, k: int, active: Sequence[int]):
+        from shockflow.prediction.extraction import bind_geometry
+
+        ref = self.model.copy()
+        for key in ref.params:
+            ref.params[key][...] = params[key]
+        kw = dict(self.kwargs)
+        sel = self.charts[k].selector
+        if sel is not None:
+            kw[self.chart_key] = sel
+        if self._saddle_keyword is not None:
+            kw[self._saddle_keyword] = tuple(self.charts[i].selector for i in active if i != k)
+        if k in self._extent:
+            kw["extent"] = self._extent[k]
+        geo = bind_geometry(self.geometry, ref, kw, self.X, self.y)
+        need = max(abs(self.charts[k].upper), abs(self.charts[k].lower))
+        for _ in range(8):   # the chart box of the first pass must fit (it may have been widened)
+            if geo.chart.upper[0] >= need or not hasattr(geo, "extent"):
+                break
+            kw["extent"] = self._extent[k] = 4.0 * float(geo.extent)
+            geo = bind_geometry(self.geometry, ref, kw, self.X, self.y)
+        return geo
+
+    def _minimum(self, geo, k: int) -> float:
+        """The chart's minimum on the side of its start: a 33-point scan of the chart box (widened x2
+        while the minimum sits at its far end), then a bounded Brent search in the bracket."""
+        from scipy.optimize import minimize_scalar
+
+        from shockflow.prediction.extraction import downhill_index
+
+        c = self.charts[k]
+        lo, hi = (0.0, c.upper) if c.mirrored else (c.lower, c.upper)
+        lo = max(lo, geo.chart.lower[0])
+        for _ in range(6):
+            hi = min(hi, geo.chart.upper[0])
+            pts = np.linspace(lo, hi, 33)
+            L = geo.chart_loss(pts[:, None], self.X, self.y)
+            j = int(np.argmin(L)) if c.mirrored else downhill_index(geo, pts, L, c.x0, self.X, self.y)
+            if j < pts.size - 2 or hi >= geo.chart.upper[0]:
+                break
+            hi = lo + 2.0 * (hi - lo)
+        a, b = pts[max(j - 1, 0)], pts[min(j + 1, pts.size - 1)]
+        res = minimize_scalar(lambda x: float(geo.chart_loss(np.array([[x]]), self.X, self.y)[0]),
+                              bounds=(a, b), method="bounded", options={"xatol": 1e-9 * max(abs(b), 1e-300)})
+        return float(res.x) if res.fun <= L[j] else float(pts[j])
+
+    def _set(self, params, geo, x: float) -> dict:
+        section = geo.section(np.array([[x]]))
+        return {key: np.array(np.asarray(section[key])[0]) for key in params}
+
+    def _curvature(self, geo, k: int) -> float:
+        """``κ = −Hess_g L̄`` at the chart's ridge, ``a(x_s) · (−L̄'')`` from a five-point stencil of fixed
+        width (the ridge is a stationary point of the flow, so the metric's derivative term vanishes)."""
+        c, sh = self.charts[k], self.shocks[k]
+        xs = sh.location
+        h = self._stencil[k]
+        a = float(np.interp(xs, c.metric_x, c.metric_a))
+        x = xs + h * np.sqrt(max(a, 1e-300)) * np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+        L = geo.chart_loss((np.abs(x) if c.mirrored else x)[:, None], self.X, self.y)
+        d2 = (-L[0] + 16 * L[1] - 30 * L[2] + 16 * L[3] - L[4]) / (12.0 * (x[1] - x[0]) ** 2)
+        return float(-a * d2)
+
+    def saddle(self, active: tuple[int, ...]) -> SaddleData:
+        """The saddle with the charts ``active`` learned, in the order they escaped (memoised)."""
+        if active in self._memo:
+            return self._memo[active]
+        if not active:
+            params = {k: np.array(v) for k, v in self.model.params.items()}
+        else:
+            params = dict(self.saddle(active[:-1]).params)
+            order = [active[-1]] + list(active[:-1])
+            previous = math.inf
+            for _ in range(MAX_SWEEPS):
+                for i in order:
+                    geo = self._geo(params, i, active)
+                    try:
+                        params = self._set(params, geo, self._minimum(geo, i))
+                    except (ValueError, FloatingPointError) as exc:
+                        raise SaddleFailure(self._where(active, i) + f": no minimum along the chart ({exc})") from None
+                loss = self._total_loss(params)
+                if len(order) == 1 or previous - loss <= SWEEP_TOLERANCE * abs(loss):
+                    break
+                previous = loss
+                order = list(active)
+        loss = self._total_loss(params)
+        curvature, exits, profiles, minima = {}, {}, {}, {}
+        for k in range(len(self.charts)):
+            if k in active:
+                continue
+            geo = self._geo(params, k, active)
+            try:
+                curvature[k] = self._curvature(geo, k)
+                x_min = self._minimum(geo, k)
+                exits[k] = self.shocks[k].distance(x_min)
+                L_min = float(geo.chart_loss(np.array([[x_min]]), self.X, self.y)[0])
+                minima[k] = (x_min, L_min, float(np.asarray(geo.strength(np.array([[x_min]])))[0, 0]))
+                if k in self.escape_charts and active:
+                    from shockflow.prediction.extraction import escape_profile
+
+                    c = self.charts[k]
+                    x0 = abs(c.x0) if c.mirrored else c.x0
+                    profiles[k] = escape_profile(geo, x0, x_min, L_min, self.X, self.y)
+            except (ValueError, FloatingPointError) as exc:
+                raise SaddleFailure(self._where(active, k) + f": {exc}") from None
+        if not (math.isfinite(loss) and all(math.isfinite(v) for v in curvature.values())):
+            bad = [self.charts[k].label for k, v in curvature.items() if not math.isfinite(v)]
+            raise SaddleFailure(self._where(active, None) + f": the loss ({loss:.6g}) or the curvature of chart(s) "
+                                f"{', '.join(bad) or '-'} is not finite")
+        out = SaddleData(active, params, loss, curvature, exits, minima, profiles)
+        self._memo[active] = out
+        return out
+
+    def _total_loss(self, params) -> float:
+        ref = self.model.copy()
+        for key in ref.params:
+            ref.params[key][...] = params[key]
+        return float(ref.loss(self.X, self.y))
+
+    def _where(self, active, k) -> str:
+        learned = ", ".join(self.charts[i].label for i in active) or "none (the origin)"
+        chart = f", chart {self.charts[k].label}" if k is not None else ""
+        return f"saddle chain, the saddle with {learned} learned{chart}"
+
+
+def _crossing(cum: np.ndarray, start: float, need: float) -> float:
+    """The first fractional index ``n >= start`` with ``cum(n) − cum(start) >= need`` on the piecewise
+    linear cumulative ``cum`` (``cum[i]`` = total before step ``i``); ``inf`` if never within it."""
+    if need <= 0:
+        return float(start)
+    nodes = np.arange(cum.size)
+    base = float(np.interp(start, nodes, cum))
+    i0 = int(math.floor(start)) + 1
+    hit = np.nonzero(cum[i0:] - base >= need)[0]
+    if hit.size == 0:
+        return math.inf
+    i = i0 + int(hit[0])
+    lo = max(float(i - 1), float(start))
+    c_lo = float(np.interp(lo, nodes, cum)) - base
+    return lo + (need - c_lo) / (float(cum[i]) - base - c_lo) * (i - lo)
+
+
+def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: float = 20.0):
+    """The saddle chain's predicted steps (module docstring).
+
+    ``first``: the single-escape predictions of :func:`shockflow.prediction.mapping.predict_transitions`
+    for the same charts, in the charts' order (they give each chart's method, ``d_eff`` and exit).
+    Returns ``(steps, saddle_of, saddles, escaped_from)``: the step of each chart (``inf``: never within
+    ``horizon_factor`` times the run), the index of the saddle it escapes from, the saddles visited and,
+    per chart, the :class:`SaddleData` it escapes from (the last one visited for a chart that never does)."""
+    charts, shocks = landscape.charts, landscape.shocks
+    K = len(charts)
+    L = max(int(math.ceil(horizon_factor * len(optimiser.learning_rates))), 2)
+    origin = landscape.saddle(())
+    kappa0 = [1.0 / s.gamma_star if math.isfinite(s.gamma_star) and s.gamma_star > 0 else math.nan for s in shocks]
+    state = {}
+    for k in range(K):
+        if first[k].method == "shock":
+            state[k] = math.log(first[k].d_eff)
+        else:
+            state[k] = abs(charts[k].x0) if charts[k].mirrored else charts[k].x0
+    steps = [math.inf] * K
+    saddle_of = [0] * K
+    escaped_from = [origin] * K
+    active: tuple[int, ...] = ()
+    saddles = []
+    now = 0.0
+    while len(active) < K:
+        here = landscape.saddle(active)
+        plans = {}
+        for k in range(K):
+            if k in active:
+                continue
+            c = shocks[k]
+            if first[k].method == "shock":
+                ratio = here.curvature[k] / origin.curvature[k] if origin.curvature[k] > 0 else 1.0
+                kappa = ratio * kappa0[k]
+                gains = optimiser.log_gains(kappa, L, from_rest=not active)
+                cum = np.concatenate([[0.0], np.cumsum(gains)])
+                # the exit of the first pass, moved by how much the saddle moved the chart's minimum
+                need = math.log(first[k].d_exit * here.exit_distance[k] / origin.exit_distance[k]) - state[k]
+                plans[k] = (_crossing(cum, now, need), cum, kappa)
+            else:
+                x, rate = here.profiles.get(k, (np.asarray(c.escape_x), np.asarray(c.escape_rate)))
+                x = np.abs(x) if charts[k].mirrored else np.asarray(x)
+                T = _profile_time(x, rate)
+                remaining = max(float(T[-1] - _at(state[k], x, T)), 0.0)
+                esc = np.concatenate([[0.0], np.cumsum(_extend(optimiser.escape_rates(c.gamma_star), L))])
+                plans[k] = (_crossing(esc, now, remaining), esc, (x, T))
+        rates = {charts[k].label: (plans[k][2] if first[k].method == "shock" else here.curvature[k]) for k in plans}
+        exits = {charts[k].label: math.log(here.exit_distance[k]) for k in plans}
+        saddles.append(Saddle(tuple(charts[i].label for i in active), here.loss, now, rates, exits))
+        j = min(plans, key=lambda k: plans[k][0])
+        t_next = plans[j][0]
+        for k in plans:
+            escaped_from[k] = here
+        if not math.isfinite(t_next):
+            break
+        for k, (_, cum, extra) in plans.items():
+            gained = _between(cum, now, t_next)
+            if first[k].method == "shock":
+                state[k] += gained
+            else:
+                x, T = extra
+                state[k] = float(np.interp(_at(state[k], x, T) + gained, T, x))
+        steps[j] = t_next
+        saddle_of[j] = len(saddles) - 1
+        active = active + (j,)
+        now = t_next
+    if len(active) == K:   # the last saddle: everything learned (the bottom of the predicted staircase)
+        saddles.append(Saddle(tuple(charts[i].label for i in active), landscape.saddle(active).loss, now))
+    return steps, saddle_of, saddles, escaped_from
+
+
+def _extend(rates: np.ndarray, L: int) -> np.ndarray:
+    rates = np.asarray(rates, dtype=np.float64)
+    return rates[:L] if rates.size >= L else np.concatenate([rates, np.full(L - rates.size, rates[-1])])
+
+
+def _between(cum: np.ndarray, a: float, b: float) -> float:
+    n = np.arange(cum.size)
+    return float(np.interp(b, n, cum) - np.interp(a, n, cum))
+
+
+def _profile_time(x: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    rate = np.asarray(rate, dtype=np.float64)
+    inv = 1.0 / np.maximum(rate, 1e-300)
+    return np.concatenate([[0.0], np.cumsum(0.5 * (inv[1:] + inv[:-1]) * np.abs(np.diff(x)))])
+
+
+def _at(x_now: float, x: np.ndarray, T: np.ndarray) -> float:
+    """The flow time along the profile ``(x, T)`` at the position ``x_now`` (clamped to its ends)."""
+    sgn = 1.0 if x[-1] >= x[0] else -1.0
+    return float(np.interp(sgn * x_now, sgn * x, T))
+
+
+def write_chain(f, saddles: Sequence[Saddle], labels: Sequence[str]) -> None:
+    """The ``/chain`` group of an open result file ``f``: one row per saddle visited (dimension
+    ``saddle``), columns ``step`` (when the chain reaches it), ``loss`` (the full-batch loss there) and
+    ``active`` (the charts learned, comma-separated); ``rate`` and ``log_exit`` are ``(saddle, chart)``
+    (NaN for a chart already learned), the chart labels in the attribute ``charts``."""
+    import json
+
+    g = f.create_group("chain")
+    g.attrs["charts"] = json.dumps(list(labels))
+    g.attrs["description"] = ("the saddles of the saddle chain (docs/theory.md §6): rate = 1/gamma* of each waiting "
+                              "chart at the saddle (negative: pushed back), log_exit = ln of its exit distance")
+    cols = {"step": ("training step at which the chain reaches the saddle", [s.step for s in saddles]),
+            "loss": ("full-batch loss at the saddle", [s.loss for s in saddles])}
+    for name, (text, values) in cols.items():
+        d = g.create_dataset(name, data=np.asarray(values, dtype=np.float64))
+        d.attrs["long_name"] = text
+    g.create_dataset("active", data=np.array([",".join(s.active) for s in saddles], dtype="S"))
+    for name, attr in (("rate", "rates"), ("log_exit", "log_exit")):
+        table = np.array([[getattr(s, attr).get(c, np.nan) for c in labels] for s in saddles],
+                         dtype=np.float64).reshape(len(saddles), len(labels))
+        g.create_dataset(name, data=table)
+
+
+def read_chain(path) -> list[Saddle]:
+    """The saddles of a result file's ``/chain`` group (empty: a run without a chain)."""
+    import json
+
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        if "chain" not in f:
+            return []
+        g = f["chain"]
+        labels = json.loads(g.attrs["charts"])
+        out = []
+        for i, (step, loss, active) in enumerate(zip(g["step"][()], g["loss"][()], g["active"][()])):
+            names = tuple(a for a in active.decode().split(",") if a)
+            rates = {c: float(v) for c, v in zip(labels, g["rate"][i]) if math.isfinite(v)}
+            exits = {c: float(v) for c, v in zip(labels, g["log_exit"][i]) if math.isfinite(v)}
+            out.append(Saddle(names, float(loss), float(step), rates, exits))
+        return out
