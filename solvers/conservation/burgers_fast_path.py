@@ -48,11 +48,10 @@ from numba.extending import overload
 
 from solvers.grid import fill_ghosts_compiled
 from solvers.conservation.reconstruction import MC, MINMOD, face_states_reference, minmod, monotonized_central, van_leer
+from solvers.conservation.thread_policy import PARALLEL_THRESHOLD  # noqa: F401 (cells from which threads pay)
 
 #: Cells per 1-D block (its flux and slope rows, 2 x 8 (BLOCK + 2) bytes, stay in L1).
 BLOCK = 1024
-#: Interior cells from which the threaded kernels pay for their fork/join (about 10 µs per step).
-PARALLEL_THRESHOLD = 200_000
 #: Clears the sign bit of an IEEE double read as int64.
 ABS_BITS = 0x7FFF_FFFF_FFFF_FFFF
 #: Bit pattern of +inf: |v| is finite exactly when its pattern is below this.
