@@ -23,7 +23,7 @@ def all_tools() -> dict:
     """Every tool of the suite by name (availability is checked by the caller)."""
     tools = [
         Shockflow(), ShockflowParallel(), NumPyReference(),
-        CLoop("plain", "strict"), CLoop("blocked", "strict"), CLoop("blocked", "relaxed"),
+        CLoop("plain", "strict"), CLoop("blocked", "strict"), CLoop("plain", "fair"), CLoop("blocked", "fair"),
         PyClawClassic(), PyPDEBurgers(),
     ]
     return {t.name: t for t in tools}

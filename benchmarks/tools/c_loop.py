@@ -13,7 +13,9 @@ class CLoop:
     def __init__(self, variant: str, build: str):
         self.variant, self.build = variant, build
         self.name = f"c_{variant}" + ("" if build == "strict" else f"_{build}")
-        self.label = f"C {variant}" + ("" if build == "strict" else " (-fno-trapping-math -fno-signed-zeros)")
+        flags = {"strict": "", "relaxed": " (-fno-trapping-math -fno-signed-zeros)",
+                 "fair": " (-ffinite-math-only -fno-signed-zeros)"}
+        self.label = f"C {variant}{flags[build]}"
         self._solver = None
         self._reason = None
         self.message = ""

@@ -48,11 +48,10 @@ from numba.extending import overload
 
 from solvers.grid import fill_ghosts_compiled
 from solvers.conservation.reconstruction import MC, MINMOD, face_states_reference, minmod, monotonized_central, van_leer
+from solvers.conservation.thread_policy import PARALLEL_THRESHOLD  # noqa: F401 (cells from which threads pay)
 
 #: Cells per 1-D block (its flux and slope rows, 2 x 8 (BLOCK + 2) bytes, stay in L1).
 BLOCK = 1024
-#: Interior cells from which the threaded kernels pay for their fork/join (about 10 µs per step).
-PARALLEL_THRESHOLD = 200_000
 #: Clears the sign bit of an IEEE double read as int64.
 ABS_BITS = 0x7FFF_FFFF_FFFF_FFFF
 #: Bit pattern of +inf: |v| is finite exactly when its pattern is below this.
@@ -235,11 +234,13 @@ def _rows_2d(q, out, bits, lo, hi, g, dt, dx, dy, a0, a1, nu, limiter, blend, ro
         nxt = q[g + i + 1, g:g + ny]
         o = out[g + i, g:g + ny]
         ob = bits[g + i, g:g + ny]
-        if limiter is None:
-            for j in range(ny):
-                upper[j] = _face(here[j], nxt[j], here[j], nxt[j], cx, dx2, nu)
+        if limiter is None:  # the upper x-faces inside the update loop: one pass less over the row (1.3-2x in 2-D)
             for j in range(ny + 1):
                 side[j] = _face(row[j], row[j + 1], row[j], row[j + 1], cy, dy2, nu)
+            for j in range(ny):
+                up = _face(here[j], nxt[j], here[j], nxt[j], cx, dx2, nu)
+                o[j] = here[j] - _change(up, lower[j], cx, nu) - _change(side[j + 1], side[j], cy, nu)
+                lower[j] = up  # the next row's lower face
         else:
             _slopes(limiter, here, nxt, q[g + i + 2, g:], sx_next, ny)
             for j in range(ny):
@@ -247,18 +248,21 @@ def _rows_2d(q, out, bits, lo, hi, g, dt, dx, dy, a0, a1, nu, limiter, blend, ro
             _slopes(limiter, q[g + i, g - 2:], row, q[g + i, g:], sy, ny + 2)  # sy[j]: the y-slope of cell (i, j - 1)
             for j in range(ny + 1):
                 side[j] = _face(row[j] + 0.5 * sy[j], row[j + 1] - 0.5 * sy[j + 1], row[j], row[j + 1], cy, dy2, nu)
-        for j in range(ny):
-            o[j] = here[j] - _change(upper[j], lower[j], cx, nu) - _change(side[j + 1], side[j], cy, nu)
+            for j in range(ny):
+                o[j] = here[j] - _change(upper[j], lower[j], cx, nu) - _change(side[j + 1], side[j], cy, nu)
         if blend is not None:
             q0row = blend[0][g + i, g:g + ny]
             alpha = blend[1]
             beta = blend[2]
             for j in range(ny):
                 o[j] = alpha * q0row[j] + beta * o[j]
+        row_peak = 0  # a per-row maximum: the reduction vectorises (carried across rows it did not)
         for j in range(ny):
-            m = max(m, ob[j] & ABS_BITS)
-        lower, upper = upper, lower
-        sx_here, sx_next = sx_next, sx_here
+            row_peak = max(row_peak, ob[j] & ABS_BITS)
+        m = max(m, row_peak)
+        if limiter is not None:
+            lower, upper = upper, lower
+            sx_here, sx_next = sx_next, sx_here
     return m
 
 

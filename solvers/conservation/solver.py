@@ -34,8 +34,12 @@ flux, compiles the kernels once per process (not cached).
 The case (Burgers, Godunov, first order or MUSCL, any integrator, constant a, no source, and either no viscosity
 or a constant one with ``viscous="explicit"``) runs on the specialised kernels of :mod:`solvers.conservation.burgers_fast_path` in 1-D and
 2-D (``fast_path=True``, the default; ``kernel`` is "fast"); tests compare them with the general kernel.  From
-``PARALLEL_THRESHOLD`` cells and with more than one thread (``threads``, default Numba's setting) it runs their
-``prange`` variants (``kernel`` "fast-parallel"), bitwise the same result.  The fast path holds only the padded
+``PARALLEL_THRESHOLD`` cells and with more than one thread it runs their ``prange`` variants (``kernel``
+"fast-parallel"), bitwise the same result; ``threads=None`` takes a second thread only when a core is idle
+(:mod:`solvers.conservation.thread_policy`, decided again at every output time).  With ``time_blocking=K``
+(first order, Euler, periodic) the fast path advances ``K`` steps per pass over cache-sized tiles at a step held
+for the ``K`` steps (:mod:`solvers.conservation.temporal_blocking`; ``kernel`` "fast-blocked" or
+"fast-blocked-parallel").  The fast path holds only the padded
 state, one padded work field and the snapshots: the coefficient fields (``a``, ``D``, ``source_field``, their face
 values and the rate weights) are built only where given or where the general kernel runs.
 """
@@ -50,6 +54,8 @@ import numpy as np
 
 from solvers.conservation import kernels as ck
 from solvers.conservation import burgers_fast_path as fp
+from solvers.conservation import temporal_blocking as tb
+from solvers.conservation import thread_policy
 from solvers.grid import BoundaryConditions, fill_ghosts_compiled
 from solvers.conservation.diffusion import ImplicitDiffusion, face_average, parabolic_rate
 from solvers.errors import BlowUpError, SolverInputError, first_nonfinite, require_cfl, require_choice, require_finite
@@ -106,7 +112,7 @@ class ConservationSolution:
     snapshots: np.ndarray  # shape (len(times), *grid.shape)
     steps: int
     settings: ConservationSettings
-    kernel: str  # "fast", "fast-parallel" or "general"
+    kernel: str  # "fast", "fast-parallel", "fast-blocked", "fast-blocked-parallel" or "general"
 
     @property
     def final(self) -> np.ndarray:
@@ -211,6 +217,18 @@ def _require_threads(threads) -> int | None:
     return int(threads)
 
 
+def _require_time_blocking(time_blocking) -> int | None:
+    """None (one step per pass) or the steps per pass: ``True`` gives ``temporal_blocking.DEFAULT_STEPS``."""
+    if time_blocking is None or time_blocking is False:
+        return None
+    if time_blocking is True:
+        return tb.DEFAULT_STEPS
+    if not isinstance(time_blocking, (int, np.integer)) or time_blocking < 1:
+        raise SolverInputError(f"time_blocking: expected None, True or a whole number of steps per pass >= 1, "
+                               f"found {time_blocking!r}")
+    return int(time_blocking)
+
+
 # -- the solve -------------------------------------------------------------------------------------------------------
 def solve_conservation(
     grid: Grid,
@@ -235,6 +253,7 @@ def solve_conservation(
     max_steps: int = 10_000_000,
     fast_path: bool = True,
     threads: int | None = None,
+    time_blocking: int | bool | None = None,
 ) -> ConservationSolution:
     """Solve from ``q0`` (interior cell averages) at ``t0`` and return snapshots at ``times``.
 
@@ -244,10 +263,15 @@ def solve_conservation(
     sets a constant viscosity).  ``source``: None, "linear" (s = c q), "field" (s = c) or a Numba
     function ``s(q, c)``, with ``c`` from ``source_field`` (same forms as ``D``, default 0).
     ``boundary``: any specification :meth:`BoundaryConditions.parse` accepts.
-    ``threads``: chunks of the multi-core fast path (None: ``numba.get_num_threads()``); the fast path runs
-    the ``prange`` kernels of :mod:`solvers.conservation.burgers_fast_path` when the grid has at least
-    ``PARALLEL_THRESHOLD`` cells and ``threads > 1`` (``kernel="fast-parallel"``), the serial kernel otherwise
-    (bitwise the same result).
+    ``threads``: chunks of the multi-core fast path; the fast path runs the ``prange`` kernels of
+    :mod:`solvers.conservation.burgers_fast_path` when the grid has at least ``PARALLEL_THRESHOLD`` cells and
+    ``threads > 1`` (``kernel="fast-parallel"``), the serial kernel otherwise (bitwise the same result).  None: at
+    most ``numba.get_num_threads()``, and a second thread only while a core is idle
+    (:func:`solvers.conservation.thread_policy.default_threads`, decided at every output time).
+    ``time_blocking``: None, or ``K`` steps per pass over cache-sized tiles (``True``: 16) at a step fixed for the
+    ``K`` steps (:mod:`solvers.conservation.temporal_blocking`); needs the first-order fast path, ``integrator=
+    "euler"`` and periodic boundaries.  It differs from the one-step solve by O(dt) (the step is not re-chosen
+    inside a block); ``K = 1`` is bitwise the one-step solve.
     """
     if not isinstance(grid, Grid):
         raise SolverInputError(f"grid: expected a solvers.grid.uniform.Grid, found {type(grid).__name__}")
@@ -278,6 +302,7 @@ def solve_conservation(
     times = require_times(t0, times)
     bc = BoundaryConditions.parse(boundary, grid.ndim)
     threads = _require_threads(threads)
+    blocking = _require_time_blocking(time_blocking)
     g = grid.ghost
 
     # Coefficient fields are padded full-size arrays: built only where given or where the general kernel runs,
@@ -303,6 +328,16 @@ def solve_conservation(
     implicit = has_diff and settings.viscous == "implicit"
     if fast:
         _check_constant_a(a, const_a)
+    if blocking is not None:
+        needs = {"the fast path (Burgers, Godunov, constant a, no source, explicit or no viscosity, 1-D or 2-D)": fast,
+                 "reconstruction='first_order'": settings.reconstruction == "first_order",
+                 "integrator='euler'": settings.integrator == "euler", "periodic boundaries": all(bc.periodic)}
+        missing = [name for name, ok in needs.items() if not ok]
+        if missing:
+            raise SolverInputError(f"time_blocking: expected a solve with {', '.join(missing)}, found otherwise")
+        if blocking > min(grid.shape):
+            raise SolverInputError(f"time_blocking: expected at most {min(grid.shape)} steps per pass (the cells of "
+                                   f"the shortest axis), found {blocking}")
     fast_nu = settings.nu if fast and has_diff else None
     kernels = ck.kernels_for(flux_obj, user_source)
     tab = INTEGRATORS[settings.integrator]
@@ -316,11 +351,19 @@ def solve_conservation(
         # the initial rate max|q| sum_k a_k/dx_k (the fast kernels return the same expression for each new state)
         rate = ck.max_abs(q_init.reshape(-1) if q_init.flags.c_contiguous else q_init.ravel())
         rate = rate * (const_a[0] / grid.dx[0]) if grid.ndim == 1 else rate * (const_a[0] / grid.dx[0] + const_a[1] / grid.dx[1])
-        chunks = threads if threads is not None else numba.get_num_threads()
-        parallel = math.prod(grid.shape) >= fp.PARALLEL_THRESHOLD and chunks > 1  # one chunk on a pool of threads: 10x slower
-        chunks = chunks if parallel else 1
-        scratch = fp.scratch_1d(chunks) if grid.ndim == 1 else fp.scratch_2d(grid.shape[1], chunks)
-        kernel_name = "fast-parallel" if parallel else "fast"
+        cells = math.prod(grid.shape)
+        pool = numba.get_num_threads()
+        if threads is not None:
+            chunks = threads if cells >= fp.PARALLEL_THRESHOLD else 1  # one chunk on a pool of threads: 10x slower
+            decide = lambda: chunks  # noqa: E731
+        else:
+            chunks = min(pool, thread_policy.usable_cores()) if cells >= fp.PARALLEL_THRESHOLD else 1
+            decide = lambda: min(chunks, thread_policy.default_threads(cells, pool))  # noqa: E731
+        if blocking is not None:
+            scratch = (tb.blocked_scratch_1d(grid.shape[0], blocking, chunks) if grid.ndim == 1
+                       else tb.blocked_scratch_2d(grid.shape, blocking, chunks))
+        else:
+            scratch = fp.scratch_1d(chunks) if grid.ndim == 1 else fp.scratch_2d(grid.shape[1], chunks)
         # parabolic_rate with nu D = nu on every face
         par_rate = sum(2.0 * settings.nu / dx**2 for dx in grid.dx) if has_diff else 0.0
     else:
@@ -367,13 +410,12 @@ def solve_conservation(
     out_index = clock.initial_outputs
 
     pool = numba.get_num_threads()
-    if fast and parallel and threads is not None:
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
         if fast:
             limiter = LIMITERS[settings.limiter] if settings.reconstruction == "muscl" else None
-            steps = _run_fast(q, bufs, tab, grid, clock, snapshots, rate, par_rate, kinds, values, const_a, fast_nu,
-                              limiter, scratch, parallel)
+            steps, ran_parallel = _run_fast(q, bufs, tab, grid, clock, snapshots, rate, par_rate, kinds, values,
+                                            const_a, fast_nu, limiter, scratch, decide, blocking)
+            kernel_name = ("fast-blocked" if blocking is not None else "fast") + ("-parallel" if ran_parallel else "")
         else:
             while not clock.done:
                 dt_stable = combine_bounds(*(1.0 / r if r > 0 else math.inf for r in (rate, par_rate, src_rate)))
@@ -404,20 +446,35 @@ def solve_conservation(
 
 
 def _run_fast(q, bufs, tab, grid: Grid, clock: Clock, snapshots, rate, par_rate, kinds, values, const_a, nu, limiter,
-              scratch, parallel) -> int:
+              scratch, decide, blocking) -> tuple[int, bool]:
     """The fast path's step loop, compiled from one output time to the next (``burgers_fast_path.advance``,
-    which applies the clock's rule); returns the number of steps."""
+    which applies the clock's rule, or ``temporal_blocking.advance_blocked`` with ``blocking`` steps per pass);
+    ``decide()`` gives the threads of each interval.  Returns the number of steps and whether threads ran."""
     g = grid.ghost
     work, spare = bufs
     t, step = clock.t, 0
+    ran_parallel = False
     if grid.ndim == 1:
         geometry = (float(grid.dx[0]), float(const_a[0]))
     else:
         geometry = (float(grid.dx[0]), float(grid.dx[1]), float(const_a[0]), float(const_a[1]))
     for index in range(clock.initial_outputs, len(clock.times)):
-        q, work, spare, t, dt, rate, step, stage, status = fp.advance(
-            q, work, spare, tab, t, float(clock.times[index]), clock.cfl, rate, par_rate, step, clock.max_steps, g,
-            kinds, values, geometry, nu, limiter, scratch, True if parallel else None)
+        threads = min(decide(), scratch[0].shape[0])
+        parallel = threads > 1
+        chunk_scratch = type(scratch)(*(a[:threads] if k < len(scratch) - (blocking is not None) else a
+                                        for k, a in enumerate(scratch)))  # the pieces of this interval's threads
+        if parallel:
+            ran_parallel = True
+            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        if blocking is None:
+            q, work, spare, t, dt, rate, step, stage, status = fp.advance(
+                q, work, spare, tab, t, float(clock.times[index]), clock.cfl, rate, par_rate, step, clock.max_steps, g,
+                kinds, values, geometry, nu, limiter, chunk_scratch, True if parallel else None)
+        else:
+            q, work, t, dt, rate, step, status = tb.advance_blocked(
+                q, work, t, float(clock.times[index]), clock.cfl, rate, par_rate, step, clock.max_steps, blocking, g,
+                geometry, nu, chunk_scratch, True if parallel else None)
+            spare, stage = work, 0
         if status == fp.BLEW_UP:
             found = first_nonfinite((work if stage % 2 == 0 else spare)[grid.interior])
             cell, value = found if found is not None else ((), math.nan)
@@ -425,7 +482,7 @@ def _run_fast(q, bufs, tab, grid: Grid, clock: Clock, snapshots, rate, par_rate,
         if status == fp.STEP_LIMIT:
             raise step_limit_error(clock.max_steps, clock.times[-1], t)
         snapshots[index] = q[grid.interior]
-    return step
+    return step, ran_parallel
 
 
 def _check_rate(rate: float, out: np.ndarray, grid: Grid, clock: Clock, dt: float) -> None:

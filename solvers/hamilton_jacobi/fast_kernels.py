@@ -23,6 +23,10 @@ the same discretisation and the same arithmetic (bitwise the same result; a test
   width ``r`` along the boundary follows after the ghost fill.  The maximum does not depend on
   the order, so the value is exactly that of the separate pass.
 
+Threads: these kernels are serial (no ``prange``, no barrier), so they follow the thread policy of the Burgers fast
+path (:mod:`solvers.conservation.thread_policy`: a second thread only on an idle core) trivially: they never
+run slower beside a busy process than the serial path, because they are the serial path.
+
 NaN/inf: every stage checks that its output is finite and reports the stage, as the general
 kernel does (the driver then raises :class:`~solvers.errors.BlowUpError` with the step and cell).
 The NumPy reference of a stage is :meth:`solvers.hamilton_jacobi.solver.HJDiscretisation.stage_reference`.

@@ -163,7 +163,7 @@ def test_solve_conservation_parallel_path_is_bitwise_the_serial_path(shape):
     previous = numba.get_num_threads()
     try:
         numba.set_num_threads(2)
-        par = solve_conservation(grid, q0, [0.5 * t, t], integrator="euler")
+        par = solve_conservation(grid, q0, [0.5 * t, t], integrator="euler", threads=2)
         numba.set_num_threads(1)
         serial = solve_conservation(grid, q0, [0.5 * t, t], integrator="euler")
         numba.set_num_threads(previous)
