@@ -151,6 +151,42 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _lr_scan(text: str) -> tuple[float, float, int]:
+    """``LO:HI:N`` of ``forecast --lr-scan``: N learning rates, log-spaced from LO to HI."""
+    parts = text.split(":")
+    try:
+        lo, hi, n = float(parts[0]), float(parts[1]), int(parts[2])
+        if len(parts) != 3 or not (0 < lo <= hi and math.isfinite(hi) and n >= 1):
+            raise ValueError
+    except (ValueError, IndexError):
+        raise argparse.ArgumentTypeError(f"expected LO:HI:N with 0 < LO <= HI and a whole N >= 1, found {text!r}") from None
+    return lo, hi, n
+
+
+def _forecast(args: argparse.Namespace) -> int:
+    from shockflow.cases import RunOptions
+    from shockflow.runners.forecast import forecast_case
+
+    case = _load(args)
+    if case.kind != "network":
+        _error(f"case {case.name!r} is a {case.kind} case: a forecast is made for a network case")
+        return EXIT_BAD_INPUT
+    options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
+                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
+    rates = None
+    if args.lr_scan is not None:
+        import numpy as np
+
+        lo, hi, n = args.lr_scan
+        rates = np.geomspace(lo, hi, n)
+    outcome = forecast_case(case, options, scan_rates=rates, target_step=args.target_step, transition=args.transition)
+    if args.json:
+        _print_json(outcome.as_dict())
+    elif not args.quiet:
+        print(outcome.table())
+    return EXIT_OK
+
+
 def _compare(args: argparse.Namespace) -> int:
     from shockflow.prediction import ComparisonError, compare_log
     from shockflow.storage import ResultFileError
@@ -445,6 +481,18 @@ def build_parser() -> argparse.ArgumentParser:
     _figure_arguments(run, "write the result file only")
     run.set_defaults(run=_run)
 
+    forecast = commands.add_parser("forecast", parents=[common],
+                                   help="forecast the transitions of a network case without training it")
+    _case_arguments(forecast)
+    forecast.add_argument("--lr-scan", type=_lr_scan, default=None, metavar="LO:HI:N",
+                          help="forecast at N learning rates log-spaced from LO to HI; flags the critical ones")
+    forecast.add_argument("--target-step", type=_positive_float, default=None, metavar="STEP",
+                          help="the smallest learning rate for which a transition happens by STEP")
+    forecast.add_argument("--transition", type=_positive_int, default=1, metavar="K",
+                          help="which forecast transition --target-step is about (default 1: the first)")
+    _figure_arguments(forecast, "write the forecast file only")
+    forecast.set_defaults(run=_forecast)
+
     compare = commands.add_parser("compare", parents=[_common(out=False, seed=False)],
                                   help="match the transitions of a loss log (HDF5, CSV, JSON) with saved predictions")
     compare.add_argument("log", metavar="LOG", help="a training log (.h5) or a CSV/JSON file of step and loss")
@@ -524,7 +572,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: commands that write into --out (checked, created and confined before they compute anything)
-_WRITING = ("run", "solve", "train", "sweep", "show", "spectra")
+_WRITING = ("run", "forecast", "solve", "train", "sweep", "show", "spectra")
 
 
 def _write_root(args: argparse.Namespace) -> str | None:
