@@ -187,6 +187,47 @@ def _forecast(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _monitor(args: argparse.Namespace) -> int:
+    from shockflow.prediction import ComparisonError
+    from shockflow.runners.monitor import follow, monitor_log
+    from shockflow.storage import ResultFileError
+
+    try:
+        monitor = monitor_log(args.log, args.prediction, step_column=args.step_column, loss_column=args.loss_column,
+                              max_ratio=args.max_ratio)
+    except (ResultFileError, ComparisonError, FileNotFoundError) as exc:
+        _error(str(exc) if "--prediction" in str(exc) else f"--prediction: {exc}")
+        return EXIT_BAD_INPUT
+    except ValueError as exc:
+        _error(str(exc))
+        return EXIT_BAD_INPUT
+
+    def emit(event):
+        if args.json:
+            _print_json(event.as_dict())
+        elif not args.quiet:
+            print(event.line())
+        sys.stdout.flush()
+
+    try:
+        if args.follow:
+            try:
+                follow(monitor, interval=args.interval, idle=args.idle, emit=emit)
+            except KeyboardInterrupt:
+                if not args.json and not args.quiet:
+                    print(monitor.table())
+                raise
+        else:
+            for event in monitor.update():
+                emit(event)
+    except ValueError as exc:   # a complete row that does not parse: the log is misread, not guessed
+        _error(str(exc))
+        return EXIT_BAD_INPUT
+    if not args.json and not args.quiet:
+        print(monitor.table())
+    return EXIT_OK
+
+
 def _compare(args: argparse.Namespace) -> int:
     from shockflow.prediction import ComparisonError, compare_log
     from shockflow.storage import ResultFileError
@@ -492,6 +533,25 @@ def build_parser() -> argparse.ArgumentParser:
                           help="which forecast transition --target-step is about (default 1: the first)")
     _figure_arguments(forecast, "write the forecast file only")
     forecast.set_defaults(run=_forecast)
+
+    monitor = commands.add_parser("monitor", parents=[_common(out=False, seed=False)],
+                                  help="follow a training log being written and check it against a forecast")
+    monitor.add_argument("log", metavar="LOG", help="a training log (.h5) or a CSV/JSON-lines loss log being appended")
+    monitor.add_argument("--prediction", required=True, metavar="FORECAST",
+                         help="a forecast file of `shockflow forecast` (or a result file of `shockflow run`)")
+    monitor.add_argument("--follow", action="store_true", help="keep reading until the run ends, the log stops "
+                                                               "growing, or Ctrl-C (default: read once)")
+    monitor.add_argument("--interval", type=_positive_float, default=0.2, metavar="SECONDS",
+                         help="the shortest time between two reads (default 0.2; the log's own update interval "
+                              "once measured, if longer)")
+    monitor.add_argument("--idle", type=_positive_float, default=None, metavar="SECONDS",
+                         help="end the follow after this long without new rows (default: ten update intervals, "
+                              "at least 2 s)")
+    monitor.add_argument("--max-ratio", type=_positive_float, default=2.0,
+                         help="a forecast and an observed transition match within this factor (default 2)")
+    monitor.add_argument("--step-column", metavar="NAME", help="the step column of a CSV/JSON log ('row': row numbers)")
+    monitor.add_argument("--loss-column", metavar="NAME", help="the loss column of a CSV/JSON log")
+    monitor.set_defaults(run=_monitor)
 
     compare = commands.add_parser("compare", parents=[_common(out=False, seed=False)],
                                   help="match the transitions of a loss log (HDF5, CSV, JSON) with saved predictions")

@@ -19,7 +19,7 @@ rates (the charts' landscapes do not depend on the rate; their viscosity ``ν = 
 to it, and the schedule is scaled with it) and flags a rate *critical* where the forecast stops being
 a forecast: ``η ≥ γ*`` of a chart (the proximal step of docs/theory.md §1 is no longer single-valued), or
 the discrete escape overshoots the minimum it escapes to — the update rule's linear map at the
-sharpest quotient curvature ``κ_max`` met between ``x0`` and ``x_min`` leaves its stable region
+largest quotient curvature ``κ_max`` of the charts' landscape minima leaves its stable region
 (``ηκ_max ≥ 2`` for gradient descent, ``2(1 + μ)`` for heavy ball, ``2(1 + μ)/(1 + 2μ)`` for Nesterov).
 ``target_step`` bisects the rate (log scale, below the stability limit) for the smallest one at
 which a chosen transition is forecast by a given step.
@@ -126,20 +126,22 @@ class ForecastOutcome:
 
 # -- stability and the scan -------------------------------------------------------------------------
 def sharpest_curvature(chart) -> float:
-    """The largest positive quotient curvature ``sqrt(a) ∂_x(sqrt(a) ∂_x L̄)`` of a chart's initial data on the
-    cells from ``x0`` to ``x_min`` (both included): the sharpest direction the escape runs into."""
+    """The quotient curvature ``sqrt(a) ∂_x(sqrt(a) ∂_x L̄)`` of a chart's initial data at its landscape minimum
+    ``x_min`` (0 if not positive): the curvature of the basin the escape ends in, where the iterates must settle."""
     from shockflow.prediction.predict import hessian_g
 
-    x = np.abs(chart.x) if chart.mirrored else np.asarray(chart.x)
-    x0 = abs(chart.x0) if chart.mirrored else chart.x0
-    lo, hi = sorted((x0, abs(chart.x_min) if chart.mirrored else chart.x_min))
-    h = chart.dx
-    inside = (x >= lo - h) & (x <= hi + h)
-    if chart.mirrored:
-        inside &= np.asarray(chart.x) >= 0
     kappa = hessian_g(np.asarray(chart.u0), chart)
-    inside[[0, -1]] = False                 # one-sided differences at the walls
-    return float(max(np.max(kappa[inside], initial=0.0), 0.0))
+    x = np.asarray(chart.x)
+    keep = slice(1, -1)                       # one-sided differences at the walls
+    xm = abs(chart.x_min) if chart.mirrored else chart.x_min
+    value = float(np.interp(xm, x[keep], kappa[keep]))
+    return max(value, 0.0)
+
+
+def critical_factor(settings) -> float:
+    """The critical learning rate over γ*: 1 for gradient descent, ``1 − μ`` with momentum (the iterates follow
+    the gradient flow with step ``η/(1 − μ)``, which must stay below γ*)."""
+    return 1.0 - settings.momentum if settings.optimizer in ("momentum", "nesterov") else 1.0
 
 
 def _spectral_radius(x: float, name: str, mu: float) -> float:
@@ -181,12 +183,14 @@ def lr_scan(stage, settings, rates, stability_lr: float) -> tuple[ScanRow, ...]:
     """One :class:`ScanRow` per learning rate (module docstring)."""
     out = []
     gamma_min = min((p.gamma_star for p in stage.predicted if p.method == "shock"), default=math.inf)
+    flow = critical_factor(settings)
     for lr in rates:
         lr = float(lr)
         predicted = _mapped(stage, settings, lr)
         reasons = []
-        if lr >= gamma_min:
-            reasons.append(f"lr >= gamma* = {gamma_min:.4g} (the proximal step is not single-valued)")
+        if lr >= gamma_min * flow:
+            reasons.append(f"lr >= {gamma_min * flow:.4g} (the step of the flow followed, lr/(1 - mu) for momentum, "
+                           f"reaches gamma* = {gamma_min:.4g}: the proximal step is not single-valued)")
         if lr >= stability_lr:
             reasons.append(f"lr >= {stability_lr:.4g} (the discrete escape overshoots)")
         out.append(ScanRow(lr, {p.chart: p.step for p in predicted}, tuple(p.chart for p in predicted),
