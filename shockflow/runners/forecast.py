@@ -138,12 +138,6 @@ def sharpest_curvature(chart) -> float:
     return max(value, 0.0)
 
 
-def critical_factor(settings) -> float:
-    """The critical learning rate over γ*: 1 for gradient descent, ``1 − μ`` with momentum (the iterates follow
-    the gradient flow with step ``η/(1 − μ)``, which must stay below γ*)."""
-    return 1.0 - settings.momentum if settings.optimizer in ("momentum", "nesterov") else 1.0
-
-
 def _spectral_radius(x: float, name: str, mu: float) -> float:
     """Largest |root| of the update rule's map at a minimum of curvature κ, ``x = ηκ``."""
     if name in ("momentum", "nesterov") and mu > 0:
@@ -183,14 +177,12 @@ def lr_scan(stage, settings, rates, stability_lr: float) -> tuple[ScanRow, ...]:
     """One :class:`ScanRow` per learning rate (module docstring)."""
     out = []
     gamma_min = min((p.gamma_star for p in stage.predicted if p.method == "shock"), default=math.inf)
-    flow = critical_factor(settings)
     for lr in rates:
         lr = float(lr)
         predicted = _mapped(stage, settings, lr)
         reasons = []
-        if lr >= gamma_min * flow:
-            reasons.append(f"lr >= {gamma_min * flow:.4g} (the step of the flow followed, lr/(1 - mu) for momentum, "
-                           f"reaches gamma* = {gamma_min:.4g}: the proximal step is not single-valued)")
+        if lr >= gamma_min:
+            reasons.append(f"lr >= gamma* = {gamma_min:.4g} (the proximal step is not single-valued)")
         if lr >= stability_lr:
             reasons.append(f"lr >= {stability_lr:.4g} (the discrete escape overshoots)")
         out.append(ScanRow(lr, {p.chart: p.step for p in predicted}, tuple(p.chart for p in predicted),
@@ -243,7 +235,6 @@ def forecast_stage(case, seed: int, *, progress: bool = False):
 
 
 def _thinned(stage):
-    from shockflow.prediction.predict import ChartSolution  # noqa: F401 (the type replaced below)
 
     sols = []
     for s in stage.solutions:
