@@ -1,6 +1,6 @@
 """The Python face of the runners: what ``shockflow run`` and ``shockflow solve`` do, as functions.
 
-``shockflow.run``, ``shockflow.solve`` and ``shockflow.train`` (re-exported lazily from
+``shockflow.run``, ``shockflow.solve``, ``shockflow.train`` and ``shockflow.forecast`` (re-exported lazily from
 :mod:`shockflow`) take a case — a built-in case name, a path to a TOML file, or a
 :class:`~shockflow.cases.Case` from :func:`shockflow.load_case` — and return the outcome the
 command line prints: ``as_dict()`` is its ``--json`` object, ``table()`` its text.  Results are
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["run", "solve", "train", "DEFAULT_OUT"]
+__all__ = ["run", "solve", "train", "forecast", "monitor", "DEFAULT_OUT"]
 
 DEFAULT_OUT = "shockflow-results"
 
@@ -66,3 +66,34 @@ def solve(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet
 def train(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True):
     """``shockflow train``: train the network of a network case and write its HDF5 log."""
     return _kind_run(_case(case, overrides), "train", out, seed, quiet, figures)
+
+
+def forecast(case=None, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True, lr_scan=None,
+             target_step=None, transition=1):
+    """``shockflow forecast``: a network case's transitions predicted without training it (the prediction
+    of :func:`run`, the same numbers); ``lr_scan``: learning rates to re-map the charts at (each flagged
+    when critical); ``target_step``/``transition``: the smallest rate for that transition by that step.
+    Returns a ``ForecastOutcome`` (``as_dict()`` is the ``--json`` object, ``forecast_file`` the HDF5 file
+    that :func:`monitor` and ``shockflow compare`` take as the prediction)."""
+    from shockflow.cases import CaseError, Problem
+    from shockflow.runners.forecast import forecast_case
+    from shockflow.runners.prediction import DEFAULT_CASE
+
+    case = _case(DEFAULT_CASE if case is None else case, overrides)
+    if case.kind != "network":
+        raise CaseError(str(case.path or case.name), [Problem("kind", f"a forecast is made for a network case, "
+                                                                      f"found a {case.kind} case")])
+    return forecast_case(case, _options(out, seed, quiet, figures),
+                         scan_rates=None if lr_scan is None else [float(r) for r in lr_scan],
+                         target_step=target_step, transition=transition)
+
+
+def monitor(log, prediction, *, step_column=None, loss_column=None, max_ratio=2.0):
+    """``shockflow monitor`` without ``--follow``: read the log (complete rows only) and return the
+    ``Monitor``: ``reported`` (each transition with its forecast partner and offset), ``table()``.
+    Call ``update()`` again to take in rows appended since."""
+    from shockflow.runners.monitor import monitor_log
+
+    m = monitor_log(log, prediction, step_column=step_column, loss_column=loss_column, max_ratio=max_ratio)
+    m.update()
+    return m

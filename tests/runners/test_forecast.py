@@ -114,16 +114,18 @@ def test_at_a_flagged_learning_rate_training_is_unstable_or_reorders(tmp_path, n
     f = forecast_case(case, _options(tmp_path))
     gamma = min(p["gamma_star"] for p in f.predicted)
     first_flag = min(gamma, f.stability_lr)
-    rates = [0.6 * first_flag, 1.05 * first_flag]
+    rates = [0.6 * first_flag, 1.1 * first_flag, 1.5 * first_flag]
     scan = forecast_case(case, _options(tmp_path), scan_rates=rates).scan
-    assert [r.critical for r in scan] == [False, True]
+    assert [r.critical for r in scan] == [False, True, True]
     base_loss, base_order = _train(case, case.settings.training.lr)
     ok_loss, ok_order = _train(case, rates[0])
     assert ok_order == base_order and ok_loss <= 10 * base_loss           # below the flag: the same staircase
-    bad_loss, bad_order = _train(case, rates[1])
-    # measured: two-layer-staircase (gd, limit 2/κ = 0.258) ends at loss 1.7 against 4.9e-5; linear2-momentum
-    # (heavy ball, flagged from γ* = 0.19) diverges
-    assert bad_loss is None or bad_loss > 100 * base_loss or bad_order != base_order
+    for lr in rates[1:]:
+        bad_loss, bad_order = _train(case, lr)
+        # measured: two-layer-staircase (gd, flagged from 2/κ = 0.258) ends at loss 1.7-2.5 against 4.9e-5;
+        # linear2-momentum (heavy ball, flagged from γ* = 0.19) diverges (it does from 0.16 on: the flag is late
+        # there by ~15 %)
+        assert bad_loss is None or bad_loss > 100 * base_loss or bad_order != base_order, lr
 
 
 @pytest.mark.slow
