@@ -22,7 +22,7 @@ from shockflow.storage.atomic import committed_together
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.network import NetworkCase
 
-__all__ = ["build_model_and_data", "run_network_case", "NetworkOutcome"]
+__all__ = ["build_model_and_data", "load_initial", "run_network_case", "NetworkOutcome"]
 
 
 def _require_finite_arguments(case, table: str, kwargs: dict, prefix: str = "") -> None:
@@ -56,6 +56,8 @@ def build_model_and_data(case, seed: int):
         model = models.build(**spec)
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "model", str(exc)) from None
+    if s.training.initial is not None:
+        load_initial(case, model)
     kwargs = s.data.kwargs()
     generator = GENERATORS[s.data.name]
     params = inspect.signature(generator).parameters
@@ -76,6 +78,29 @@ def build_model_and_data(case, seed: int):
         raise CaseError.at(case, "model", f"does not fit the data: {exc}") from None
     data_spec = {"name": s.data.name, **{k: v for k, v in kwargs.items()}}
     return model, spec, data, data_spec
+
+
+def load_initial(case, model) -> None:
+    """Set ``model``'s parameters from the ``.npz`` file of ``[training] initial`` (relative to the case file):
+    each array names a parameter and has its shape; parameters the file does not hold keep the model's own
+    initialisation.  A missing file, an unknown name or a wrong shape is a CaseError at ``training.initial``."""
+    path = case.resolve(case.settings.training.initial)
+    try:
+        with np.load(path, allow_pickle=False) as arrays:
+            loaded = {k: np.asarray(arrays[k]) for k in arrays.files}
+    except FileNotFoundError:
+        raise CaseError.at(case, "training.initial", f"no such file {str(path)!r}") from None
+    except (OSError, ValueError) as exc:
+        raise CaseError.at(case, "training.initial", f"{str(path)!r} is not a readable .npz file ({exc})") from None
+    for name, value in loaded.items():
+        if name not in model.params:
+            raise CaseError.at(case, "training.initial", f"{str(path)!r} holds {name!r}, which is not a parameter of "
+                                                         f"the {model.name!r} model ({', '.join(model.params)})")
+        if value.shape != model.params[name].shape or not np.all(np.isfinite(value)):
+            raise CaseError.at(case, "training.initial", f"{str(path)!r}: {name!r} must be a finite array of shape "
+                                                         f"{model.params[name].shape}, found shape {value.shape}"
+                                                         + ("" if np.all(np.isfinite(value)) else " with non-finite entries"))
+        model.params[name][...] = value
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,7 +168,7 @@ def run_network_case(case, options) -> NetworkOutcome:
     log_path = out / f"{case.name}.h5"
     start = time.perf_counter()
     try:
-        record = train(spec, data, settings, log_path=log_path, quiet=options.quiet or not options.progress)
+        record = train(model, data, settings, log_path=log_path, quiet=options.quiet or not options.progress)
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "training", str(exc)) from None
     seconds = time.perf_counter() - start
