@@ -45,9 +45,9 @@ def _geometries() -> dict:
 
 
 def _generators() -> dict:
-    from shockflow.data.registry import GENERATORS
+    from shockflow.data.registry import generators
 
-    return dict(GENERATORS)
+    return generators()
 
 
 @dataclass(frozen=True)

@@ -68,17 +68,30 @@ def train(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet
     return _kind_run(_case(case, overrides), "train", out, seed, quiet, figures)
 
 
-def forecast(case=None, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True, lr_scan=None,
-             target_step=None, transition=1):
+def forecast(case=None, data=None, optimiser=None, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True,
+             quiet=True, lr_scan=None, target_step=None, transition=1, name=None):
     """``shockflow forecast``: a network case's transitions predicted without training it (the prediction
     of :func:`run`, the same numbers); ``lr_scan``: learning rates to re-map the charts at (each flagged
     when critical); ``target_step``/``transition``: the smallest rate for that transition by that step.
     Returns a ``ForecastOutcome`` (``as_dict()`` is the ``--json`` object, ``forecast_file`` the HDF5 file
-    that :func:`monitor` and ``shockflow compare`` take as the prediction)."""
+    that :func:`monitor` and ``shockflow compare`` take as the prediction).
+
+    A user's own network: ``forecast(model, (X, y), {"optimizer": "gd", "lr": 0.05, "steps": 2000})`` — ``model``
+    a shockflow model or any object implementing :class:`shockflow.models.protocol.NetworkProtocol`, the data
+    as arrays (or a Dataset), the optimiser as the keys of a case's ``[training]`` table."""
     from shockflow.cases import CaseError, Problem
-    from shockflow.runners.forecast import forecast_case
+    from shockflow.runners.forecast import forecast_case, python_case
     from shockflow.runners.prediction import DEFAULT_CASE
 
+    if data is not None:
+        from shockflow.runners.training import adapt_network
+
+        X, y = (data.X, data.y) if hasattr(data, "X") else data
+        label = name or type(case).__name__
+        network = adapt_network(case, X, y, label=label)
+        return forecast_case(python_case(label, optimiser), _options(out, seed, quiet, figures),
+                             scan_rates=None if lr_scan is None else [float(r) for r in lr_scan],
+                             target_step=target_step, transition=transition, network=network)
     case = _case(DEFAULT_CASE if case is None else case, overrides)
     if case.kind != "network":
         raise CaseError(str(case.path or case.name), [Problem("kind", f"a forecast is made for a network case, "

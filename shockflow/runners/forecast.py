@@ -221,13 +221,14 @@ def target_rate(stage, settings, step: float, transition: int, stability_lr: flo
 
 
 # -- the command --------------------------------------------------------------------------------------
-def forecast_stage(case, seed: int, *, progress: bool = False):
-    """``(stage, model, data, settings)``: the prediction of ``shockflow run`` for ``case``, without training."""
+def forecast_stage(case, seed: int, *, progress: bool = False, network=None):
+    """``(stage, model, data, settings)``: the prediction of ``shockflow run`` for ``case``, without training.
+    ``network``: ``(model, dataset)`` built already (a user's own network from Python), else the case's."""
     from shockflow.runners.prediction import predict_from_start, refuse_unmodelled
     from shockflow.runners.training import build_model_and_data, verify_geometry
 
     refuse_unmodelled(case)
-    model, _, data, _ = build_model_and_data(case, seed)
+    model, data = network if network is not None else build_model_and_data(case, seed)[::2]
     verify_geometry(case, model)
     settings = case.settings.training.train_settings(seed)
     stage = predict_from_start(case, model.copy(), data, settings, progress=progress)
@@ -309,7 +310,7 @@ def _figure(outcome: ForecastOutcome, out: Path, options) -> tuple[Path, ...]:
 
 @committed_together
 def forecast_case(case, options, *, scan_rates=None, target_step: float | None = None,
-                  transition: int = 1) -> ForecastOutcome:
+                  transition: int = 1, network=None) -> ForecastOutcome:
     """Forecast, write the forecast file and the figure (module docstring).  ``scan_rates``: learning rates
     for the scan; ``target_step``/``transition``: the smallest rate for that transition by that step."""
     from shockflow.progress import status
@@ -319,7 +320,7 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
     start = time.perf_counter()
     seed = options.seed if options.seed is not None else (case.seed or 0)
     show = options.progress and not options.quiet
-    stage, model, data, settings = forecast_stage(case, seed, progress=show)
+    stage, model, data, settings = forecast_stage(case, seed, progress=show, network=network)
     initial_loss = float(model.copy().loss_and_grad(data.X, data.y)[0])
     kappa = max((sharpest_curvature(c) for c in stage.extraction.charts), default=0.0)
     limit = stability_limit(kappa, settings.optimizer, settings.momentum)
@@ -339,3 +340,30 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
         _write(case, outcome, path, seed)
     figures = _figure(outcome, out, options)
     return replace(outcome, forecast_file=path, figures=figures, seconds=time.perf_counter() - start)
+
+
+def python_case(label: str, optimiser) -> object:
+    """The case of a network forecast from Python: ``optimiser`` (a dict of ``[training]`` keys, e.g.
+    ``{"optimizer": "gd", "lr": 0.05, "steps": 2000}``) validated as a case file's ``[training]`` table;
+    automatic charts, default extraction and prediction settings."""
+    from dataclasses import fields
+
+    from shockflow.cases.errors import Problem
+    from shockflow.cases.loading import Case
+    from shockflow.cases.network import Extraction, NetworkCase, Prediction, Training
+    from shockflow.cases.schema import Call
+
+    names = {f.name for f in fields(Training)}
+    given = dict(optimiser or {})
+    unknown = sorted(set(given) - names)
+    if unknown:
+        raise CaseError(label, [Problem(f"optimiser.{unknown[0]}", f"unknown key; expected some of {sorted(names)}")])
+    training = Training(**given)
+    problems = list(training.check())
+    if problems:
+        key, text = problems[0]
+        raise CaseError(label, [Problem(f"optimiser.{key}" if key else "optimiser", text)])
+    settings = NetworkCase(model=Call("protocol"), data=Call("arrays"), training=training, geometry=None,
+                           extraction=Extraction(), prediction=Prediction())
+    return Case(name=label, kind="network", description="a network forecast from Python", seed=0, settings=settings,
+                text="")

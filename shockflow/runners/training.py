@@ -22,7 +22,7 @@ from shockflow.storage.atomic import committed_together
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.network import NetworkCase
 
-__all__ = ["build_model_and_data", "load_initial", "run_network_case", "NetworkOutcome"]
+__all__ = ["adapt_network", "build_model_and_data", "load_initial", "run_network_case", "NetworkOutcome"]
 
 
 def _require_finite_arguments(case, table: str, kwargs: dict, prefix: str = "") -> None:
@@ -41,25 +41,50 @@ def _require_finite_arguments(case, table: str, kwargs: dict, prefix: str = "") 
                 raise CaseError.at(case, where + index, f"expected a finite number, found {v}")
 
 
+def adapt_network(network, X, y, label: str | None = None):
+    """``(model, dataset)``: a shockflow model as it is with ``(X, y)`` as a Dataset, or a network implementing
+    the protocol (:mod:`shockflow.models.protocol`) adapted, with its data as row numbers."""
+    from shockflow.data.dataset import Dataset
+    from shockflow.models.base import Model
+    from shockflow.models.protocol import ProtocolModel
+
+    if isinstance(network, Model):
+        return network, Dataset(np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64))
+    adapter = ProtocolModel(network, X, y, label)
+    Xi, yi = adapter.indexed()
+    return adapter, Dataset(Xi, yi, {"name": "protocol", "network": adapter.label})
+
+
+def _parameters(factory) -> set:
+    """Keyword names ``factory`` takes (``**`` included: it takes any)."""
+    target = factory.__init__ if isinstance(factory, type) else factory
+    params = inspect.signature(target).parameters.values()
+    return {"seed"} if any(p.kind is p.VAR_KEYWORD for p in params) else {p.name for p in params}
+
+
 def build_model_and_data(case, seed: int):
     """``(model, model_spec, dataset, data_spec)`` of a network case; CaseError on bad arguments."""
     from shockflow import models
-    from shockflow.data.registry import GENERATORS
+    from shockflow.data.registry import generators
     from shockflow.training import check_shapes
 
     s = case.settings
     _require_finite_arguments(case, "model", s.model.kwargs())
     _require_finite_arguments(case, "data", s.data.kwargs())
     spec = {"name": s.model.name, **s.model.kwargs()}
-    spec.setdefault("seed", seed)
     try:
+        factory = models.model_class(s.model.name)
+        if "seed" in _parameters(factory):   # a plug-in's factory may take no seed
+            spec.setdefault("seed", seed)
         model = models.build(**spec)
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "model", str(exc)) from None
-    if s.training.initial is not None:
+    from shockflow.models.protocol import is_protocol_network
+
+    if s.training.initial is not None and not is_protocol_network(model):
         load_initial(case, model)
     kwargs = s.data.kwargs()
-    generator = GENERATORS[s.data.name]
+    generator = generators()[s.data.name]
     params = inspect.signature(generator).parameters
     if "seed" in params:
         kwargs.setdefault("seed", seed)
@@ -72,6 +97,13 @@ def build_model_and_data(case, seed: int):
         raise CaseError.at(case, "data.path", str(exc)) from None
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "data", str(exc)) from None
+    if is_protocol_network(model):   # a third-party network implementing the protocol: adapted, on row numbers
+        try:
+            model, data = adapt_network(model, data.X, data.y, label=s.model.name)
+        except (TypeError, ValueError) as exc:
+            raise CaseError.at(case, "model", str(exc)) from None
+        if s.training.initial is not None:
+            load_initial(case, model)
     try:
         check_shapes(model, data)
     except (TypeError, ValueError) as exc:
