@@ -2,7 +2,9 @@
 
 Commands: ``run [CASE]`` (a network case end to end: train, extract the quotient PDE, predict the
 transitions from its shocks, compare with the observed ones; a PDE case is solved; no CASE: the
-built-in default), ``compare LOG --prediction RESULT`` (a training log or a CSV/JSON loss curve
+built-in default), ``forecast CASE`` (the same prediction without training; ``--lr-scan``,
+``--target-step``), ``monitor LOG --prediction FORECAST [--follow]`` (a log being written against a
+forecast), ``compare LOG --prediction RESULT`` (a training log or a CSV/JSON loss curve
 against saved predictions), ``geometries`` (the quotient geometries and their symmetries),
 ``solve CASE`` (PDE cases), ``train CASE`` (network cases), ``validate CASE``,
 ``cases`` (the built-in cases), ``show RESULT`` (summary table and figures of a result file),
