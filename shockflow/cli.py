@@ -194,6 +194,9 @@ def _monitor(args: argparse.Namespace) -> int:
     from shockflow.runners.monitor import follow, monitor_log
     from shockflow.storage import ResultFileError
 
+    if not args.follow and not Path(args.log).is_file():   # --follow may wait for a log that is not there yet
+        _error(f"LOG {args.log!r}: no such file (with --follow, monitor waits for it to appear)")
+        return EXIT_BAD_INPUT
     try:
         monitor = monitor_log(args.log, args.prediction, step_column=args.step_column, loss_column=args.loss_column,
                               max_ratio=args.max_ratio)

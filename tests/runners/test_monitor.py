@@ -133,3 +133,9 @@ def test_follow_reports_each_transition_within_one_update_interval(tmp_path):
         lag = e["read_at"] - shown     # the read that took the rows in; the report follows the detector's run
         assert 0.0 <= lag <= interval, (e, lag)
         assert e["time"] >= e["read_at"]
+
+
+def test_one_shot_on_a_missing_log_is_bad_input(tmp_path, capsys):
+    pred = _forecast_file(tmp_path / "f.h5")
+    assert main(["monitor", str(tmp_path / "absent.csv"), "--prediction", str(pred)]) == 2
+    assert "no such file" in capsys.readouterr().err
