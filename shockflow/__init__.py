@@ -6,6 +6,8 @@ The Python API (``docs/api.md``), imported on first use so that ``import shockfl
 - :func:`run` — ``shockflow run``: train, predict the transitions from the shocks, compare;
 - :func:`solve` — ``shockflow solve``: a PDE case, its solution and shocks;
 - :func:`train` — ``shockflow train``: a network case's training log;
+- :func:`forecast` — ``shockflow forecast``: the transitions of a network case before training it;
+- :func:`monitor` — ``shockflow monitor`` (one read): a log being written against a forecast;
 - :func:`read_result` — a result file (HDF5) back as a :class:`~shockflow.storage.Result`.
 """
 
@@ -16,6 +18,8 @@ _LAZY = {
     "run": ("shockflow.runners.api", "run"),
     "solve": ("shockflow.runners.api", "solve"),
     "train": ("shockflow.runners.api", "train"),
+    "forecast": ("shockflow.runners.api", "forecast"),
+    "monitor": ("shockflow.runners.api", "monitor"),
     "read_result": ("shockflow.storage", "read_result"),
 }
 

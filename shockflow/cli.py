@@ -2,7 +2,9 @@
 
 Commands: ``run [CASE]`` (a network case end to end: train, extract the quotient PDE, predict the
 transitions from its shocks, compare with the observed ones; a PDE case is solved; no CASE: the
-built-in default), ``compare LOG --prediction RESULT`` (a training log or a CSV/JSON loss curve
+built-in default), ``forecast CASE`` (the same prediction without training; ``--lr-scan``,
+``--target-step``), ``monitor LOG --prediction FORECAST [--follow]`` (a log being written against a
+forecast), ``compare LOG --prediction RESULT`` (a training log or a CSV/JSON loss curve
 against saved predictions), ``geometries`` (the quotient geometries and their symmetries),
 ``solve CASE`` (PDE cases), ``train CASE`` (network cases), ``validate CASE``,
 ``cases`` (the built-in cases), ``show RESULT`` (summary table and figures of a result file),
@@ -148,6 +150,86 @@ def _run(args: argparse.Namespace) -> int:
         _print_json(outcome.as_dict())
     elif not args.quiet:
         print(outcome.table())
+    return EXIT_OK
+
+
+def _lr_scan(text: str) -> tuple[float, float, int]:
+    """``LO:HI:N`` of ``forecast --lr-scan``: N learning rates, log-spaced from LO to HI."""
+    parts = text.split(":")
+    try:
+        lo, hi, n = float(parts[0]), float(parts[1]), int(parts[2])
+        if len(parts) != 3 or not (0 < lo <= hi and math.isfinite(hi) and n >= 1):
+            raise ValueError
+    except (ValueError, IndexError):
+        raise argparse.ArgumentTypeError(f"expected LO:HI:N with 0 < LO <= HI and a whole N >= 1, found {text!r}") from None
+    return lo, hi, n
+
+
+def _forecast(args: argparse.Namespace) -> int:
+    from shockflow.cases import RunOptions
+    from shockflow.runners.forecast import forecast_case
+
+    case = _load(args)
+    if case.kind != "network":
+        _error(f"case {case.name!r} is a {case.kind} case: a forecast is made for a network case")
+        return EXIT_BAD_INPUT
+    options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
+                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
+    rates = None
+    if args.lr_scan is not None:
+        import numpy as np
+
+        lo, hi, n = args.lr_scan
+        rates = np.geomspace(lo, hi, n)
+    outcome = forecast_case(case, options, scan_rates=rates, target_step=args.target_step, transition=args.transition)
+    if args.json:
+        _print_json(outcome.as_dict())
+    elif not args.quiet:
+        print(outcome.table())
+    return EXIT_OK
+
+
+def _monitor(args: argparse.Namespace) -> int:
+    from shockflow.prediction import ComparisonError
+    from shockflow.runners.monitor import follow, monitor_log
+    from shockflow.storage import ResultFileError
+
+    if not args.follow and not Path(args.log).is_file():   # --follow may wait for a log that is not there yet
+        _error(f"LOG {args.log!r}: no such file (with --follow, monitor waits for it to appear)")
+        return EXIT_BAD_INPUT
+    try:
+        monitor = monitor_log(args.log, args.prediction, step_column=args.step_column, loss_column=args.loss_column,
+                              max_ratio=args.max_ratio)
+    except (ResultFileError, ComparisonError, FileNotFoundError) as exc:
+        _error(str(exc) if "--prediction" in str(exc) else f"--prediction: {exc}")
+        return EXIT_BAD_INPUT
+    except ValueError as exc:
+        _error(str(exc))
+        return EXIT_BAD_INPUT
+
+    def emit(event):
+        if args.json:
+            _print_json(event.as_dict())
+        elif not args.quiet:
+            print(event.line())
+        sys.stdout.flush()
+
+    try:
+        if args.follow:
+            try:
+                follow(monitor, interval=args.interval, idle=args.idle, emit=emit)
+            except KeyboardInterrupt:
+                if not args.json and not args.quiet:
+                    print(monitor.table())
+                raise
+        else:
+            for event in monitor.update():
+                emit(event)
+    except ValueError as exc:   # a complete row that does not parse: the log is misread, not guessed
+        _error(str(exc))
+        return EXIT_BAD_INPUT
+    if not args.json and not args.quiet:
+        print(monitor.table())
     return EXIT_OK
 
 
@@ -448,6 +530,37 @@ def build_parser() -> argparse.ArgumentParser:
     _figure_arguments(run, "write the result file only")
     run.set_defaults(run=_run)
 
+    forecast = commands.add_parser("forecast", parents=[common],
+                                   help="forecast the transitions of a network case without training it")
+    _case_arguments(forecast)
+    forecast.add_argument("--lr-scan", type=_lr_scan, default=None, metavar="LO:HI:N",
+                          help="forecast at N learning rates log-spaced from LO to HI; flags the critical ones")
+    forecast.add_argument("--target-step", type=_positive_float, default=None, metavar="STEP",
+                          help="the smallest learning rate for which a transition happens by STEP")
+    forecast.add_argument("--transition", type=_positive_int, default=1, metavar="K",
+                          help="which forecast transition --target-step is about (default 1: the first)")
+    _figure_arguments(forecast, "write the forecast file only")
+    forecast.set_defaults(run=_forecast)
+
+    monitor = commands.add_parser("monitor", parents=[_common(out=False, seed=False)],
+                                  help="follow a training log being written and check it against a forecast")
+    monitor.add_argument("log", metavar="LOG", help="a training log (.h5) or a CSV/JSON-lines loss log being appended")
+    monitor.add_argument("--prediction", required=True, metavar="FORECAST",
+                         help="a forecast file of `shockflow forecast` (or a result file of `shockflow run`)")
+    monitor.add_argument("--follow", action="store_true", help="keep reading until the run ends, the log stops "
+                                                               "growing, or Ctrl-C (default: read once)")
+    monitor.add_argument("--interval", type=_positive_float, default=0.2, metavar="SECONDS",
+                         help="the shortest time between two reads (default 0.2; the log's own update interval "
+                              "once measured, if longer)")
+    monitor.add_argument("--idle", type=_positive_float, default=None, metavar="SECONDS",
+                         help="end the follow after this long without new rows (default: ten update intervals, "
+                              "at least 2 s)")
+    monitor.add_argument("--max-ratio", type=_positive_float, default=2.0,
+                         help="a forecast and an observed transition match within this factor (default 2)")
+    monitor.add_argument("--step-column", metavar="NAME", help="the step column of a CSV/JSON log ('row': row numbers)")
+    monitor.add_argument("--loss-column", metavar="NAME", help="the loss column of a CSV/JSON log")
+    monitor.set_defaults(run=_monitor)
+
     compare = commands.add_parser("compare", parents=[_common(out=False, seed=False)],
                                   help="match the transitions of a loss log (HDF5, CSV, JSON) with saved predictions")
     compare.add_argument("log", metavar="LOG", help="a training log (.h5) or a CSV/JSON file of step and loss")
@@ -527,7 +640,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: commands that write into --out (checked, created and confined before they compute anything)
-_WRITING = ("run", "solve", "train", "sweep", "show", "spectra")
+_WRITING = ("run", "forecast", "solve", "train", "sweep", "show", "spectra")
 
 
 def _write_root(args: argparse.Namespace) -> str | None:

@@ -45,9 +45,9 @@ def _geometries() -> dict:
 
 
 def _generators() -> dict:
-    from shockflow.data.registry import GENERATORS
+    from shockflow.data.registry import generators
 
-    return dict(GENERATORS)
+    return generators()
 
 
 @dataclass(frozen=True)
@@ -80,9 +80,13 @@ class Training:
     noise_every: int = setting(_D["noise_every"], doc="Gradient-noise statistics cadence (0: off).", bounds=at_least(0))
     noise_batch: int | None = setting(_D["noise_batch"], doc="Samples for per-sample gradients (not set: the batch).",
                                       bounds=at_least(2))
+    frozen: tuple[str, ...] = setting((), doc="Parameters not trained (e.g. `[\"a\"]`: a readout layer held at "
+                                              "its initial values); the optimiser skips them.")
+    initial: str | None = setting(None, doc="An `.npz` file of initial parameters (one array per parameter name, "
+                                            "relative to the case file), loaded over the model's own initialisation.")
 
     def train_settings(self, seed: int) -> TrainSettings:
-        return TrainSettings(**{f.name: getattr(self, f.name) for f in fields(self)}, seed=seed)
+        return TrainSettings(**{f.name: getattr(self, f.name) for f in fields(self) if f.name != "initial"}, seed=seed)
 
     def check(self):
         try:

@@ -11,7 +11,10 @@ from .power_law import power_law_covariance
 from .teacher_student import linear_teacher, teacher_student
 from .tokens import token_sequences
 
-__all__ = ["GENERATORS", "available", "build_dataset", "register"]
+__all__ = ["GENERATORS", "ENTRY_POINT_GROUP", "available", "build_dataset", "generators", "register", "reload_plugins"]
+
+#: third-party data generators: entry points whose object is a function returning a Dataset
+ENTRY_POINT_GROUP = "shockflow.data"
 
 GENERATORS: dict[str, Callable[..., Dataset]] = {
     "teacher_student": teacher_student,
@@ -23,9 +26,42 @@ GENERATORS: dict[str, Callable[..., Dataset]] = {
 }
 
 
+_PLUGINS: dict | None = None
+
+
+def _plugins() -> dict:
+    global _PLUGINS
+    if _PLUGINS is None:
+        from importlib import metadata
+
+        found = {}
+        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            where = f"entry point {ep.name!r} = {ep.value!r} in group {ENTRY_POINT_GROUP!r}"
+            try:
+                obj = ep.load()
+            except Exception as exc:  # a broken plug-in must say which one it is
+                raise ValueError(f"{where}: failed to load ({type(exc).__name__}: {exc})") from exc
+            if not callable(obj) or ep.name in GENERATORS:
+                raise ValueError(f"{where}: expected a data generator function under a new name, found {obj!r}")
+            found[ep.name] = obj
+        _PLUGINS = found
+    return _PLUGINS
+
+
+def reload_plugins() -> None:
+    """Forget the plug-ins read so far; the next lookup reads the entry points again."""
+    global _PLUGINS
+    _PLUGINS = None
+
+
+def generators() -> dict[str, Callable[..., Dataset]]:
+    """Every data generator by name: the built-in ones and those of the ``shockflow.data`` entry points."""
+    return {**GENERATORS, **_plugins()}
+
+
 def available() -> list[str]:
-    """Names of the registered data generators."""
-    return sorted(GENERATORS)
+    """Names of the registered data generators (plug-ins included)."""
+    return sorted(generators())
 
 
 def register(name: str, generator: Callable[..., Dataset]) -> None:
@@ -38,7 +74,7 @@ def register(name: str, generator: Callable[..., Dataset]) -> None:
 def build_dataset(name: str, **kwargs) -> Dataset:
     """Call the generator registered as ``name`` with ``kwargs``."""
     try:
-        gen = GENERATORS[name]
+        gen = generators()[name]
     except KeyError:
         raise ValueError(f"build_dataset: unknown data generator {name!r}; valid names: {available()}") from None
     return gen(**kwargs)

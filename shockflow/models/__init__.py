@@ -13,7 +13,7 @@ Build a model by name::
 from shockflow.models.activations import available_activations, get_activation
 from shockflow.models.base import Model, parameter_gradient
 from shockflow.models.losses import available_losses, get_loss
-from shockflow.models.registry import available, build, model_class, register
+from shockflow.models.registry import available, build, model_class, register, reload_plugins
 
 # Importing the model modules registers them.
 from shockflow.models import (  # noqa: F401  (imported for registration)
@@ -35,6 +35,7 @@ __all__ = [
     "available",
     "model_class",
     "register",
+    "reload_plugins",
     "parameter_gradient",
     "get_loss",
     "available_losses",

@@ -7,11 +7,13 @@ name           φ(z)                             φ'(z)                         
 ``relu``       max(z, 0)                        1[z > 0]  (subgradient 0 at z=0)  0
 ``gelu``       z Φ(z) = ½ z (1 + erf(z/√2))     Φ(z) + z e^{−z²/2}/√(2π)          ½
 ``sigmoid``    1/(1 + e^{−z})                   σ(z)(1 − σ(z))                    ¼
+``erf``        erf(z/√2)                        √(2/π) e^{−z²/2}                  √(2/π)
 ``identity``   z                                1                                 1
 =============  ===============================  ================================  =======
 
 φ'(0) enters the structure matrices of docs/theory.md §2 (two-layer MLP: A(x) = φ'(0)/2 [[0, x],[xᵀ, 0]]).
-``gelu`` is the exact erf form, not the tanh approximation.
+``gelu`` is the exact erf form, not the tanh approximation.  ``erf`` is the committee machines' activation
+of Saad & Solla (1995) (docs/theory.md §1): ``erf(z/√2) = 2Φ(z) − 1``, odd, saturating at ±1.
 """
 
 from __future__ import annotations
@@ -59,6 +61,14 @@ def _gelu_grad(z):
     return 0.5 * (1.0 + erf(z / _SQRT2)) + z * _INV_SQRT_2PI * np.exp(-0.5 * z * z)
 
 
+def _erf(z):
+    return erf(z / _SQRT2)
+
+
+def _erf_grad(z):
+    return 2.0 * _INV_SQRT_2PI * np.exp(-0.5 * z * z)
+
+
 def _sigmoid_grad(z):
     s = expit(z)
     return s * (1.0 - s)
@@ -80,6 +90,7 @@ _ACTIVATIONS: dict[str, Activation] = {
         Activation("gelu", _gelu, _gelu_grad, 0.5),
         Activation("sigmoid", expit, _sigmoid_grad, 0.25),
         Activation("identity", _identity, _identity_grad, 1.0),
+        Activation("erf", _erf, _erf_grad, float(2.0 * _INV_SQRT_2PI)),
     )
 }
 

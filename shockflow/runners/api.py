@@ -1,6 +1,6 @@
 """The Python face of the runners: what ``shockflow run`` and ``shockflow solve`` do, as functions.
 
-``shockflow.run``, ``shockflow.solve`` and ``shockflow.train`` (re-exported lazily from
+``shockflow.run``, ``shockflow.solve``, ``shockflow.train`` and ``shockflow.forecast`` (re-exported lazily from
 :mod:`shockflow`) take a case — a built-in case name, a path to a TOML file, or a
 :class:`~shockflow.cases.Case` from :func:`shockflow.load_case` — and return the outcome the
 command line prints: ``as_dict()`` is its ``--json`` object, ``table()`` its text.  Results are
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["run", "solve", "train", "DEFAULT_OUT"]
+__all__ = ["run", "solve", "train", "forecast", "monitor", "DEFAULT_OUT"]
 
 DEFAULT_OUT = "shockflow-results"
 
@@ -66,3 +66,47 @@ def solve(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet
 def train(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True):
     """``shockflow train``: train the network of a network case and write its HDF5 log."""
     return _kind_run(_case(case, overrides), "train", out, seed, quiet, figures)
+
+
+def forecast(case=None, data=None, optimiser=None, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True,
+             quiet=True, lr_scan=None, target_step=None, transition=1, name=None):
+    """``shockflow forecast``: a network case's transitions predicted without training it (the prediction
+    of :func:`run`, the same numbers); ``lr_scan``: learning rates to re-map the charts at (each flagged
+    when critical); ``target_step``/``transition``: the smallest rate for that transition by that step.
+    Returns a ``ForecastOutcome`` (``as_dict()`` is the ``--json`` object, ``forecast_file`` the HDF5 file
+    that :func:`monitor` and ``shockflow compare`` take as the prediction).
+
+    A user's own network: ``forecast(model, (X, y), {"optimizer": "gd", "lr": 0.05, "steps": 2000})`` — ``model``
+    a shockflow model or any object implementing :class:`shockflow.models.protocol.NetworkProtocol`, the data
+    as arrays (or a Dataset), the optimiser as the keys of a case's ``[training]`` table."""
+    from shockflow.cases import CaseError, Problem
+    from shockflow.runners.forecast import forecast_case, python_case
+    from shockflow.runners.prediction import DEFAULT_CASE
+
+    if data is not None:
+        from shockflow.runners.training import adapt_network
+
+        X, y = (data.X, data.y) if hasattr(data, "X") else data
+        label = name or type(case).__name__
+        network = adapt_network(case, X, y, label=label)
+        return forecast_case(python_case(label, optimiser), _options(out, seed, quiet, figures),
+                             scan_rates=None if lr_scan is None else [float(r) for r in lr_scan],
+                             target_step=target_step, transition=transition, network=network)
+    case = _case(DEFAULT_CASE if case is None else case, overrides)
+    if case.kind != "network":
+        raise CaseError(str(case.path or case.name), [Problem("kind", f"a forecast is made for a network case, "
+                                                                      f"found a {case.kind} case")])
+    return forecast_case(case, _options(out, seed, quiet, figures),
+                         scan_rates=None if lr_scan is None else [float(r) for r in lr_scan],
+                         target_step=target_step, transition=transition)
+
+
+def monitor(log, prediction, *, step_column=None, loss_column=None, max_ratio=2.0):
+    """``shockflow monitor`` without ``--follow``: read the log (complete rows only) and return the
+    ``Monitor``: ``reported`` (each transition with its forecast partner and offset), ``table()``.
+    Call ``update()`` again to take in rows appended since."""
+    from shockflow.runners.monitor import monitor_log
+
+    m = monitor_log(log, prediction, step_column=step_column, loss_column=loss_column, max_ratio=max_ratio)
+    m.update()
+    return m

@@ -25,8 +25,9 @@ import numpy as np
 from shockflow.cases.errors import CaseError
 from shockflow.storage.atomic import committed_together
 from shockflow.prediction.predict import WALL, PredictionStage, initial_gamma, predict_case, shock_records
+from shockflow.prediction.trajectory import with_trajectory
 
-__all__ = ["DEFAULT_CASE", "run_prediction_case", "RunOutcome"]
+__all__ = ["DEFAULT_CASE", "run_prediction_case", "RunOutcome", "predict_from_start", "prediction_result", "refuse_unmodelled"]
 
 #: the built-in case `shockflow run` runs without an argument
 DEFAULT_CASE = "two-layer-staircase"
@@ -108,7 +109,7 @@ class RunOutcome:
         return "\n".join(lines)
 
 
-def _result(case, stage: PredictionStage, comparison, observed, *, seed, wall_time, log_path):
+def prediction_result(case, stage: PredictionStage, comparison, observed, *, seed, wall_time, log_path):
     from shockflow.cases.schema import to_plain
     from shockflow.logs.provenance import package_versions
     from shockflow.storage import Result
@@ -188,6 +189,27 @@ def _extraction(stage: PredictionStage, comparison) -> dict:
     return out
 
 
+def refuse_unmodelled(case) -> None:
+    """A :class:`CaseError` before any work for an optimiser without a model of its escape (docs/theory.md §6,
+    "Optimisers": gd, sgd, momentum and nesterov have one; adam does not)."""
+    if case.settings.training.optimizer == "adam":
+        raise CaseError.at(case, "training.optimizer", "the prediction (shockflow run, shockflow forecast) has no "
+                                                       "validated escape model for 'adam'; use gd, sgd, momentum or "
+                                                       "nesterov, or `shockflow train` to only train")
+    if case.settings.training.frozen:
+        raise CaseError.at(case, "training.frozen", "the prediction (shockflow run, shockflow forecast) cannot hold "
+                                                    "frozen parameters constant yet: its charts move every parameter "
+                                                    "of a unit; use `shockflow train` to train with frozen parameters")
+
+
+def predict_from_start(case, initial, data, settings, *, log_temperature=float("nan"), progress=False):
+    """THE prediction of ``shockflow run`` and ``shockflow forecast``: the network at its initial parameters,
+    the data and the optimiser settings in, a :class:`PredictionStage` out.  No training log enters it (the
+    chart box is the hull of x0 and the landscape minimum), so a forecast made before training and the
+    prediction of a run are the same numbers; ``log_temperature`` is a reference figure only."""
+    return predict_case(case, initial, data, settings, None, log_temperature=log_temperature, progress=progress)
+
+
 @committed_together
 def run_prediction_case(case, options) -> RunOutcome:
     """Train, extract, solve, predict, observe, compare, write (module docstring)."""
@@ -198,10 +220,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     from shockflow.prediction.truth import parameter_truth
     from shockflow.prediction.comparison import observed_steps, write_score
 
-    if case.settings.training.optimizer == "adam":   # refused before any training (docs/theory.md §6, "Optimisers")
-        raise CaseError.at(case, "training.optimizer", "the prediction (shockflow run) has no validated escape model "
-                                                       "for 'adam'; use gd, sgd, momentum or nesterov, or `shockflow "
-                                                       "train` to only train")
+    refuse_unmodelled(case)   # before any training
     start = time.perf_counter()
     seed = options.seed if options.seed is not None else (case.seed or 0)
     model, spec, data, _ = build_model_and_data(case, seed)
@@ -227,8 +246,11 @@ def run_prediction_case(case, options) -> RunOutcome:
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "training", str(exc)) from None
     T = float(record.noise["temperature"][0]) if record.noise else float("nan")
-    # -- the prediction: initial parameters, data, optimiser settings, snapshots; no loss series
-    stage = predict_case(case, initial, data, settings, dict(record.snapshots), log_temperature=T, progress=show)
+    # -- the prediction: initial parameters, data, optimiser settings; no loss series, no snapshots
+    stage = predict_from_start(case, initial, data, settings, log_temperature=T, progress=show)
+    # the run's quotient trajectory on each chart (for the parameter truth and the figures only)
+    stage = with_trajectory(stage, initial, dict(record.snapshots), chart_key=case.settings.extraction.chart_key,
+                            X=data.X, y=data.y)
     # -- only now the loss curve
     steps, loss = record.series["step"], record.series["loss"]
     observed = observed_transitions(case, steps, loss)
@@ -240,7 +262,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     truth = parameter_truth(stage.extraction)
     comparison = loss_comparison if truth is None else match_transitions(
         predicted_steps, truth.steps, max_ratio=max_ratio, truth="parameters", horizon=float(settings.steps))
-    result = _result(case, stage, comparison, observed, seed=seed, wall_time=time.perf_counter() - start,
+    result = prediction_result(case, stage, comparison, observed, seed=seed, wall_time=time.perf_counter() - start,
                      log_path=log_path)
     from shockflow.progress import status
 

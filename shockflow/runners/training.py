@@ -22,7 +22,7 @@ from shockflow.storage.atomic import committed_together
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.network import NetworkCase
 
-__all__ = ["build_model_and_data", "run_network_case", "NetworkOutcome"]
+__all__ = ["adapt_network", "build_model_and_data", "load_initial", "run_network_case", "NetworkOutcome"]
 
 
 def _require_finite_arguments(case, table: str, kwargs: dict, prefix: str = "") -> None:
@@ -41,23 +41,50 @@ def _require_finite_arguments(case, table: str, kwargs: dict, prefix: str = "") 
                 raise CaseError.at(case, where + index, f"expected a finite number, found {v}")
 
 
+def adapt_network(network, X, y, label: str | None = None):
+    """``(model, dataset)``: a shockflow model as it is with ``(X, y)`` as a Dataset, or a network implementing
+    the protocol (:mod:`shockflow.models.protocol`) adapted, with its data as row numbers."""
+    from shockflow.data.dataset import Dataset
+    from shockflow.models.base import Model
+    from shockflow.models.protocol import ProtocolModel
+
+    if isinstance(network, Model):
+        return network, Dataset(np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64))
+    adapter = ProtocolModel(network, X, y, label)
+    Xi, yi = adapter.indexed()
+    return adapter, Dataset(Xi, yi, {"name": "protocol", "network": adapter.label})
+
+
+def _parameters(factory) -> set:
+    """Keyword names ``factory`` takes (``**`` included: it takes any)."""
+    target = factory.__init__ if isinstance(factory, type) else factory
+    params = inspect.signature(target).parameters.values()
+    return {"seed"} if any(p.kind is p.VAR_KEYWORD for p in params) else {p.name for p in params}
+
+
 def build_model_and_data(case, seed: int):
     """``(model, model_spec, dataset, data_spec)`` of a network case; CaseError on bad arguments."""
     from shockflow import models
-    from shockflow.data.registry import GENERATORS
+    from shockflow.data.registry import generators
     from shockflow.training import check_shapes
 
     s = case.settings
     _require_finite_arguments(case, "model", s.model.kwargs())
     _require_finite_arguments(case, "data", s.data.kwargs())
     spec = {"name": s.model.name, **s.model.kwargs()}
-    spec.setdefault("seed", seed)
     try:
+        factory = models.model_class(s.model.name)
+        if "seed" in _parameters(factory):   # a plug-in's factory may take no seed
+            spec.setdefault("seed", seed)
         model = models.build(**spec)
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "model", str(exc)) from None
+    from shockflow.models.protocol import is_protocol_network
+
+    if s.training.initial is not None and not is_protocol_network(model):
+        load_initial(case, model)
     kwargs = s.data.kwargs()
-    generator = GENERATORS[s.data.name]
+    generator = generators()[s.data.name]
     params = inspect.signature(generator).parameters
     if "seed" in params:
         kwargs.setdefault("seed", seed)
@@ -70,12 +97,42 @@ def build_model_and_data(case, seed: int):
         raise CaseError.at(case, "data.path", str(exc)) from None
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "data", str(exc)) from None
+    if is_protocol_network(model):   # a third-party network implementing the protocol: adapted, on row numbers
+        try:
+            model, data = adapt_network(model, data.X, data.y, label=s.model.name)
+        except (TypeError, ValueError) as exc:
+            raise CaseError.at(case, "model", str(exc)) from None
+        if s.training.initial is not None:
+            load_initial(case, model)
     try:
         check_shapes(model, data)
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "model", f"does not fit the data: {exc}") from None
     data_spec = {"name": s.data.name, **{k: v for k, v in kwargs.items()}}
     return model, spec, data, data_spec
+
+
+def load_initial(case, model) -> None:
+    """Set ``model``'s parameters from the ``.npz`` file of ``[training] initial`` (relative to the case file):
+    each array names a parameter and has its shape; parameters the file does not hold keep the model's own
+    initialisation.  A missing file, an unknown name or a wrong shape is a CaseError at ``training.initial``."""
+    path = case.resolve(case.settings.training.initial)
+    try:
+        with np.load(path, allow_pickle=False) as arrays:
+            loaded = {k: np.asarray(arrays[k]) for k in arrays.files}
+    except FileNotFoundError:
+        raise CaseError.at(case, "training.initial", f"no such file {str(path)!r}") from None
+    except (OSError, ValueError) as exc:
+        raise CaseError.at(case, "training.initial", f"{str(path)!r} is not a readable .npz file ({exc})") from None
+    for name, value in loaded.items():
+        if name not in model.params:
+            raise CaseError.at(case, "training.initial", f"{str(path)!r} holds {name!r}, which is not a parameter of "
+                                                         f"the {model.name!r} model ({', '.join(model.params)})")
+        if value.shape != model.params[name].shape or not np.all(np.isfinite(value)):
+            raise CaseError.at(case, "training.initial", f"{str(path)!r}: {name!r} must be a finite array of shape "
+                                                         f"{model.params[name].shape}, found shape {value.shape}"
+                                                         + ("" if np.all(np.isfinite(value)) else " with non-finite entries"))
+        model.params[name][...] = value
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,7 +200,7 @@ def run_network_case(case, options) -> NetworkOutcome:
     log_path = out / f"{case.name}.h5"
     start = time.perf_counter()
     try:
-        record = train(spec, data, settings, log_path=log_path, quiet=options.quiet or not options.progress)
+        record = train(model, data, settings, log_path=log_path, quiet=options.quiet or not options.progress)
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "training", str(exc)) from None
     seconds = time.perf_counter() - start

@@ -157,6 +157,10 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
         if not (isinstance(p, np.ndarray) and p.dtype == np.float64):
             raise TypeError(f"train: model parameter {k!r} must be a float64 ndarray, got "
                             f"{type(p).__name__} {getattr(p, 'dtype', '')}")
+    unknown = [k for k in settings.frozen if k not in model.params]
+    if unknown:
+        raise ValueError(f"train: frozen: {unknown[0]!r} is not a parameter of the {getattr(model, 'name', 'model')!r} "
+                         f"model; its parameters are {', '.join(model.params)}")
     n = data.n
     B = settings.effective_batch_size(n)
     check_shapes(model, data)

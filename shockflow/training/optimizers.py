@@ -28,11 +28,14 @@ class Optimizer:
         self.wd = float(settings.weight_decay)
         self.decoupled = settings.weight_decay_mode == "decoupled"
         self._tmp = {k: np.empty_like(p) for k, p in params.items()}
+        self.frozen = frozenset(settings.frozen)   # not updated (no weight decay either): constants of the run
         self.t = 0
 
     def step(self, params: dict[str, np.ndarray], grads: dict[str, np.ndarray], lr: float) -> None:
         self.t += 1
         for k, p in params.items():
+            if k in self.frozen:
+                continue
             g = grads[k]
             if self.wd:
                 if self.decoupled:

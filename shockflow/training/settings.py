@@ -74,6 +74,7 @@ class TrainSettings:
     observe_every: int = 10         # user observables cadence
     n_snapshots: int = 50           # parameter snapshots on a log-spaced schedule incl. 0 and last
     noise_every: int = 0            # gradient-noise statistics cadence (0 = off)
+    frozen: tuple = ()              # parameter names the optimiser does not update (a layer not trained)
     noise_batch: int | None = None  # samples used for per-sample gradients (None = batch size)
 
     def __post_init__(self):
@@ -107,6 +108,9 @@ class TrainSettings:
         _check_int("n_snapshots", self.n_snapshots, 2)
         _check_int("noise_every", self.noise_every, 0)
         _check_int("noise_batch", self.noise_batch, 2, allow_none=True)
+        if isinstance(self.frozen, str) or not all(isinstance(k, str) for k in self.frozen):
+            raise ValueError(f"TrainSettings: frozen must be a list of parameter names, got {self.frozen!r}")
+        object.__setattr__(self, "frozen", tuple(self.frozen))
 
     def effective_batch_size(self, n: int) -> int:
         """The batch size B used on n samples; error if it exceeds n or 'gd' is given B != n."""

@@ -124,7 +124,7 @@ def test_two_layer_linear_net_with_momentum_first_three_modes(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the fourth mode (smallest singular value) is predicted 55 % early: with "
+@pytest.mark.xfail(strict=True, reason="the fourth mode (smallest singular value) is missed (+232 %; -55 % with the run's trajectory in the chart box): with "
                                        "the faster modes at their minima (the staircase reference) its chart has "
                                        "a valley at r = 0 (L̄ rises to a ridge at r = 0.10, then falls), so the "
                                        "start r0 = 0.001 cannot escape on that chart; the mode grew while the "

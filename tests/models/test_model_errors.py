@@ -23,7 +23,7 @@ def test_available_is_sorted_and_complete():
 @pytest.mark.parametrize(
     "name, kwargs, pattern",
     [
-        ("mlp", dict(input_dim=3, width=4, activation="swish"), r"activation: unknown name 'swish'; valid names: gelu, identity, relu, sigmoid, tanh"),
+        ("mlp", dict(input_dim=3, width=4, activation="swish"), r"activation: unknown name 'swish'; valid names: erf, gelu, identity, relu, sigmoid, tanh"),
         ("mlp", dict(input_dim=3, width=4, loss="l1"), r"loss: unknown name 'l1'; valid names: cross_entropy, half_mse, logistic, mse"),
         ("quadratic", dict(input_dim=3, width=2, form="cubic"), r"form: unknown value 'cubic'; valid values: sum, trace"),
         ("moe", dict(input_dim=3, experts=2, expert="tree"), r"expert: unknown value 'tree'; valid values: linear, mlp"),

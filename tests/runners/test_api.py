@@ -18,8 +18,9 @@ def test_the_api_names_are_the_library_functions():
     assert shockflow.load_case is load_case and shockflow.read_result is read_result
     assert (shockflow.run, shockflow.solve, shockflow.train) == (api.run, api.solve, api.train)
     assert {"load_case", "run", "solve", "train", "read_result"} <= set(dir(shockflow))
-    with pytest.raises(AttributeError, match="no attribute 'forecast'"):
-        shockflow.forecast
+    assert (shockflow.forecast, shockflow.monitor) == (api.forecast, api.monitor)
+    with pytest.raises(AttributeError, match="no attribute 'predict_everything'"):
+        shockflow.predict_everything
 
 
 def test_solve_writes_into_out_and_finds_the_sine_shock_time(tmp_path):

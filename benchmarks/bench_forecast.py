@@ -1,0 +1,65 @@
+"""Wall time of `shockflow forecast` against the training it forecasts, side by side, per suite case.
+
+    python benchmarks/bench_forecast.py [--case NAME ...] [--set KEY=VALUE ...] [--json]
+
+For each case of the automatic-charts suite (default: the default case, ``mlp-tanh-teacher``,
+``linear2-momentum``), in one process with warm Numba caches (each is run once first to compile):
+
+- ``forecast``: :func:`shockflow.runners.forecast.forecast_stage` — building the network and data,
+  extracting the charts, solving them, mapping the steps (what ``shockflow forecast`` computes; no
+  file or figure writes);
+- ``training``: :func:`shockflow.training.train` of the same network on the same data with the
+  case's settings, no log file (the compute a forecast saves).
+
+The ratio forecast/training is the figure of issue 20 (target ≤ 5 %).  Timings on a shared machine are
+indicative: the one-minute load average is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+SUITE = ("two-layer-staircase", "mlp-tanh-teacher", "linear2-momentum")
+
+
+def measure(name: str, overrides=()) -> dict:
+    from shockflow.cases import load_case
+    from shockflow.runners.forecast import forecast_stage
+    from shockflow.training import train
+
+    case = load_case(name, list(overrides))
+    seed = case.seed or 0
+    forecast_stage(case, seed)                         # warm: kernels compiled, modules imported
+    start = time.perf_counter()
+    stage, model, data, settings = forecast_stage(case, seed)
+    t_forecast = time.perf_counter() - start
+    start = time.perf_counter()
+    train(model.copy(), data, settings, log_path=None, quiet=True)
+    t_train = time.perf_counter() - start
+    return {"case": name, "overrides": list(overrides), "forecast_seconds": t_forecast, "training_seconds": t_train,
+            "ratio": t_forecast / t_train, "charts": len(stage.extraction.charts), "steps": settings.steps,
+            "load": os.getloadavg()[0]}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--case", action="append", default=None)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    rows = [measure(name, args.set) for name in (args.case or SUITE)]
+    if args.json:
+        print(json.dumps(rows))
+    else:
+        print(f"{'case':>22}  {'forecast s':>10}  {'training s':>10}  {'ratio':>8}  {'load':>5}")
+        for r in rows:
+            print(f"{r['case']:>22}  {r['forecast_seconds']:10.2f}  {r['training_seconds']:10.2f}  "
+                  f"{r['ratio']:8.1%}  {r['load']:5.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,180 @@
+"""Reading a loss log that another program is still writing (issue 20, ``shockflow monitor``).
+
+:class:`LogTail` keeps its place in the file and, on each :meth:`LogTail.read`, takes in only what
+was appended since — and of that only the **complete rows**: the bytes after the last newline are a
+row still being written and are left for the next read, never parsed.  A complete row that does not
+parse is an error naming the file and the data row (counted from 1 after the header); so is a step
+that does not increase.  The formats:
+
+- CSV (``.csv``, ``.tsv``, ``.txt``, ``.dat``): the header and column rules of
+  :mod:`shockflow.logs.foreign` (``step``/``loss`` aliases, ``step_column``/``loss_column``);
+- JSON lines (``.jsonl``, ``.ndjson``, or ``.json`` holding one ``{"step": s, "loss": l}`` object per
+  line): one record per complete line;
+- a shockflow training log (``.h5``): written whole by :func:`shockflow.training.train` (atomically),
+  so it is read whole once it exists; a file that cannot be opened yet is "nothing new".
+
+A file that shrinks (replaced by a new run) is read again from its start (``restarted``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .foreign import LOSS_NAMES, _columns, _is_number, _pick
+
+__all__ = ["LogTail"]
+
+_CSV = (".csv", ".tsv", ".txt", ".dat")
+_LINES = (".jsonl", ".ndjson")
+
+
+class LogTail:
+    """The complete rows of a growing loss log (module docstring)."""
+
+    def __init__(self, path, *, step_column: str | None = None, loss_column: str | None = None):
+        self.path = Path(path)
+        suffix = self.path.suffix.lower()
+        if suffix not in (*_CSV, *_LINES, ".json", ".h5", ".hdf5"):
+            raise ValueError(f"LOG {str(self.path)!r}: unknown extension {suffix!r}; expected .csv/.tsv/.txt/.dat, "
+                             f".jsonl/.ndjson/.json (one record per line) or .h5 (a shockflow training log)")
+        self.kind = "hdf5" if suffix in (".h5", ".hdf5") else "csv" if suffix in _CSV else "lines"
+        self.step_column, self.loss_column = step_column, loss_column
+        self.restarted = 0
+        self._reset()
+
+    def _reset(self):
+        self._offset = 0
+        self._header = None        # (step index or None, loss index, delimiter) once the first row is read
+        self._rows = 0
+        self._steps: list[float] = []
+        self._loss: list[float] = []
+        self._stamp = None
+
+    @property
+    def rows(self) -> int:
+        return len(self._loss)
+
+    def size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return -1
+
+    def read(self) -> bool:
+        """Take in what was appended; True if there are new complete rows."""
+        if self.kind == "hdf5":
+            return self._read_hdf5()
+        size = self.size()
+        if size < 0:
+            return False
+        if size < self._offset:     # truncated below what was read: a new file in its place
+            self.restarted += 1
+            self._reset()
+        if size == self._offset:
+            return False
+        with open(self.path, "rb") as fh:
+            fh.seek(self._offset)
+            chunk = fh.read(size - self._offset)
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            return False                      # no complete row yet
+        before = self.rows
+        for line in chunk[:end].split(b"\n"):
+            self._line(line.decode("utf-8", errors="replace"))
+        self._offset += end + 1
+        return self.rows > before
+
+    def series(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(steps, loss)`` of the complete rows read so far."""
+        return np.asarray(self._steps, dtype=np.float64), np.asarray(self._loss, dtype=np.float64)
+
+    # -- one complete line -------------------------------------------------------------------------
+    def _fail(self, what: str):
+        raise ValueError(f"LOG {str(self.path)!r}, data row {self._rows}: {what}")
+
+    def _append(self, step, loss):
+        if not np.isfinite(loss):
+            self._fail(f"loss is not finite ({loss})")
+        if step is None:
+            step = float(len(self._steps))
+        if not (np.isfinite(step) and step >= 0 and step == round(step)):
+            self._fail(f"steps must be non-negative integers, found {step}")
+        if self._steps and step <= self._steps[-1]:
+            self._fail(f"steps must be strictly increasing: {step:g} after {self._steps[-1]:g}")
+        self._steps.append(float(step))
+        self._loss.append(float(loss))
+
+    def _line(self, line: str):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            return
+        if self.kind == "lines":
+            self._rows += 1
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                self._fail(f"not a JSON record ({exc.msg})")
+            if not isinstance(record, dict):
+                self._fail(f'expected a record {{"step": s, "loss": l}}, found {text[:60]!r}')
+            if self._header is None:
+                keys = list(record)
+                if self.loss_column is None and _pick(keys, LOSS_NAMES) is None:
+                    self._fail(f"no loss key among {keys}")
+                si, li = _columns(keys, self.path, self.step_column, self.loss_column, "record keys")
+                self._header = (None if si is None else keys[si], keys[li], None)
+            skey, lkey, _ = self._header
+            try:
+                self._append(None if skey is None else float(record[skey]), float(record[lkey]))
+            except (KeyError, TypeError, ValueError) as exc:
+                if isinstance(exc, ValueError) and str(exc).startswith("LOG "):
+                    raise
+                self._fail(f"cannot read step and loss from {text[:60]!r}")
+            return
+        if self._header is None:
+            delim = next((d for d in (",", "\t", ";") if d in text), None)
+            cells = [c.strip() for c in (text.split(delim) if delim else text.split())]
+            if not all(_is_number(c) for c in cells if c):
+                si, li = _columns(cells, self.path, self.step_column, self.loss_column, "columns of the header")
+                self._header = (si, li, delim)
+                return
+            if self.step_column is not None or self.loss_column is not None:
+                raise ValueError(f"LOG {str(self.path)!r} has no header; --step-column/--loss-column need named "
+                                 f"columns")
+            if len(cells) > 2:
+                raise ValueError(f"LOG {str(self.path)!r} has {len(cells)} columns and no header; expected one "
+                                 f"column (loss) or two (step, loss), or a header naming them")
+            self._header = ((None, 0) if len(cells) == 1 else (0, 1)) + (delim,)
+        si, li, delim = self._header
+        self._rows += 1
+        cells = [c.strip() for c in (text.split(delim) if delim else text.split())]
+        try:
+            loss = float(cells[li])
+            step = None if si is None else float(cells[si])
+        except (ValueError, IndexError):
+            self._fail(f"cannot read numbers from {cells}")
+        self._append(step, loss)
+
+    # -- a shockflow training log ------------------------------------------------------------------
+    def _read_hdf5(self) -> bool:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return False
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp == self._stamp:
+            return False
+        from .hdf5 import read_training_log
+
+        try:
+            record = read_training_log(self.path)
+        except OSError:
+            return False                       # not readable yet
+        self._stamp = stamp
+        steps = np.asarray(record.series["step"], dtype=np.float64)
+        loss = np.asarray(record.series["loss"], dtype=np.float64)
+        grew = loss.size > self.rows
+        self._steps, self._loss = steps.tolist(), loss.tolist()
+        return grew

@@ -1,0 +1,59 @@
+"""The quotient trajectory of a run on the charts of a prediction made without it (issue 20).
+
+The prediction (:func:`shockflow.prediction.predict.predict_case` without snapshots) is made from the
+initial parameters, the data and the optimiser settings alone, so that ``shockflow forecast`` (no
+training) and ``shockflow run`` give the same numbers.  After training, :func:`with_trajectory` adds
+each chart's coordinates of the logged parameter snapshots (``ChartData.trajectory``) and the
+geometry's mode strength along them (``trajectory_strength``): what the parameter truth
+(:mod:`shockflow.prediction.truth`) and the landscape figure read.  The chart's box, initial data and
+shock are not touched.  A periodic chart's coordinates are unwrapped continuously from ``x0``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Mapping
+
+import numpy as np
+
+__all__ = ["with_trajectory", "chart_key_of"]
+
+
+def chart_key_of(extraction, model, X, y, chart_key: str) -> str:
+    """The geometry keyword that selects a chart: the geometry's own when it found its charts itself
+    (the automatic charts' ``mode``), else ``chart_key`` (``[extraction] chart_key``)."""
+    from shockflow.geometry import geometry_class
+
+    found = geometry_class(extraction.geometry).discover_charts(model, X, y, dict(extraction.geometry_kwargs))
+    return found[2] if found is not None else chart_key
+
+
+def with_trajectory(stage, model, snapshots: Mapping | None, *, chart_key: str, X, y):
+    """``stage`` with every chart's quotient trajectory from ``snapshots`` (``{"step": (k,), name: (k, …)}``).
+
+    ``model``: the network at its initial parameters (the geometry is bound to it, as the extraction's
+    first pass is).  No snapshots: ``stage`` unchanged."""
+    from shockflow import geometry
+
+    if not snapshots or "step" not in snapshots:
+        return stage
+    ex = stage.extraction
+    key = chart_key_of(ex, model, X, y, chart_key)
+    steps = np.asarray(snapshots["step"], dtype=np.int64)
+    names = list(model.params)
+    charts = []
+    for c in ex.charts:
+        kwargs = dict(ex.geometry_kwargs)
+        if c.selector is not None:
+            kwargs[key] = c.selector
+        geo = geometry.build(ex.geometry, model=model, **kwargs)
+        traj = np.array([geo.coordinates({k: snapshots[k][i] for k in names})[0] for i in range(steps.size)],
+                        dtype=np.float64)
+        if geo.chart.periodic[0] and traj.size:
+            period = geo.chart.upper[0] - geo.chart.lower[0]
+            previous = np.concatenate([[c.x0], traj[:-1]])
+            jumps = np.round((traj - previous) / period)
+            traj = traj - period * np.cumsum(jumps)
+        charts.append(replace(c, trajectory_steps=steps, trajectory=traj,
+                              trajectory_strength=np.asarray(geo.strength(traj.reshape(-1, 1)))[:, 0]))
+    return replace(stage, extraction=replace(ex, charts=tuple(charts)))

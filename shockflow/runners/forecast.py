@@ -1,0 +1,369 @@
+"""``shockflow forecast``: the transitions of a network case predicted before (instead of) training it.
+
+    build the network and data of the case        (shockflow.runners.training.build_model_and_data)
+    predict from the start                        (shockflow.runners.prediction.predict_from_start:
+                                                   the same function as ``shockflow run``; no training)
+    read the forecast                             every transition's step, chart, γ*, critical learning
+                                                  rate, the loss level after it, whether it lies beyond
+                                                  the planned steps
+    write <out>/<name>-forecast.h5 (atomically)   a result file holding /transitions/predicted, which
+                                                  ``compare`` and ``monitor`` accept as --prediction
+    figure <out>/<name>-forecast.png               the forecast loss staircase
+
+**The loss after a transition** is the chart's landscape minimum ``L̄(x_min)`` with the staircase
+reference (the charts ranked before it at their own minima: docs/theory.md §6): the plateau the loss
+is forecast to sit on once that mode is learned.
+
+**Control** (docs/theory.md §6, "Control").  ``lr_scan`` re-maps the solved charts at other learning
+rates (the charts' landscapes do not depend on the rate; their viscosity ``ν = T/2`` is proportional
+to it, and the schedule is scaled with it) and flags a rate *critical* where the forecast stops being
+a forecast: ``η ≥ γ*`` of a chart (the proximal step of docs/theory.md §1 is no longer single-valued), or
+the discrete escape overshoots the minimum it escapes to — the update rule's linear map at the
+largest quotient curvature ``κ_max`` of the charts' landscape minima leaves its stable region
+(``ηκ_max ≥ 2`` for gradient descent, ``2(1 + μ)`` for heavy ball, ``2(1 + μ)/(1 + 2μ)`` for Nesterov).
+``target_step`` bisects the rate (log scale, below the stability limit) for the smallest one at
+which a chosen transition is forecast by a given step.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from shockflow.cases.errors import CaseError
+from shockflow.storage.atomic import committed_together
+
+__all__ = ["ForecastOutcome", "ScanRow", "forecast_case", "forecast_stage", "lr_scan", "target_rate",
+           "stability_limit", "sharpest_curvature", "read_forecast"]
+
+#: solution snapshots kept per chart in the forecast file (the file stays small; ``run`` keeps all)
+FILE_TIMES = 9
+
+
+@dataclass(frozen=True)
+class ScanRow:
+    """One learning rate of a scan: the forecast step of every chart, and whether the rate is critical."""
+
+    lr: float
+    steps: dict                 # chart -> forecast step
+    order: tuple                # charts in forecast order
+    critical: bool
+    reason: str                 # why critical ("" if not)
+
+    def as_dict(self) -> dict:
+        return {"lr": self.lr, "steps": dict(self.steps), "order": list(self.order), "critical": self.critical,
+                "reason": self.reason}
+
+
+@dataclass(frozen=True, eq=False)
+class ForecastOutcome:
+    case: str
+    stage: object                     # PredictionStage
+    horizon: int                      # the planned training steps
+    initial_loss: float
+    lr: float
+    optimizer: str
+    momentum: float
+    stability_lr: float               # the rate where the discrete escape overshoots (inf: none)
+    seconds: float
+    forecast_file: Path | None = None
+    figures: tuple[Path, ...] = field(default=())
+    scan: tuple = ()                  # ScanRow per scanned rate
+    target: dict | None = None        # {"step", "transition", "chart", "lr"} of --target-step
+
+    @property
+    def predicted(self) -> list[dict]:
+        charts = {c.label: c for c in self.stage.extraction.charts}
+        rows = []
+        for p in self.stage.predicted:
+            rows.append({"step": p.step, "chart": p.chart, "gamma_star": p.gamma_star, "critical_lr": p.critical_lr,
+                         "loss_after": float(charts[p.chart].loss_at_min),
+                         "beyond_horizon": bool(not (p.step <= self.horizon)), "method": p.method})
+        return rows
+
+    def as_dict(self) -> dict:
+        out = {"case": self.case, "predicted": self.predicted, "initial_loss": self.initial_loss,
+               "horizon": self.horizon, "lr": self.lr, "optimizer": self.optimizer,
+               "stability_lr": self.stability_lr, "seconds": self.seconds,
+               "forecast_file": str(self.forecast_file) if self.forecast_file is not None else None,
+               "figures": [str(p) for p in self.figures]}
+        if self.scan:
+            out["lr_scan"] = [r.as_dict() for r in self.scan]
+        if self.target is not None:
+            out["target"] = dict(self.target)
+        return out
+
+    def table(self) -> str:
+        lines = [f"forecast {self.case}: {self.optimizer}, lr {self.lr:g}, {self.horizon} planned steps, initial loss "
+                 f"{self.initial_loss:.4g} ({self.seconds:.1f} s, no training)"]
+        lines.append(f"{'chart':>8}  {'step':>10}  {'gamma*':>10}  {'crit. lr':>9}  {'loss after':>10}  {'':>14}")
+        for r in self.predicted:
+            note = "beyond horizon" if r["beyond_horizon"] else ""
+            lines.append(f"{r['chart']:>8}  {r['step']:10.1f}  {r['gamma_star']:10.4g}  {r['critical_lr']:9.3g}  "
+                         f"{r['loss_after']:10.4g}  {note:>14}")
+        lines.append(f"the discrete escape overshoots from lr {self.stability_lr:.4g} on "
+                     f"({self.optimizer}{f', momentum {self.momentum:g}' if self.optimizer in ('momentum', 'nesterov') else ''})")
+        if self.scan:
+            charts = [p.chart for p in self.stage.predicted]
+            lines.append("learning-rate scan (forecast step of each chart; * critical):")
+            lines.append(f"{'lr':>10}  " + "  ".join(f"{c:>9}" for c in charts) + "  order")
+            for r in self.scan:
+                lines.append(f"{r.lr:10.4g}  " + "  ".join(f"{r.steps[c]:9.1f}" for c in charts) + "  "
+                             + " ".join(r.order) + (f"  * {r.reason}" if r.critical else ""))
+        if self.target is not None:
+            t = self.target
+            got = "no stable learning rate reaches it" if t["lr"] is None else f"smallest lr {t['lr']:.4g}"
+            lines.append(f"transition {t['transition']} (chart {t['chart']}) by step {t['step']:g}: {got}")
+        if self.forecast_file is not None:
+            lines.append(f"forecast file: {self.forecast_file}")
+        lines += [f"figure: {p}" for p in self.figures]
+        return "\n".join(lines)
+
+
+# -- stability and the scan -------------------------------------------------------------------------
+def sharpest_curvature(chart) -> float:
+    """The quotient curvature ``sqrt(a) ∂_x(sqrt(a) ∂_x L̄)`` of a chart's initial data at its landscape minimum
+    ``x_min`` (0 if not positive): the curvature of the basin the escape ends in, where the iterates must settle."""
+    from shockflow.prediction.predict import hessian_g
+
+    kappa = hessian_g(np.asarray(chart.u0), chart)
+    x = np.asarray(chart.x)
+    keep = slice(1, -1)                       # one-sided differences at the walls
+    xm = abs(chart.x_min) if chart.mirrored else chart.x_min
+    value = float(np.interp(xm, x[keep], kappa[keep]))
+    return max(value, 0.0)
+
+
+def _spectral_radius(x: float, name: str, mu: float) -> float:
+    """Largest |root| of the update rule's map at a minimum of curvature κ, ``x = ηκ``."""
+    if name in ("momentum", "nesterov") and mu > 0:
+        b, c = ((1.0 + mu - x), mu) if name == "momentum" else ((1.0 + mu) * (1.0 - x), mu * (1.0 - x))
+        return float(np.max(np.abs(np.roots([1.0, -b, c]))))
+    return abs(1.0 - x)
+
+
+def stability_limit(kappa: float, name: str, mu: float) -> float:
+    """The learning rate from which the update rule's linear map at curvature ``κ`` is unstable (inf for κ = 0):
+    ``2/κ`` (gd, sgd), ``2(1 + μ)/κ`` (heavy ball), ``2(1 + μ)/((1 + 2μ)κ)`` (Nesterov), found from the
+    spectral radius (checked against those forms in the tests)."""
+    if not kappa > 0:
+        return math.inf
+    lo, hi = 0.0, 1.0
+    while _spectral_radius(hi, name, mu) < 1.0:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _spectral_radius(mid, name, mu) < 1.0 else (lo, mid)
+    return hi / kappa
+
+
+def _mapped(stage, settings, lr: float):
+    """The stage's charts mapped at learning rate ``lr`` (schedule scaled; ν ∝ η): predicted transitions."""
+    from shockflow.prediction.mapping import Optimiser, predict_transitions
+    from shockflow.training.schedules import learning_rate
+
+    scale = lr / settings.lr
+    s = replace(settings, lr=lr, lr_min=settings.lr_min * scale)
+    rates = np.array([learning_rate(s, i) for i in range(s.steps)])
+    shocks = [replace(c, nu=c.nu * scale) for c in stage.shocks]
+    return predict_transitions(shocks, Optimiser(rates, s.optimizer, s.momentum))
+
+
+def lr_scan(stage, settings, rates, stability_lr: float) -> tuple[ScanRow, ...]:
+    """One :class:`ScanRow` per learning rate (module docstring)."""
+    out = []
+    gamma_min = min((p.gamma_star for p in stage.predicted if p.method == "shock"), default=math.inf)
+    for lr in rates:
+        lr = float(lr)
+        predicted = _mapped(stage, settings, lr)
+        reasons = []
+        if lr >= gamma_min:
+            reasons.append(f"lr >= gamma* = {gamma_min:.4g} (the proximal step is not single-valued)")
+        if lr >= stability_lr:
+            reasons.append(f"lr >= {stability_lr:.4g} (the discrete escape overshoots)")
+        out.append(ScanRow(lr, {p.chart: p.step for p in predicted}, tuple(p.chart for p in predicted),
+                           bool(reasons), "; ".join(reasons)))
+    return tuple(out)
+
+
+def target_rate(stage, settings, step: float, transition: int, stability_lr: float) -> dict:
+    """The smallest learning rate at which the ``transition``-th forecast transition (1-based, in the order
+    at the case's own rate; the chart is held fixed) happens by ``step``: bisection in log rate between
+    ``lr/10⁶`` and the stability limit (or ``10⁶ lr``).  ``lr`` None when even the limit is too slow."""
+    predicted = stage.predicted
+    if not 1 <= transition <= len(predicted):
+        raise ValueError(f"--transition: expected a number from 1 to {len(predicted)} (the forecast transitions), "
+                         f"found {transition}")
+    chart = predicted[transition - 1].chart
+
+    def when(lr):
+        return {p.chart: p.step for p in _mapped(stage, settings, lr)}[chart]
+
+    hi = min(stability_lr * (1.0 - 1e-9), settings.lr * 1e6)
+    lo = settings.lr * 1e-6
+    out = {"step": float(step), "transition": int(transition), "chart": chart, "lr": None}
+    if not when(hi) <= step:
+        return out
+    if when(lo) <= step:
+        out["lr"] = lo
+        return out
+    for _ in range(80):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if when(mid) <= step else (mid, hi)
+        if hi / lo - 1.0 < 1e-6:
+            break
+    out["lr"] = hi
+    return out
+
+
+# -- the command --------------------------------------------------------------------------------------
+def forecast_stage(case, seed: int, *, progress: bool = False, network=None):
+    """``(stage, model, data, settings)``: the prediction of ``shockflow run`` for ``case``, without training.
+    ``network``: ``(model, dataset)`` built already (a user's own network from Python), else the case's."""
+    from shockflow.runners.prediction import predict_from_start, refuse_unmodelled
+    from shockflow.runners.training import build_model_and_data, verify_geometry
+
+    refuse_unmodelled(case)
+    model, data = network if network is not None else build_model_and_data(case, seed)[::2]
+    verify_geometry(case, model)
+    settings = case.settings.training.train_settings(seed)
+    stage = predict_from_start(case, model.copy(), data, settings, progress=progress)
+    return stage, model, data, settings
+
+
+def _thinned(stage):
+
+    sols = []
+    for s in stage.solutions:
+        keep = np.unique(np.linspace(0, len(s.times) - 1, min(FILE_TIMES, len(s.times))).round().astype(int))
+        sols.append(replace(s, times=np.asarray(s.times)[keep], u=np.asarray(s.u)[keep],
+                            viscous_u=None if s.viscous_u is None else np.asarray(s.viscous_u)[keep]))
+    return replace(stage, solutions=tuple(sols))
+
+
+def _write(case, outcome: ForecastOutcome, path: Path, seed: int) -> Path:
+    import json
+
+    from shockflow.prediction import match_transitions
+    from shockflow.runners.prediction import prediction_result
+    from shockflow.storage import write_result
+
+    stage = _thinned(outcome.stage)
+    empty = match_transitions([p.step for p in stage.predicted], [], truth="loss", horizon=float(outcome.horizon))
+    result = prediction_result(case, stage, empty, (), seed=seed, wall_time=outcome.seconds, log_path="")
+
+    def extend(f):
+        g = f.create_group("forecast")
+        g.attrs["horizon"] = int(outcome.horizon)
+        g.attrs["initial_loss"] = float(outcome.initial_loss)
+        g.attrs["stability_lr"] = float(outcome.stability_lr)
+        g.attrs["lr"] = float(outcome.lr)
+        g.attrs["predicted"] = json.dumps(outcome.predicted)
+        if outcome.scan:
+            g.attrs["lr_scan"] = json.dumps([r.as_dict() for r in outcome.scan])
+        if outcome.target is not None:
+            g.attrs["target"] = json.dumps(outcome.target)
+
+    return write_result(result, path, extend=extend)
+
+
+def read_forecast(path) -> dict:
+    """The ``/forecast`` group of a forecast file: ``horizon``, ``initial_loss``, ``stability_lr``, ``lr``,
+    ``predicted`` (the rows of ``--json``); ``{}`` for a result file of ``shockflow run``."""
+    import json
+
+    from shockflow.storage import ResultFileError, open_hdf5
+    from shockflow.storage.results import FORMAT, FORMAT_VERSION
+
+    with open_hdf5(path, format=FORMAT, kind="a shockflow result file", error=ResultFileError,
+                   max_version=FORMAT_VERSION) as f:
+        if "forecast" not in f:
+            return {}
+        g = f["forecast"]
+        out = {k: (json.loads(v) if k in ("predicted", "lr_scan", "target") else v.item() if hasattr(v, "item") else v)
+               for k, v in g.attrs.items()}
+    return out
+
+
+def _figure(outcome: ForecastOutcome, out: Path, options) -> tuple[Path, ...]:
+    from shockflow.figures import can_draw
+
+    if not (options.figures and can_draw()):
+        return ()
+    from shockflow.figures import loss_figure, save_figure
+
+    rows = [r for r in outcome.predicted if math.isfinite(r["step"])]
+    last = max([outcome.horizon] + [r["step"] for r in rows])
+    steps = np.unique(np.concatenate([np.geomspace(1.0, 1.5 * last, 600), [r["step"] for r in rows]]))
+    level = np.full(steps.shape, outcome.initial_loss)
+    for r in sorted(rows, key=lambda r: r["step"]):   # each plateau from its transition on
+        level[steps >= r["step"]] = np.minimum(level[steps >= r["step"]], r["loss_after"])
+    fig = loss_figure(steps, level, predicted=[r["step"] for r in rows], charts=[r["chart"] for r in rows],
+                      title=f"{outcome.case}: forecast loss staircase ({outcome.optimizer}, lr {outcome.lr:g}; "
+                            f"no training)")
+    return (save_figure(fig, out / f"{outcome.case}-forecast.png", format=options.figure_format, dpi=options.dpi),)
+
+
+@committed_together
+def forecast_case(case, options, *, scan_rates=None, target_step: float | None = None,
+                  transition: int = 1, network=None) -> ForecastOutcome:
+    """Forecast, write the forecast file and the figure (module docstring).  ``scan_rates``: learning rates
+    for the scan; ``target_step``/``transition``: the smallest rate for that transition by that step."""
+    from shockflow.progress import status
+
+    if case.kind != "network":
+        raise CaseError.at(case, "kind", f"a forecast is made for a network case, found a {case.kind!r} case")
+    start = time.perf_counter()
+    seed = options.seed if options.seed is not None else (case.seed or 0)
+    show = options.progress and not options.quiet
+    stage, model, data, settings = forecast_stage(case, seed, progress=show, network=network)
+    initial_loss = float(model.copy().loss_and_grad(data.X, data.y)[0])
+    kappa = max((sharpest_curvature(c) for c in stage.extraction.charts), default=0.0)
+    limit = stability_limit(kappa, settings.optimizer, settings.momentum)
+    scan = lr_scan(stage, settings, scan_rates, limit) if scan_rates is not None else ()
+    target = None
+    if target_step is not None:
+        try:
+            target = target_rate(stage, settings, target_step, transition, limit)
+        except ValueError as exc:
+            raise CaseError.at(case, "--transition", str(exc)) from None
+    outcome = ForecastOutcome(case.name, stage, settings.steps, initial_loss, settings.lr, settings.optimizer,
+                              settings.momentum, limit, time.perf_counter() - start, scan=scan, target=target)
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{case.name}-forecast.h5"
+    with status(f"write {path}", enabled=show):
+        _write(case, outcome, path, seed)
+    figures = _figure(outcome, out, options)
+    return replace(outcome, forecast_file=path, figures=figures, seconds=time.perf_counter() - start)
+
+
+def python_case(label: str, optimiser) -> object:
+    """The case of a network forecast from Python: ``optimiser`` (a dict of ``[training]`` keys, e.g.
+    ``{"optimizer": "gd", "lr": 0.05, "steps": 2000}``) validated as a case file's ``[training]`` table;
+    automatic charts, default extraction and prediction settings."""
+    from dataclasses import fields
+
+    from shockflow.cases.errors import Problem
+    from shockflow.cases.loading import Case
+    from shockflow.cases.network import Extraction, NetworkCase, Prediction, Training
+    from shockflow.cases.schema import Call
+
+    names = {f.name for f in fields(Training)}
+    given = dict(optimiser or {})
+    unknown = sorted(set(given) - names)
+    if unknown:
+        raise CaseError(label, [Problem(f"optimiser.{unknown[0]}", f"unknown key; expected some of {sorted(names)}")])
+    training = Training(**given)
+    problems = list(training.check())
+    if problems:
+        key, text = problems[0]
+        raise CaseError(label, [Problem(f"optimiser.{key}" if key else "optimiser", text)])
+    settings = NetworkCase(model=Call("protocol"), data=Call("arrays"), training=training, geometry=None,
+                           extraction=Extraction(), prediction=Prediction())
+    return Case(name=label, kind="network", description="a network forecast from Python", seed=0, settings=settings,
+                text="")

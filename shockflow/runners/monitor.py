@@ -1,0 +1,224 @@
+"""``shockflow monitor LOG --prediction FORECAST``: a training run checked against its forecast while it runs.
+
+Each time the log has grown (:class:`shockflow.logs.tail.LogTail`: complete rows only) the
+transition detector (:func:`shockflow.prediction.transitions.find_transitions`) runs on every row
+read so far; a transition it finds that was not reported before (no reported midpoint within a factor
+:data:`SAME` of it) is reported at once, matched to the forecast (``match_transitions``, the scoring of
+``compare``) and said early or late by how many steps.  One-shot (default): read the log once, report,
+print the table.  ``follow``: keep reading until
+
+- the run ends: the last logged step reaches the forecast's planned steps (the forecast file's
+  ``/forecast`` horizon; for a ``run`` result file the settings' ``training.steps``), or a shockflow
+  HDF5 log has appeared (it is written whole at the end of training);
+- the log stops growing: nothing new for ``idle`` seconds (default: ten update intervals, at least 2 s),
+  ending with a message that says so;
+- Ctrl-C.
+
+**Polling.**  Never faster than the log's own update interval: the interval is the median of the
+gaps between the file's successive modification times seen so far (at least ``interval``, the
+floor, default 0.2 s, which also applies until two updates have been seen), on a fixed schedule (the
+time the detector takes is not added to the wait).  The rows that show a transition are then read at
+most one update interval after they were written; the report follows after the detector's run on
+them (``time − read_at`` of the event: 0.1–0.7 s for 300–1200 rows on a loaded machine).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Monitor", "MonitorEvent", "follow", "read_forecast_steps", "SAME"]
+
+#: a detection within this factor of a reported midpoint is the same transition (the detector refines
+#: a midpoint as rows arrive)
+SAME = 1.25
+
+
+@dataclass(frozen=True)
+class MonitorEvent:
+    """A transition seen for the first time (``kind="transition"``), the start (``"start"``, once the monitor is
+    ready) or the end of the follow (``"end"``)."""
+
+    kind: str
+    time: float                  # wall-clock time (s since the epoch) of the report
+    read_at: float               # ... of the read of the rows that show it (time − read_at: the detector's run)
+    rows: int                    # complete rows read when it was reported
+    last_step: float             # the last logged step then
+    step: float = math.nan       # the transition's midpoint step
+    onset: float = math.nan
+    end: float = math.nan
+    predicted_step: float | None = None
+    chart: str | None = None
+    offset: float | None = None  # observed − predicted steps (> 0: later than forecast)
+    message: str = ""
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in ("kind", "time", "read_at", "rows", "last_step", "step", "onset", "end",
+                                               "predicted_step", "chart", "offset", "message")}
+
+    def line(self) -> str:
+        if self.kind != "transition":
+            return self.message
+        head = f"transition at step {self.step:.1f} (seen at row {self.rows}, step {self.last_step:g})"
+        if self.predicted_step is None:
+            return head + ": no forecast transition within the matching factor"
+        rel = self.offset / self.predicted_step if self.predicted_step > 0 else math.nan
+        when = "late" if self.offset > 0 else "early"
+        return (head + f": forecast {self.predicted_step:.1f} (chart {self.chart}), {when} by "
+                       f"{abs(self.offset):.1f} steps ({abs(rel):.1%})")
+
+
+def read_forecast_steps(path) -> tuple[np.ndarray, list[str], float]:
+    """``(predicted steps, charts, planned steps)`` of a forecast file or a ``run`` result file."""
+    from shockflow.prediction.comparison import read_predictions
+    from shockflow.runners.forecast import read_forecast
+    from shockflow.storage import read_result
+
+    steps = read_predictions(path)
+    result = read_result(path)
+    charts = [str(c) for c in result.transitions.get("predicted", {}).get("chart", [""] * steps.size)]
+    horizon = read_forecast(path).get("horizon")
+    if horizon is None:
+        horizon = result.settings.get("training", {}).get("steps", math.inf)
+    return steps, charts, float(horizon)
+
+
+@dataclass
+class Monitor:
+    """The predicted-versus-observed state of one log (module docstring)."""
+
+    tail: object                       # LogTail
+    predicted: np.ndarray
+    charts: list
+    horizon: float = math.inf
+    max_ratio: float = 2.0
+    reported: list = field(default_factory=list)   # MonitorEvent of each reported transition
+    transitions: tuple = ()                          # the detector's current transitions
+
+    def update(self, now: float | None = None) -> list[MonitorEvent]:
+        """Read what is new; the transitions seen for the first time."""
+        from shockflow.prediction import find_transitions, match_transitions
+
+        read_at = time.time()
+        if not self.tail.read():
+            return []
+        steps, loss = self.tail.series()
+        try:
+            found = tuple(find_transitions(steps, loss))
+        except ValueError:            # too few rows or too short a span for the detector yet
+            return []
+        self.transitions = found
+        mids = [t.midpoint for t in found]
+        comparison = match_transitions(self.predicted, mids, max_ratio=self.max_ratio, truth="loss",
+                                       horizon=self.horizon)
+        partner = {m.observed_step: m for m in comparison.matches}
+        events = []
+        now = time.time() if now is None else now
+        for t in found:
+            if any(abs(math.log(t.midpoint / e.step)) < math.log(SAME) for e in self.reported if e.step > 0):
+                continue
+            m = partner.get(t.midpoint)
+            chart = None
+            if m is not None:
+                chart = self.charts[m.predicted_index] if m.predicted_index < len(self.charts) else ""
+            event = MonitorEvent("transition", now, read_at, self.tail.rows, float(steps[-1]), t.midpoint, t.onset, t.end,
+                                 None if m is None else float(m.predicted_step), chart,
+                                 None if m is None else float(t.midpoint - m.predicted_step))
+            self.reported.append(event)
+            events.append(event)
+        return events
+
+    @property
+    def ended(self) -> bool:
+        steps, _ = self.tail.series()
+        return bool(steps.size and steps[-1] >= self.horizon) or (self.tail.kind == "hdf5" and self.tail.rows > 0)
+
+    def table(self) -> str:
+        from shockflow.prediction import match_transitions
+
+        steps, _ = self.tail.series()
+        last = float(steps[-1]) if steps.size else math.nan
+        lines = [f"{self.tail.path}: {self.tail.rows} rows, last step {last:g} of {self.horizon:g} planned"]
+        c = match_transitions(self.predicted, [t.midpoint for t in self.transitions], max_ratio=self.max_ratio,
+                              truth="loss", horizon=last if steps.size else math.inf)
+        seen = {m.predicted_index: m for m in c.matches}
+        lines.append(f"{'chart':>8}  {'forecast':>10}  {'observed':>10}  {'offset':>9}")
+        for i, p in enumerate(self.predicted):
+            chart = self.charts[i] if i < len(self.charts) else ""
+            m = seen.get(i)
+            if m is not None:
+                lines.append(f"{chart:>8}  {p:10.1f}  {m.observed_step:10.1f}  {m.observed_step - p:+9.1f}")
+            else:
+                status = "beyond the log" if p > last else "not seen"
+                lines.append(f"{chart:>8}  {p:10.1f}  {status:>10}")
+        extra = [t.midpoint for t in self.transitions if t.midpoint not in {m.observed_step for m in c.matches}]
+        if extra:
+            lines.append("observed without a forecast partner: " + ", ".join(f"{s:.1f}" for s in extra))
+        return "\n".join(lines)
+
+
+def follow(monitor: Monitor, *, interval: float = 0.2, idle: float | None = None, emit=print,
+           clock=time.monotonic, sleep=time.sleep) -> MonitorEvent:
+    """Follow the log until the run ends, it stops growing, or Ctrl-C (module docstring); ``emit`` gets each
+    :class:`MonitorEvent` as it happens, the last one is the end (returned)."""
+    floor = float(interval)
+    stamps: list[int] = []
+    emit(MonitorEvent("start", time.time(), time.time(), 0, math.nan,
+                      message=f"following {monitor.tail.path} against {monitor.predicted.size} forecast transitions "
+                              f"({monitor.horizon:g} planned steps)"))
+    last_growth = clock()
+    next_read = clock()
+    while True:
+        size_before = monitor.tail.size()
+        for event in monitor.update():
+            emit(event)
+        try:
+            mtime = monitor.tail.path.stat().st_mtime_ns
+        except FileNotFoundError:
+            mtime = None
+        if mtime is not None and (not stamps or mtime != stamps[-1]):
+            stamps.append(mtime)
+            last_growth = clock()
+        gaps = np.diff(stamps) * 1e-9 if len(stamps) >= 3 else np.zeros(0)
+        period = max(floor, float(np.median(gaps[1:] if gaps.size > 1 else gaps)) if gaps.size else floor)
+        steps, _ = monitor.tail.series()
+        last = float(steps[-1]) if steps.size else math.nan
+        if monitor.ended:
+            end = MonitorEvent("end", time.time(), time.time(), monitor.tail.rows, last,
+                               message=f"the run ended: step {last:g} of {monitor.horizon:g} planned")
+            emit(end)
+            return end
+        wait = idle if idle is not None else max(10.0 * period, 2.0)
+        if clock() - last_growth > wait:
+            what = "no rows yet" if size_before < 0 else f"last step {last:g} of {monitor.horizon:g} planned"
+            end = MonitorEvent("end", time.time(), time.time(), monitor.tail.rows, last,
+                               message=f"the log stopped growing: nothing new for {wait:.1f} s ({what}); "
+                                       f"stopped following {monitor.tail.path}")
+            emit(end)
+            return end
+        next_read = max(next_read + period, clock())   # a fixed rate: the detector's run is not added to the wait
+        sleep(max(next_read - clock(), 0.0))
+
+
+def _load_detector() -> None:
+    """Import what the detector imports on its first call (SciPy's signal, ndimage and optimize modules), so
+    that the first transition is not reported late by the import."""
+    import scipy.ndimage  # noqa: F401
+    import scipy.optimize  # noqa: F401
+    import scipy.signal  # noqa: F401
+
+    import shockflow.prediction.transitions  # noqa: F401
+
+
+def monitor_log(log, prediction, *, step_column=None, loss_column=None, max_ratio: float = 2.0) -> Monitor:
+    """A :class:`Monitor` of ``log`` against the forecast (or ``run`` result) file ``prediction``."""
+    from shockflow.logs.tail import LogTail
+
+    _load_detector()
+    steps, charts, horizon = read_forecast_steps(prediction)
+    return Monitor(LogTail(Path(log), step_column=step_column, loss_column=loss_column), steps, charts, horizon,
+                   max_ratio)

@@ -1,0 +1,154 @@
+"""``shockflow forecast``: the prediction of ``run`` without training; its control figures checked by training."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from shockflow.cases import RunOptions, load_case
+from shockflow.cli import main
+from shockflow.runners.forecast import forecast_case, stability_limit
+
+
+def _options(tmp_path, figures=False):
+    return RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=figures)
+
+
+@pytest.mark.parametrize("name, mu, limit", [("gd", 0.0, 2.0), ("momentum", 0.9, 2 * 1.9),
+                                             ("nesterov", 0.9, 2 * 1.9 / 2.8), ("momentum", 0.5, 3.0)])
+def test_the_stability_limit_is_the_edge_of_the_update_rules_stable_region(name, mu, limit):
+    # ηκ < 2 (gd), 2(1 + μ) (heavy ball), 2(1 + μ)/(1 + 2μ) (Nesterov): found from the spectral radius
+    for kappa in (0.5, 7.0):
+        assert stability_limit(kappa, name, mu) == pytest.approx(limit / kappa, rel=1e-9)
+    assert stability_limit(0.0, name, mu) == math.inf
+
+
+def test_adam_is_refused_before_any_work(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["forecast", "two-layer-staircase", "--set", "training.optimizer=adam", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "training.optimizer" in err and "adam" in err and "Traceback" not in err
+    assert not any(out.rglob("*.h5")) and not any(out.rglob("*.png"))
+
+
+def test_a_network_without_interchangeable_units_is_refused_naming_the_model(tmp_path, capsys):
+    case = tmp_path / "linear.toml"
+    case.write_text('kind = "network"\nname = "plain-linear"\n[model]\nname = "linear"\ninput_dim = 4\noutput_dim = 1\n'
+                    '[data]\nname = "linear_teacher"\nn = 64\nd = 4\nsingular_values = [1.0]\n[training]\nsteps = 50\n')
+    assert main(["forecast", str(case), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "plain-linear" in err or "linear.toml" in err
+    assert "model" in err and "Traceback" not in err
+
+
+def test_a_bad_lr_scan_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["forecast", "two-layer-staircase", "--lr-scan", "0.1:0.01:5"])
+    assert exc.value.code == 2 and "LO:HI:N" in capsys.readouterr().err
+
+
+SUITE = [("two-layer-staircase", []),
+         ("mlp-tanh-teacher", ["data.n=1024"]),
+         ("linear2-momentum", ["data.n=1024"])]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, overrides", SUITE)
+def test_forecast_gives_the_predicted_steps_of_run_without_training(tmp_path, name, overrides):
+    from shockflow.runners.monitor import read_forecast_steps
+    from shockflow.runners.prediction import run_prediction_case
+
+    case = load_case(name, overrides)
+    forecast = forecast_case(case, _options(tmp_path / "f"))
+    run = run_prediction_case(case, _options(tmp_path / "r"))
+    assert [p["step"] for p in forecast.predicted] == [p.step for p in run.stage.predicted]   # the same numbers
+    assert [p["chart"] for p in forecast.predicted] == [p.chart for p in run.stage.predicted]
+    steps, charts, horizon = read_forecast_steps(forecast.forecast_file)
+    assert steps.tolist() == [p.step for p in run.stage.predicted] and horizon == case.settings.training.steps
+    # compare accepts the forecast file as --prediction, against the run's training log
+    assert main(["compare", str(run.log_file), "--prediction", str(forecast.forecast_file), "--quiet"]) == 0
+
+
+@pytest.mark.slow
+def test_forecast_json_file_and_figure(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["forecast", "two-layer-staircase", "--set", "data.n=2048", "--out", str(out), "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert {"case", "predicted", "seconds"} <= set(obj)
+    assert [set(p) >= {"step", "chart", "gamma_star", "critical_lr", "loss_after", "beyond_horizon"}
+            for p in obj["predicted"]] == [True] * 4
+    levels = [p["loss_after"] for p in obj["predicted"]]
+    assert levels == sorted(levels, reverse=True) and levels[0] < obj["initial_loss"]   # a staircase down
+    assert (out / "two-layer-staircase-forecast.h5").is_file() and (out / "two-layer-staircase-forecast.png").is_file()
+    assert [p for p in out.iterdir() if p.name.startswith(".")] == []                   # no temporaries left
+
+
+def _train(case, lr, steps=None):
+    """Final loss and the chart order of the parameter truth of a run at ``lr`` (None: it diverged)."""
+    from shockflow.prediction.trajectory import with_trajectory
+    from shockflow.prediction.truth import parameter_truth
+    from shockflow.runners.forecast import forecast_stage
+    from shockflow.training import train
+    from shockflow.training.loop import TrainingDiverged
+
+    stage, model, data, settings = forecast_stage(case, 0)
+    s = replace(settings, lr=lr, lr_min=settings.lr_min * lr / settings.lr, steps=steps or settings.steps)
+    try:
+        record = train(model.copy(), data, s, log_path=None, quiet=True)
+    except TrainingDiverged:
+        return None, None
+    traj = with_trajectory(stage, model.copy(), dict(record.snapshots), chart_key=case.settings.extraction.chart_key,
+                           X=data.X, y=data.y)
+    truth = parameter_truth(traj.extraction)
+    return float(record.series["loss"][-1]), [t.chart for t in truth.transitions]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, overrides", [SUITE[0], SUITE[2]])
+def test_at_a_flagged_learning_rate_training_is_unstable_or_reorders(tmp_path, name, overrides):
+    case = load_case(name, overrides)
+    f = forecast_case(case, _options(tmp_path))
+    gamma = min(p["gamma_star"] for p in f.predicted)
+    first_flag = min(gamma, f.stability_lr)
+    rates = [0.6 * first_flag, 1.1 * first_flag, 1.5 * first_flag]
+    scan = forecast_case(case, _options(tmp_path), scan_rates=rates).scan
+    assert [r.critical for r in scan] == [False, True, True]
+    base_loss, base_order = _train(case, case.settings.training.lr)
+    ok_loss, ok_order = _train(case, rates[0])
+    assert ok_order == base_order and ok_loss <= 10 * base_loss           # below the flag: the same staircase
+    for lr in rates[1:]:
+        bad_loss, bad_order = _train(case, lr)
+        # measured: two-layer-staircase (gd, flagged from 2/κ = 0.258) ends at loss 1.7-2.5 against 4.9e-5;
+        # linear2-momentum (heavy ball, flagged from γ* = 0.19) diverges (it does from 0.16 on: the flag is late
+        # there by ~15 %)
+        assert bad_loss is None or bad_loss > 100 * base_loss or bad_order != base_order, lr
+
+
+@pytest.mark.slow
+def test_the_target_rate_makes_the_transition_happen_by_the_target_step(tmp_path):
+    case = load_case("two-layer-staircase", ["data.n=2048"])
+    f = forecast_case(case, _options(tmp_path), target_step=150.0, transition=2)
+    lr = f.target["lr"]
+    assert f.target["chart"] == f.predicted[1]["chart"] and 0 < lr < f.stability_lr
+    from shockflow.runners.forecast import _mapped
+
+    settings = case.settings.training.train_settings(0)
+    at = {p.chart: p.step for p in _mapped(f.stage, settings, lr)}[f.target["chart"]]
+    below = {p.chart: p.step for p in _mapped(f.stage, settings, 0.99 * lr)}[f.target["chart"]]
+    assert at <= 150.0 < below
+    # and training at that rate: the chart is half learned near step 150 (the forecast's own accuracy)
+    from shockflow.prediction.trajectory import with_trajectory
+    from shockflow.prediction.truth import parameter_truth
+    from shockflow.runners.forecast import forecast_stage
+    from shockflow.training import train
+
+    stage, model, data, settings = forecast_stage(case, 0)
+    record = train(model.copy(), data, replace(settings, lr=lr), log_path=None, quiet=True)
+    truth = parameter_truth(with_trajectory(stage, model.copy(), dict(record.snapshots), chart_key="modes",
+                                            X=data.X, y=data.y).extraction)
+    step = {t.chart: t.step for t in truth.transitions}[f.target["chart"]]
+    assert abs(step - 150.0) <= 0.1 * 150.0

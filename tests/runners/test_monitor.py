@@ -1,0 +1,141 @@
+"""``shockflow monitor``: complete rows only from a log being written, transitions reported as they appear."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shockflow.cli import main
+from shockflow.logs.tail import LogTail
+
+WRITER = Path(__file__).with_name("log_writer.py")
+sys.path.insert(0, str(WRITER.parent))
+from log_writer import loss as writer_loss  # noqa: E402
+
+
+def _forecast_file(path, steps=(105.0, 290.0, 820.0), horizon=1200):
+    """A result file holding only predicted transitions (what monitor reads of a forecast)."""
+    from shockflow.storage import Result, write_result
+
+    result = Result(case_name="synthetic", case_kind="network", case_text="", settings={"training": {"steps": horizon}},
+                    times=np.array([0.0]), values=np.zeros((1, 2)), coordinates={"x": np.array([0.0, 1.0])},
+                    transitions={"predicted": {"chart": np.array([f"r{k}" for k in range(len(steps))], dtype=object),
+                                               "step": np.asarray(steps, dtype=np.float64)}})
+    return write_result(result, path)
+
+
+def test_a_row_cut_in_the_middle_is_left_for_the_next_read(tmp_path):
+    log = tmp_path / "log.csv"
+    log.write_text("step,loss\n0,1.5\n1,1.25\n2,0.5")      # row 2 is still being written: "0.5" of "0.53"
+    tail = LogTail(log)
+    assert tail.read() and tail.rows == 2
+    assert not tail.read()                                 # nothing complete was added
+    with open(log, "a") as fh:
+        fh.write("3\n3,0.25\n")
+    assert tail.read()
+    steps, loss = tail.series()
+    assert steps.tolist() == [0, 1, 2, 3] and loss.tolist() == [1.5, 1.25, 0.53, 0.25]   # 0.53, never 0.5
+
+
+def test_json_lines_and_a_replaced_log(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"iteration": 0, "train_loss": 2.0}\n{"iteration": 5, "train_loss": 1.0}\n{"iterat')
+    tail = LogTail(log)
+    tail.read()
+    assert tail.series()[0].tolist() == [0, 5]
+    log.write_text('{"iteration": 0, "train_loss": 3.0}\n')   # a new run in its place: shorter than what was read
+    tail.read()
+    assert tail.restarted == 1 and tail.series()[1].tolist() == [3.0]
+
+
+@pytest.mark.parametrize("text, message", [("step,loss\n0,1\nx,2\n", "data row 2"),
+                                           ("step,loss\n0,1\n0,0.5\n", "strictly increasing"),
+                                           ("step,loss\n0,1\n1,nan\n", "not finite")])
+def test_a_complete_bad_row_is_an_error_naming_the_row(tmp_path, capsys, text, message):
+    log = tmp_path / "log.csv"
+    log.write_text(text)
+    pred = _forecast_file(tmp_path / "f.h5")
+    assert main(["monitor", str(log), "--prediction", str(pred)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "log.csv" in err and "Traceback" not in err
+
+
+def test_one_shot_reports_each_transition_against_the_forecast(tmp_path, capsys):
+    log = tmp_path / "log.csv"
+    log.write_text("step,loss\n" + "".join(f"{t},{writer_loss(t)!r}\n" for t in range(1201)))
+    pred = _forecast_file(tmp_path / "f.h5")
+    assert main(["monitor", str(log), "--prediction", str(pred), "--json"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    from shockflow.prediction import find_transitions
+
+    t = np.arange(1201.0)
+    detected = [d.midpoint for d in find_transitions(t, np.array([writer_loss(s) for s in t]))]
+    assert [e["chart"] for e in events] == ["r0", "r1", "r2"]
+    for e, mid, forecast in zip(events, detected, (105, 290, 820)):
+        assert e["step"] == pytest.approx(mid)                        # the detector's own midpoints
+        assert e["offset"] == pytest.approx(e["step"] - forecast)     # early (< 0) or late (> 0) by this much
+
+
+def test_a_log_that_stops_growing_ends_the_follow(tmp_path, capsys):
+    log = tmp_path / "log.csv"
+    log.write_text("step,loss\n" + "".join(f"{t},{writer_loss(t)!r}\n" for t in range(400)))
+    pred = _forecast_file(tmp_path / "f.h5")
+    start = time.monotonic()
+    assert main(["monitor", str(log), "--prediction", str(pred), "--follow", "--idle", "0.6"]) == 0
+    assert time.monotonic() - start < 5.0
+    out = capsys.readouterr().out
+    assert "the log stopped growing" in out and "last step 399 of 1200 planned" in out
+
+
+@pytest.mark.slow
+def test_follow_reports_each_transition_within_one_update_interval(tmp_path):
+    # a separate process appends 100 rows every 0.4 s (each update cut mid-row for 50 ms); monitor --follow
+    # must report each transition at most one update interval after the write that first shows it
+    from shockflow.prediction import find_transitions
+
+    interval = 0.4
+    log, stamps_path = tmp_path / "log.csv", tmp_path / "stamps.json"
+    pred = _forecast_file(tmp_path / "f.h5")
+    monitor = subprocess.Popen([sys.executable, "-m", "shockflow.cli", "monitor", str(log), "--prediction", str(pred),
+                                "--follow", "--json", "--interval", "0.2", "--idle", "20"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    first = json.loads(monitor.stdout.readline())          # ready: the writer starts only now
+    assert first["kind"] == "start"
+    writer = subprocess.Popen([sys.executable, str(WRITER), str(log), str(stamps_path), "100", str(interval)])
+    try:
+        out, err = monitor.communicate(timeout=60)
+    finally:
+        writer.wait(timeout=60)
+    assert monitor.returncode == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    assert events[-1]["kind"] == "end" and "the run ended" in events[-1]["message"]
+    found = [e for e in events if e["kind"] == "transition"]
+    assert [e["chart"] for e in found] == ["r0", "r1", "r2"]
+    # offline: the first write after which the complete rows show each transition
+    stamps = json.loads(stamps_path.read_text())
+    t = np.arange(1201.0)
+    curve = np.array([writer_loss(s) for s in t])
+    for e in found:
+        shown = None
+        for when, rows in stamps:
+            try:
+                mids = [d.midpoint for d in find_transitions(t[:rows], curve[:rows])]
+            except ValueError:
+                continue
+            if any(abs(np.log(m / e["step"])) < np.log(1.25) for m in mids):
+                shown = when
+                break
+        assert shown is not None
+        lag = e["read_at"] - shown     # the read that took the rows in; the report follows the detector's run
+        assert 0.0 <= lag <= interval, (e, lag)
+        assert e["time"] >= e["read_at"]
+
+
+def test_one_shot_on_a_missing_log_is_bad_input(tmp_path, capsys):
+    pred = _forecast_file(tmp_path / "f.h5")
+    assert main(["monitor", str(tmp_path / "absent.csv"), "--prediction", str(pred)]) == 2
+    assert "no such file" in capsys.readouterr().err
