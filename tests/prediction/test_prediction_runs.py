@@ -85,6 +85,39 @@ def test_default_case_scored_against_the_parameter_truth(default_run):
     assert stored["loss"]["truth"] == "loss"
 
 
+def test_compare_on_the_runs_own_log_scores_against_the_parameter_truth(default_run, capsys):
+    """`compare` on the .h5 log of the result's run: the truth is the parameters' (as `run` scored it), the loss
+    detections reported beside it; the table says which truth it used."""
+    _, _, doc = default_run
+    assert main(["compare", doc["log_file"], "--prediction", doc["result_file"], "--json"]) == 0
+    cmp = json.loads(capsys.readouterr().out)
+    assert cmp["score"]["truth"] == "parameters" and "parameter snapshots" in cmp["score"]["truth_note"]
+    assert cmp["truth"] == [{"chart": t["chart"], "step": pytest.approx(t["step"], rel=1e-12)} for t in doc["truth"]]
+    for key in ("recall", "precision", "median_relative_error_all", "median_relative_error_matched"):
+        assert cmp["score"][key] == pytest.approx(doc["score"][key], rel=1e-12)
+    assert cmp["median_relative_error"] == pytest.approx(doc["median_relative_error"], rel=1e-12)
+    assert cmp["loss_score"]["truth"] == "loss"
+    assert cmp["loss_score"]["median_relative_error_all"] == pytest.approx(doc["loss_score"]["median_relative_error_all"])
+    assert main(["compare", doc["log_file"], "--prediction", doc["result_file"]]) == 0
+    table = capsys.readouterr().out
+    assert "truth: parameters;" in table and "against the loss detections instead" in table
+
+
+def test_compare_on_another_runs_log_or_a_csv_says_it_used_the_loss(default_run, close_run, capsys, tmp_path):
+    _, _, doc = default_run
+    assert main(["compare", str(close_run.log_file), "--prediction", doc["result_file"], "--json"]) == 0
+    cmp = json.loads(capsys.readouterr().out)
+    assert cmp["score"]["truth"] == "loss" and "not those of the result's run" in cmp["score"]["truth_note"]
+    assert cmp["truth"] == [] and "loss_score" not in cmp
+    from shockflow.logs import read_training_log
+
+    rec = read_training_log(doc["log_file"])
+    csv = tmp_path / "loss.csv"
+    np.savetxt(csv, np.column_stack([rec.series["step"], rec.series["loss"]]), delimiter=",", header="step,loss", comments="")
+    assert main(["compare", str(csv), "--prediction", doc["result_file"]]) == 0
+    assert "truth: loss (the midpoints of the loss-curve detections): a foreign log (CSV/JSON)" in capsys.readouterr().out
+
+
 def test_parameter_truth_and_loss_detector_agree_within_one_percent(default_run):
     """On the default case the two observations of the same run agree per transition."""
     _, _, doc = default_run
