@@ -287,20 +287,20 @@ def test_default_case_logged_every_kth_step_gives_four_transitions_within_five_p
 
 
 def test_default_case_logged_every_50th_step_finds_all_four_drops(default_run):
-    """k = 50: the last three within 5 % of the parameter truth; the first (about 25 steps wide, two
-    logged points inside it) is found, within 10 % (see the xfail below for 5 %)."""
+    """k = 50: all four within 5 % of the parameter truth (the first, about 25 steps wide with two logged points
+    inside it, through the shared rate of item 12 of the detector)."""
     _, _, doc = default_run
     true = np.array(sorted(t["step"] for t in doc["truth"]))
     found = _every(doc, 50)
     assert len(found) == 4 and all(t.count == 1 for t in found)
     err = np.abs(np.array([t.midpoint for t in found]) / true - 1)
-    assert np.all(err[1:] < 0.05) and err[0] < 0.10
+    assert np.all(err < 0.05)
     assert all(t.onset <= t.midpoint <= t.end for t in found)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17 asks 5 % for all four at k = 50; the first drop is about 6 % late: "
-                                       "its two interior points do not fix the switch-on rate")
 def test_default_case_logged_every_50th_step_first_drop_within_five_percent(default_run):
+    """Its two logged points inside the drop do not fix the switch-on rate (the free fit was 6 % late); the rate
+    tied to the curve's other switch-ons (r t shared, detector item 12) puts it within 5 % (measured +2.6 %)."""
     _, _, doc = default_run
     true = min(t["step"] for t in doc["truth"])
     assert _every(doc, 50)[0].midpoint == pytest.approx(true, rel=0.05)
