@@ -258,7 +258,9 @@ def _compare(args: argparse.Namespace) -> int:
                      "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop,
                                    "count": t.count} for t in transitions],
                      "matches": [m.as_dict() for m in comparison.matches],
-                     "median_relative_error": comparison.median_relative_error, "score": comparison.score()})
+                     "median_relative_error": comparison.median_relative_error, "score": comparison.score(),
+                     "truth": [{"chart": c, "step": t} for c, t in zip(comparison.true_charts, comparison.observed)],
+                     **({"loss_score": comparison.against_loss.score()} if comparison.against_loss else {})})
     elif not args.quiet:
         print(f"{args.log} against the predictions of {args.prediction}")
         print(comparison.table())

@@ -119,10 +119,45 @@ def _short(item, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 5] + "...'"
 
 
+def _without_strings(text: str) -> str:
+    """``text`` with the contents of every TOML string and comment removed (a string becomes ``""``).
+
+    One left-to-right scan: basic strings ``"…"`` (with ``\\`` escapes), literal strings ``'…'`` and
+    their multi-line forms (triple quotes), and comments from ``#`` to the end of the line.  An
+    unterminated string runs to the end (the TOML parser reports it afterwards).
+    """
+    out, i, n = [], 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif ch in "\"'":
+            quote = ch * 3 if text.startswith(ch * 3, i) else ch
+            j = i + len(quote)
+            while j < n and not text.startswith(quote, j):
+                if quote[0] == '"' and text[j] == "\\":
+                    j += 1   # an escaped character, a quote among them
+                elif len(quote) == 1 and text[j] == "\n":
+                    break    # a one-line string ends at the line's end at the latest
+                j += 1
+            out.append('""')
+            i = j if j < n and text[j] == "\n" else j + len(quote)
+            while len(quote) == 3 and i < n and text[i] == quote[0]:
+                i += 1       # up to two quotes may end a multi-line string's content
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
 def _depth_problem(text: str) -> str | None:
-    """A key of more than ``MAX_KEY_PARTS`` dotted parts or tables nested deeper, found without parsing."""
+    """A key of more than ``MAX_KEY_PARTS`` dotted parts or tables nested deeper, found without parsing.
+
+    Brackets, braces and dots inside strings and comments do not count (``_without_strings``)."""
+    text = _without_strings(text)
     depth = deepest = 0
-    for ch in text:  # inline tables and arrays: brackets and braces outside strings are close enough to refuse early
+    for ch in text:  # inline tables and arrays: brackets and braces outside strings
         if ch in "[{":
             depth += 1
             deepest = max(deepest, depth)

@@ -21,6 +21,11 @@ values of one head with the singular vectors of the reference ``B`` fixed (exact
 at a balanced point whose ``B`` has these singular vectors; the chart is invariant when the data
 keep them).
 
+**Where it does not apply.**  From a small random initial ``B`` (``d_k ≥ 2``) the reference singular vectors are
+random, not the data's: the flow rotates them, and the chart's coordinate can run into ``σ = 0`` (the chart's
+minimum then lies at its start).  The prediction refuses such a chart (exit 1 naming it: no plateau to escape
+from, :func:`shockflow.prediction.mapping.predict_transitions`); the automatic charts (``auto``) suit that case.
+
 **Section.**  Balanced ``W_Q = U_r diag(sqrt σ)``, ``W_K = V_r diag(sqrt σ)`` from the reference
 singular vectors (the first ``d_k``), other singular values at their reference values.
 """

@@ -103,15 +103,25 @@ class Chart:
             index = tuple(int(i) for i in np.argwhere(bad)[0])
             raise GeometryError(f"{name}: point {index} is {_point_text(p[index])}, expected finite coordinates")
         lo, hi = np.array(self.lower), np.array(self.upper)
-        slack = 1e-9 * (hi - lo)
+        slack = CHART_TOLERANCE * (hi - lo)
         inside = (p >= lo - slack) & (p <= hi + slack)
         inside |= np.array(self.periodic)
         bad = ~np.all(inside, axis=-1)
         if bad.any():
             index = tuple(int(i) for i in np.argwhere(bad)[0])
             box = " x ".join(f"[{a:g}, {b:g}]" for a, b in zip(self.lower, self.upper))
-            raise GeometryError(f"{name}: point {index} = {_point_text(p[index])} lies outside the chart {box}")
+            raise GeometryError(f"{name}: point {index} = {_point_text(p[index])} lies outside the chart {box} "
+                                f"(by more than {CHART_TOLERANCE:g} of its width)")
+        closed = ~np.array(self.periodic)
+        if np.any((p < lo) & closed) or np.any((p > hi) & closed):   # a hair outside a closed end: onto the end
+            p = np.where(closed, np.clip(p, lo, hi), p)
         return p
+
+
+#: how far (a fraction of the chart's width) a point may lie outside a closed end of a chart and be moved onto
+#: it by :meth:`Chart.check`: coordinates found by a search or a parabola through samples (a mode pushed
+#: towards its chart's end, issue 21: -4.3e-9 on [0, 1]) land within it; every grid on a chart is far coarser
+CHART_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,9 @@ all-in figure.
 
 :func:`compare_log` runs the comparison on any loss curve — a shockflow training log (HDF5) or a
 foreign CSV/JSON file of step and loss (:func:`shockflow.logs.read_loss_curve`) — against the
-predictions saved in a result file by ``shockflow run``; its truth is ``"loss"``.
+predictions saved in a result file by ``shockflow run``.  Its truth is ``"parameters"`` for the log of the
+result's own run (it has the parameter snapshots ``run`` read the truth from), else ``"loss"``; the
+comparison's ``note`` says which and why, and the loss figures are reported beside the parameter ones.
 """
 
 from __future__ import annotations
@@ -86,6 +88,9 @@ class Comparison:
     max_ratio: float = DEFAULT_MAX_RATIO
     horizon: float = math.inf
     beyond_run: tuple[int, ...] = field(default=())
+    true_charts: tuple[str, ...] = field(default=())      # the chart of each true step (truth "parameters")
+    note: str = ""                                        # where the truth came from, or why not the parameters
+    against_loss: "Comparison | None" = None              # the same predictions against the loss detections
 
     @property
     def recall(self) -> float | None:
@@ -125,7 +130,7 @@ class Comparison:
                 "unmatched_predicted": [self.predicted[i] for i in self.unmatched_predicted if i not in self.beyond_run],
                 "unmatched_observed": [self.observed[j] for j in self.unmatched_observed],
                 "beyond_run": [self.predicted[i] for i in self.beyond_run],
-                "truth": self.truth, "max_ratio": self.max_ratio}
+                "truth": self.truth, "max_ratio": self.max_ratio, **({"truth_note": self.note} if self.note else {})}
 
     def table(self) -> str:
         lines = [f"{'predicted step':>15}  {'true step':>14}  {'relative error':>14}"]
@@ -144,6 +149,12 @@ class Comparison:
                      f"(window: a factor {self.max_ratio:g} either side)")
         lines.append(f"median relative error, all true transitions (a miss = 100%): {pct(self.median_relative_error_all)}"
                      f"; matched pairs only: {pct(self.median_relative_error_matched)}")
+        if self.note:
+            lines.append(f"truth: {self.note}")
+        if self.against_loss is not None:
+            a = self.against_loss
+            lines.append(f"against the loss detections instead: recall {pct(a.recall)}, precision {pct(a.precision)}, "
+                         f"median relative error (all) {pct(a.median_relative_error_all)}")
         return "\n".join(lines)
 
 
@@ -221,8 +232,9 @@ def read_loss_log(path, *, step_column: str | None = None, loss_column: str | No
 
 def compare_log(log_path, result_path, *, max_ratio: float = DEFAULT_MAX_RATIO, step_column: str | None = None,
                 loss_column: str | None = None):
-    """``(Comparison, transitions)``: the transitions the detector finds in the log (truth ``"loss"``)
-    matched against the saved predictions; the horizon is the log's last step.
+    """``(Comparison, transitions)``: the saved predictions against the true transitions of the log — the
+    parameter truth for the log of the result's run (:func:`_run_truth`), else the transitions the detector
+    finds in it (truth ``"loss"``); the horizon is the log's last step.
 
     Raises :class:`ComparisonError` if the log shows no transitions."""
     from shockflow.prediction.transitions import find_transitions
@@ -246,11 +258,63 @@ def compare_log(log_path, result_path, *, max_ratio: float = DEFAULT_MAX_RATIO, 
         raise
     except Exception as exc:
         raise ComparisonError(f"LOG {str(log_path)!r}: {str(exc) or type(exc).__name__}") from None
-    if not transitions:
+    truth, note = _run_truth(log_path, result_path)
+    if not transitions and truth is None:
         raise ComparisonError(f"LOG {str(log_path)!r}: no transitions (plateau then sudden drop) found in its "
                               f"{steps.size} loss values; nothing to compare the {predicted.size} predictions with")
-    return (match_transitions(predicted, observed_steps(transitions), max_ratio=max_ratio, truth="loss",
-                              horizon=float(steps[-1])), transitions)
+    horizon = float(steps[-1])
+    loss = match_transitions(predicted, observed_steps(transitions), max_ratio=max_ratio, truth="loss", horizon=horizon)
+    if truth is None:
+        from dataclasses import replace
+
+        return replace(loss, note=f"loss (the midpoints of the loss-curve detections): {note}"), transitions
+    charts, true = zip(*truth) if truth else ((), ())
+    primary = match_transitions(predicted, true, max_ratio=max_ratio, truth="parameters", horizon=horizon)
+    from dataclasses import replace
+
+    return replace(primary, true_charts=tuple(charts), note=note, against_loss=loss), transitions
+
+
+def _run_truth(log_path, result_path) -> tuple[list[tuple[str, float]] | None, str]:
+    """The parameter truth for ``compare``: ``(charts and true steps, note)``, or ``(None, why not)``.
+
+    A shockflow training log (.h5) with parameter snapshots is scored against the half-learned steps of its charts
+    (:mod:`shockflow.prediction.truth`) as ``run`` scores it, if it is the log of the result's run: the truth
+    ``run`` read from these snapshots is stored in the result (``/score``, truth "parameters"), and it is used
+    when the log's snapshot steps are the steps of every chart's stored trajectory and its seed, model, data and
+    optimiser settings are the result's (runs are deterministic).  A CSV/JSON log, a log without snapshots or
+    the log of another run keeps the loss detections, and the note says why."""
+    from shockflow.logs import read_training_log
+    from shockflow.storage import read_result
+
+    if Path(log_path).suffix.lower() not in (".h5", ".hdf5"):
+        return None, "a foreign log (CSV/JSON) has no parameter snapshots"
+    record = read_training_log(log_path)
+    snaps = getattr(record, "snapshots", None) or {}
+    if "step" not in snaps or np.asarray(snaps["step"]).size < 2:
+        return None, "the log has no parameter snapshots"
+    try:
+        stored = read_score(result_path)
+    except ComparisonError:
+        return None, "the result file stores no parameter truth (no /score group: written before issue 17)"
+    if stored.get("truth") != "parameters" or "true_chart" not in stored:
+        return None, "the result's run had no parameter truth"
+    result = read_result(result_path)
+    charts = result.extraction.get("charts", {}) if result.extraction else {}
+    steps = np.asarray(snaps["step"])
+    settings = result.settings or {}
+    training, model, data = (settings.get(k, {}) or {} for k in ("training", "model", "data"))
+    train_spec = (record.data_spec or {}).get("train", {}) or {}
+    same = (bool(charts) and all(np.array_equal(np.asarray(c.get("trajectory_steps", [])), steps) for c in charts.values())
+            and record.seed == result.seed and (record.model_spec or {}).get("name") == model.get("name")
+            and train_spec.get("name") == data.get("name") and train_spec.get("n") == data.get("n")
+            and all((record.settings or {}).get(k) == training.get(k) for k in ("optimizer", "lr", "steps")))
+    if not same:
+        return None, ("the log's parameter snapshots are not those of the result's run (its snapshot steps, seed, "
+                      "model, data or optimiser settings differ)")
+    pairs = [(str(c), float(t)) for c, t in zip(stored["true_chart"], np.asarray(stored["true_step"]).reshape(-1))]
+    return pairs, ("parameters (each chart's half-learned step from the log's parameter snapshots, "
+                   f"{steps.size} logged; as `run` scored it)")
 
 
 def _write_score_attrs(g, comparison: Comparison) -> None:

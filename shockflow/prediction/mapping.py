@@ -77,11 +77,16 @@ from typing import Sequence
 import numpy as np
 
 __all__ = ["ChartShock", "Optimiser", "PredictedTransition", "predict_transitions", "steps_for_growth",
-           "PredictionError"]
+           "PredictionError", "InvalidPrediction"]
 
 
 class PredictionError(ValueError):
     """The prediction cannot be made (an unsupported optimiser, a chart without escape data)."""
+
+
+class InvalidPrediction(RuntimeError):
+    """A chart's escape gave no usable prediction (a non-finite or non-positive distance, time or step, or a start
+    that is not a plateau): a failure of the run (exit 1) naming the chart, never a predicted step."""
 
 
 @dataclass(frozen=True)
@@ -113,8 +118,13 @@ class ChartShock:
         grid = np.asarray(self.metric_x)
         inside = grid[(grid > lo) & (grid < hi)]
         pts = np.concatenate([[lo], inside, [hi]])
-        w = 1.0 / np.sqrt(np.maximum(np.interp(pts, grid, np.asarray(self.metric_a)), 1e-300))
-        return float(np.trapezoid(w, pts))
+        # g^xx linear between the points, integrated exactly: 2 Δx / (sqrt(a_i) + sqrt(a_i+1)) per interval.
+        # Finite where the mobility vanishes at one end (a = 2σ at σ = 0, the degenerate end of a chart),
+        # where a trapezoid through 1/sqrt(a) is not (it read 1/sqrt(1e-300) there: d0 = 4e137, issue 21).
+        root = np.sqrt(np.maximum(np.interp(pts, grid, np.asarray(self.metric_a)), 0.0))
+        dx, both = np.diff(pts), root[1:] + root[:-1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return float(np.sum(np.where(dx > 0, 2.0 * dx / both, 0.0)))
 
 
 @dataclass(frozen=True)
@@ -345,9 +355,32 @@ def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> l
             gamma = crit = c.gamma_star if c.gamma_star > 0 else math.inf
         if method == "escape_integral":
             step = _flow_steps(t, optimiser.escape_rates(c.gamma_star))
+        _check_escape(c.label, method, step=step, time=t, d0=d0, d_exit=d_exit, d_eff=d_eff)
         out.append(PredictedTransition(
             chart=c.label, step=step, flow_step=_flow_steps(t, rates), time=t, method=method, gamma_star=gamma,
             critical_lr=crit, location=xs, strength=c.strength, d0=d0, d_exit=d_exit, d_eff=d_eff, nu=c.nu,
             escape_time=escape))
     out.sort(key=lambda p: p.step)
     return out
+
+
+def _check_escape(label: str, method: str, **figures: float) -> None:
+    """What a predicted transition must satisfy before it is one (issue 21): finite, positive distances, time and
+    step, finite distances, and (where the start is apart from the ridge, d0 > 0) a start that is a plateau, i.e.
+    the escape grows the distance from the ridge by at least one e-fold,
+    ``ln(d_exit/d_eff) ≥ 1`` (assumption 2 of the module docstring, ``ln(d_exit/d_0) ≫ 1``, at its weakest).  A start
+    closer to the ridge's far side than that (the chart's minimum at its start, or at the degenerate end the start
+    sits next to) has no plateau to escape from: the chart does not describe a transition of this run."""
+    bad = [f"{k} = {v:.4g}" for k, v in figures.items()
+           if not (math.isfinite(v) and (v > 0 if k in ("step", "time") else v >= 0))]
+    if bad:
+        raise InvalidPrediction(f"chart {label!r} ({method}): {', '.join(bad)}: expected a finite positive step and "
+                                "time and finite distances; the chart gives no prediction (its data do not describe an escape)")
+    if figures["d0"] == 0:
+        return   # no ridge apart from the start (an escape integral from x0 itself): no distance to compare
+    growth = math.log(figures["d_exit"] / figures["d_eff"]) if figures["d_exit"] > 0 else -math.inf
+    if growth < 1.0:
+        raise InvalidPrediction(
+            f"chart {label!r} ({method}): the start is {figures['d_eff']:.4g} from the ridge and the minimum "
+            f"{figures['d_exit']:.4g} (quotient distances): ln(d_exit/d0) = {growth:.3g} < 1, the start is no plateau "
+            "(it lies too near the chart's minimum); the chart does not describe a transition of this run")

@@ -77,6 +77,41 @@ def _solve(chart, times, nu: float, cfl: float):
     return solve_chart_hj(grid, chart.u0, times, mobility=mobility, nu=nu, boundary="outflow", cfl=cfl)
 
 
+def _escape_scale(chart, where: str) -> float:
+    """The time scale of a chart without negative curvature: its escape integral ``∫ dx/|a ∂_x L̄|`` from x0.  A rate
+    that vanishes on the path makes it infinite (the flow stops there): a :class:`ChartFailure` naming the point, not a
+    floored rate turned into an overflowing time (issue 21: t = 2.9e283)."""
+    rate = np.asarray(chart.escape_rate, dtype=np.float64)
+    x = np.abs(np.asarray(chart.escape_x, dtype=np.float64)) if chart.mirrored else np.asarray(chart.escape_x)
+    if rate.size < 2 or not np.all(np.isfinite(rate)):
+        raise ChartFailure(f"{where}: no escape path from x0 = {chart.x0:.6g} (its flow rate is not known along it)")
+    if not np.all(rate > 0):
+        i = int(np.argmin(rate))
+        raise ChartFailure(f"{where}: the flow stops on the way from x0 = {chart.x0:.6g} to the minimum "
+                           f"{chart.x_min:.6g} (rate |a dL/dx| = {rate[i]:.3g} at x = {x[i]:.6g}): no escape to predict")
+    with np.errstate(over="ignore"):
+        return float(abs(np.trapezoid(1.0 / rate, x)))
+
+
+def _check_solve_length(chart, t_end: float, cfl: float, where: str) -> None:
+    """Refuse, before it starts, a chart solve that would exhaust the solver's step budget: at the initial data's
+    CFL step ``cfl dx / max|a ∂_x L̄|`` (docs/theory.md §1: the characteristic speed of ½ a p² is a p) it needs
+    ``t_end / dt`` steps.  A time that overflows (an escape rate of 1e-280 somewhere on the path) ends here at once,
+    naming the chart, instead of after a million steps."""
+    import inspect
+
+    from solvers.charts import solve_chart_hj
+
+    budget = inspect.signature(solve_chart_hj).parameters["max_steps"].default
+    speed = float(np.max(np.abs(np.asarray(chart.mobility) * np.gradient(np.asarray(chart.u0), chart.dx))))
+    with np.errstate(over="ignore", invalid="ignore"):
+        need = t_end * speed / (cfl * chart.dx)
+    if not math.isfinite(t_end) or (math.isfinite(need) and need > budget) or math.isnan(need) or math.isinf(need):
+        raise ChartFailure(f"{where}: its HJ solve to t = {t_end:.4g} would take about {need:.3g} steps at the initial "
+                           f"CFL step (the solver allows {budget}); the chart's escape time overflows what it can be "
+                           "solved to (its flow is far too slow on the path from x0)")
+
+
 def _report(chart, times, u, nu: float):
     from shockflow.prediction.shock_report import report_line
 
@@ -166,15 +201,14 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     with _progress(len(extraction.charts), f"solve the charts of {case.name}", enabled=progress, unit="chart") as bar:
         for k, chart in enumerate(extraction.charts):
             g0 = initial_gamma(chart)
-            if not math.isfinite(g0):
-                # the escape integral's time scale (the path may run towards smaller coordinates)
-                g0 = abs(float(np.trapezoid(1.0 / np.maximum(chart.escape_rate, 1e-300), np.abs(chart.escape_x)
-                                            if chart.mirrored else chart.escape_x)))
             where = f"chart {chart.label} ({k + 1} of {len(extraction.charts)})"
+            if not math.isfinite(g0):
+                g0 = _escape_scale(chart, where)
             if not (math.isfinite(g0) and g0 > 0):
                 raise ChartFailure(f"{where}: the initial-data formation time is {g0:.6g}, not a positive time; "
                                    "the chart's data do not focus, there is no shock to solve for")
             times = np.linspace(0.0, pr.horizon * g0, pr.times)
+            _check_solve_length(chart, times[-1], pr.cfl, where)
             start = time.perf_counter()
             try:
                 sol = _solve(chart, times, 0.0, pr.cfl)

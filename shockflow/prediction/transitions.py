@@ -68,6 +68,15 @@
 11. **Consistency.** A midpoint always lies in [onset, end]: a half-amplitude crossing outside the
    drop's extent is searched again inside it, and failing that the steepest point is used.
 
+12. **A rate the log cannot fix** (issue 17: the default case logged every 50th step, whose first drop is about
+   25 steps wide and has two logged points inside it).  A switch-on has three parameters of its own (amplitude,
+   midpoint, rate); where fewer than three logged points fall inside its onset–end the free fit is exact on any
+   rate and its midpoint is arbitrary (it was 6 % late).  The switch-ons of one staircase share r_k t_k: a mode
+   switches on at t_k ≈ ln(1/ε)/(aζ_k) with width ~1/(aζ_k) (docs/theory.md §2), so r_k t_k ≈ ln(1/ε) for all k
+   (measured 14–19 on the four drops of the default case).  Such a switch-on is refitted with its rate tied to
+   its midpoint, r = c / t_1, c the median r_k t_k of the curve's switch-ons that the log does determine; with
+   none of those the free fit stays.
+
 All steps reported are on the original step axis (interpolated, so they are floats).
 """
 
@@ -456,7 +465,7 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
     # midpoint: half-amplitude crossing of the locally detrended loss (module doc, item 8)
     mwin = _odd_window(s.midpoint_smooth_decades, s.bins_per_decade, 3, n_grid)
     ym = savgol_filter(y, mwin, 3, mode="interp")
-    out = []
+    windows = []
     for i, (lo, hi, p, drop) in enumerate(found):
         prev_end = found[i - 1][1] if i > 0 else 0
         next_start = found[i + 1][0] if i + 1 < len(found) else n_grid - 1
@@ -481,35 +490,83 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
                           loss_before=float(np.exp(ys[lo])), loss_after=float(np.exp(ys[hi])),
                           sharpness=float(excess[p]), drop=drop)
         t_lo = 0.0 if a0 == 0 else float(np.exp(grid[a0]))
-        out.extend(_refine(base, t_fit, y_fit, t_lo, float(np.exp(grid[b1])), s))
+        windows.append((base, t_lo, float(np.exp(grid[b1]))))
+    # item 12: first every detection on its own; a switch-on the log samples too sparsely to fix its rate is
+    # then refitted with the rate the curve's well-sampled switch-ons share (r t = const)
+    refined = [_refine(base, t_fit, y_fit, t_lo, t_hi, s) for base, t_lo, t_hi in windows]
+    shared = [rt for _, fits in refined for rt, determined in fits if determined]
+    out = []
+    for (base, t_lo, t_hi), (found_here, fits) in zip(windows, refined):
+        if shared and len(fits) == 1 and not fits[0][1]:
+            found_here, _ = _refine(base, t_fit, y_fit, t_lo, t_hi, s, rate_time=float(np.median(shared)))
+        out.extend(found_here)
     return out
 
 
-def _refine(base: Transition, t_all, y_all, t_lo: float, t_hi: float, s: TransitionSettings) -> list[Transition]:
-    """Item 10: the switch-on fit of one detection's window: close drops split, sparse logs interpolated."""
+def _determined(t_all, t_k: float, r_k: float) -> bool:
+    """Whether the logged points fix a switch-on's three parameters (amplitude, midpoint, rate): at least three
+    of them inside its onset–end, t_k ± ln 19 / r_k (item 12)."""
+    return int(np.count_nonzero(np.abs(np.asarray(t_all) - t_k) <= _LN19 / max(r_k, 1e-300))) >= 3
+
+
+def _fit_tied(t, y, t0: float, rate_time: float, t_lo: float, t_hi: float):
+    """One switch-on fitted with its rate tied to its midpoint, r = ``rate_time`` / t_1 (item 12); ``(t_1, r)`` or None."""
+    from scipy.optimize import least_squares
+
+    La, Lb = np.exp(np.min(y)), np.exp(np.max(y))
+
+    def resid(q):
+        tk = min(max(q[3], 1e-300), 1e300)
+        return _switch_on_model(np.array([q[0], q[1], q[2], tk, np.log(rate_time / tk)]), t, 1) - y
+
+    best = None
+    for start in (t0, 0.5 * (t_lo + t_hi)):
+        try:
+            res = least_squares(resid, [np.log(La), 0.0, np.log(max(Lb - La, 1e-300)), start], method="lm", max_nfev=400)
+        except (ValueError, FloatingPointError):
+            continue
+        if np.all(np.isfinite(res.fun)) and (best is None or res.cost < best.cost):
+            best = res
+    if best is None or not (t_lo < best.x[3] < t_hi):
+        return None
+    return float(best.x[3]), rate_time / float(best.x[3])
+
+
+def _refine(base: Transition, t_all, y_all, t_lo: float, t_hi: float, s: TransitionSettings,
+            rate_time: float | None = None) -> tuple[list[Transition], list[tuple[float, bool]]]:
+    """Item 10: the switch-on fit of one detection's window: close drops split, sparse logs interpolated.
+
+    Returns the transitions and, per fitted switch-on, ``(r_k t_k, whether the logged points determine it)``
+    (item 12).  ``rate_time``: refit a single switch-on with its rate tied to ``rate_time / t_1``."""
     from dataclasses import replace
 
     inside = (t_all >= t_lo) & (t_all <= t_hi)
     if s.max_components < 1 or inside.sum() < 5:
-        return [base]
+        return [base], []
     t, y = _chunk_medians(t_all[inside], y_all[inside], 200)
     with np.errstate(all="ignore"):
         chosen = _choose_fit(t, y, t_lo, t_hi, base.onset, base.end, s, t_all[inside])
     if chosen is None:
-        return [base]
+        return [base], []
     K, _, p, merged = chosen
     if merged > K:
-        return [replace(base, count=int(merged))]   # drops that the log cannot tell apart
+        return [replace(base, count=int(merged))], []   # drops that the log cannot tell apart
     V, times, rates = np.exp(p[2::3][:K]), p[3::3][:K], np.exp(p[4::3][:K])
+    fits = [(float(r * tk), _determined(t_all, tk, r)) for tk, r in zip(times, rates)]
     if K == 1:
         # sparse around the crossing: the logistic interpolates between the logged points
         j = int(np.searchsorted(t_all, base.midpoint))
         gap = (np.log10(t_all[j] / t_all[j - 1]) if 0 < j < t_all.size and t_all[j - 1] > 0 else np.inf)
         if gap > s.midpoint_smooth_decades and t_lo < times[0] < t_hi and np.isfinite(rates[0]):
-            mid = float(times[0])
-            return [replace(base, midpoint=mid, onset=float(min(base.onset, mid - _LN19 / rates[0])),
-                            end=float(max(base.end, mid + _LN19 / rates[0])))]
-        return [base]
+            mid, rate = float(times[0]), float(rates[0])
+            if rate_time is not None and not fits[0][1]:
+                with np.errstate(all="ignore"):
+                    tied = _fit_tied(t, y, mid, rate_time, t_lo, t_hi)
+                if tied is not None:
+                    mid, rate = tied
+            return [replace(base, midpoint=mid, onset=float(min(base.onset, mid - _LN19 / rate)),
+                            end=float(max(base.end, mid + _LN19 / rate)))], fits
+        return [base], fits
     order = np.argsort(times)
     V, times, rates = V[order], times[order], rates[order]
     groups = [[0]]
@@ -531,4 +588,4 @@ def _refine(base: Transition, t_all, y_all, t_lo: float, t_hi: float, s: Transit
         out.append(Transition(onset=onset, midpoint=mid, end=end, steepest=mid, loss_before=float(model[0]),
                               loss_after=float(model[2]), sharpness=base.sharpness,
                               drop=float(base.drop * V[g].sum() / V.sum()), count=int(g.size)))
-    return out
+    return out, fits

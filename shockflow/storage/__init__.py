@@ -9,11 +9,11 @@
   (imported by name: it loads :mod:`solvers.surfaces`).
 """
 
-from shockflow.storage.atomic import (WriteOutsideError, atomic_group, atomic_open, atomic_path, commit_file,
+from shockflow.storage.atomic import (WriteOutsideError, atomic_group, atomic_open, atomic_path, commit_file, complete_commits,
                                       confine_writes, ensure_inside, recover_commits, remove_stale_temporaries)
 from shockflow.storage.hdf5 import open_hdf5
 from shockflow.storage.results import FORMAT, FORMAT_VERSION, Result, ResultFileError, read_result, write_result
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Result", "ResultFileError", "WriteOutsideError", "atomic_group", "atomic_open",
-           "atomic_path", "recover_commits",
+           "atomic_path", "complete_commits", "recover_commits",
            "commit_file", "confine_writes", "ensure_inside", "open_hdf5", "remove_stale_temporaries", "read_result", "write_result"]

@@ -21,7 +21,8 @@ instead of renaming it; at the end of the block a journal naming every (temporar
 written atomically — the commit point — the renames are done and the journal is removed.  A process
 killed before the journal leaves only stale temporaries (the directory is as before); one killed
 during the renames leaves the journal, and the next :func:`remove_stale_temporaries` (every command
-that writes calls it first) finishes the renames (the directory is complete).  Never a mix.
+that writes calls it first) finishes the renames (the directory is complete).  Never a mix.  A reader (``read_result``, ``show``) calls
+:func:`complete_commits` before it opens a file, which finishes also the journal of a writer still renaming.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from pathlib import Path
 from typing import Iterator
 
 __all__ = ["atomic_path", "atomic_open", "commit_file", "confine_writes", "ensure_inside", "WriteOutsideError",
-           "remove_stale_temporaries", "scratch_directory", "atomic_group", "recover_commits", "committed_together"]
+           "remove_stale_temporaries", "scratch_directory", "atomic_group", "recover_commits", "complete_commits",
+           "committed_together"]
 
 #: the staged (temporary, target) pairs of the open :func:`atomic_group` blocks (innermost last)
 _GROUPS: list[list[tuple[Path, Path]]] = []
@@ -151,23 +153,55 @@ def _commit(staged: list[tuple[Path, Path]]) -> None:
             _apply(journal)
 
 
-def _apply(journal: Path) -> None:
+def _apply(journal: Path, *, tolerant: bool = False) -> None:
+    """Do the renames a journal names, skipping those already done; remove the journal.
+
+    Only pairs of a temporary of :func:`atomic_path` (``.<target name>.pid<N>.<random>.tmp``) and its target,
+    side by side in the journal's directory or below it, are renamed: a journal cannot move files anywhere else.  Two
+    processes may apply one journal at once (the writer and a reader, :func:`complete_commits`): a
+    temporary the other one renamed first is skipped.  ``tolerant``: a rename the file system refuses
+    (a read-only directory) is left undone instead of raising."""
     import json
 
     try:
         pairs = json.loads(journal.read_text())
     except (OSError, ValueError):
         pairs = []
-    for tmp, target in pairs:
-        if os.path.exists(tmp):
+    home = journal.parent.resolve()
+    for pair in pairs if isinstance(pairs, list) else []:
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
+            continue
+        tmp, target = Path(pair[0]), Path(pair[1])
+        if not (tmp.parent == target.parent and (home == tmp.parent or home in tmp.parents)
+                and tmp.name.startswith(f".{target.name}.pid") and tmp.name.endswith(".tmp")):
+            continue
+        try:
             os.replace(tmp, target)
-    with contextlib.suppress(FileNotFoundError):
+        except FileNotFoundError:
+            pass   # renamed already (by the other process applying this journal, or before an interruption)
+        except OSError:
+            if not tolerant:
+                raise
+            return
+    with contextlib.suppress(FileNotFoundError, PermissionError):
         journal.unlink()
 
 
 def recover_commits(directory: str | os.PathLike) -> list[Path]:
     """Finish the group commits of dead processes in ``directory`` (journals whose renames were cut short);
     returns the journals applied."""
+    return _journals(directory, live=False)
+
+
+def complete_commits(directory: str | os.PathLike) -> list[Path]:
+    """What a reader does before it opens a file in ``directory``: finish every committed group there, also one
+    whose writer is still renaming (a journal is written only once all its files are complete, so finishing it is
+    what the writer itself is doing), so that a reader never sees half of a group beside the other half's old files.
+    Renames the file system refuses (a read-only directory) are left undone.  Returns the journals applied."""
+    return _journals(directory, live=True)
+
+
+def _journals(directory, *, live: bool) -> list[Path]:
     directory = Path(directory)
     done = []
     if not directory.is_dir():
@@ -177,12 +211,12 @@ def recover_commits(directory: str | os.PathLike) -> list[Path]:
         if not name.startswith(_JOURNAL_PREFIX):
             continue
         pid = name[len(_JOURNAL_PREFIX):].split(".", 1)[0]
-        if not pid.isdigit() or _pid_alive(int(pid)):
+        if not pid.isdigit() or (not live and _pid_alive(int(pid))):
             continue
         if name.endswith(".journal"):
-            _apply(entry)
+            _apply(entry, tolerant=live)
             done.append(entry)
-        elif name.endswith(".part"):  # killed while writing the journal: not committed
+        elif name.endswith(".part") and not _pid_alive(int(pid)):  # killed while writing the journal: not committed
             with contextlib.suppress(OSError):
                 entry.unlink()
     return done

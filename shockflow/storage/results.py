@@ -40,7 +40,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from shockflow.storage.atomic import atomic_path
+from shockflow.storage.atomic import atomic_path, complete_commits
 from shockflow.storage.hdf5 import open_hdf5
 
 __all__ = ["Result", "write_result", "read_result", "FORMAT", "FORMAT_VERSION", "ResultFileError"]
@@ -511,7 +511,11 @@ class _Reader:
 
 
 def read_result(path: str | os.PathLike) -> Result:
-    """Read a file written by :func:`write_result` (format versions 1 and 2)."""
+    """Read a file written by :func:`write_result` (format versions 1 and 2).
+
+    A group commit still renaming in the file's directory (a run's log, result and figures) is finished first
+    (:func:`~shockflow.storage.atomic.complete_commits`), so the file read is never half of a mixed pair."""
+    complete_commits(Path(path).parent)
     with open_hdf5(path, format=FORMAT, kind="a shockflow result file", error=ResultFileError,
                    max_version=FORMAT_VERSION) as f:
         r = _Reader(f, path)

@@ -99,3 +99,42 @@ def test_adam_is_refused_with_the_key_named():
                        strength=1.0, escape_x=np.zeros(0), escape_rate=np.zeros(0))
     with pytest.raises(PredictionError, match="training.optimizer.*adam"):
         predict_transitions([shock], Optimiser(np.full(10, 0.1), "adam"))
+
+
+def test_quotient_distance_is_exact_where_the_mobility_vanishes():
+    """a = 2σ (the attention chart, docs/theory.md §1): d(σ) = ∫_0^σ dx/sqrt(2x) = sqrt(2σ), finite at the
+    degenerate end (a trapezoid through 1/sqrt(max(a, 1e-300)) read d0 = 4e137 there, issue 21)."""
+    grid = np.unique(np.concatenate([np.linspace(0.0, 1.0, 401), np.geomspace(1e-12, 1.0, 600)]))
+    shock = ChartShock(label="sigma0", x0=4.9e-7, x_min=0.5, nu=0.0, mobility_at_ridge=0.0, gamma_star=math.inf,
+                       location=0.0, strength=0.0, escape_x=np.zeros(0), escape_rate=np.zeros(0), mirrored=True,
+                       metric_x=grid, metric_a=2.0 * grid)
+    for x in (4.9e-7, 1e-3, 0.5):
+        assert shock.distance(x) == pytest.approx(math.sqrt(2 * x), rel=2e-3)
+    assert shock.distance(0.0) == 0.0
+    zero = ChartShock(**{**shock.__dict__, "metric_a": np.zeros_like(grid)})
+    assert math.isinf(zero.distance(0.5))   # no mobility at all: infinitely far, never a finite prediction
+
+
+def _escape_chart(x0, x_min, **kw):
+    L = lambda r: 0.5 * (1.0 - r ** 4) ** 2
+    dL = lambda r: -4 * r ** 3 * (1.0 - r ** 4)
+    chart = _chart(L, dL, 1.5, x0, x_min)
+    return ChartShock(label="sigma0", x0=x0, x_min=x_min, nu=0.0, mobility_at_ridge=1.0, gamma_star=math.inf,
+                      location=0.0, strength=0.0, escape_x=chart.escape_x, escape_rate=chart.escape_rate,
+                      mirrored=True, **kw)
+
+
+def test_a_start_without_a_plateau_or_an_infinite_distance_is_no_prediction():
+    """Issue 21: a start within one e-fold of the chart's minimum (the minimum at the start, as for the attention
+    chart of a d_model = d_k = 2 head whose flow runs into σ = 0), or an infinite distance, ends the run (exit 1,
+    naming the chart), never a predicted step."""
+    from shockflow.prediction.mapping import InvalidPrediction
+
+    opt = Optimiser(np.full(1000, 1e-2))
+    (p,) = predict_transitions([_escape_chart(0.05, 1.0)], opt)   # a plateau: ln(1/0.05) = 3.0
+    assert p.method == "escape_integral" and math.isfinite(p.step) and p.step > 0
+    with pytest.raises(InvalidPrediction, match=r"chart 'sigma0'.*ln\(d_exit/d0\) = 0.693 < 1"):
+        predict_transitions([_escape_chart(0.5, 1.0)], opt)
+    grid = np.linspace(0.0, 1.5, 301)
+    with pytest.raises(InvalidPrediction, match=r"chart 'sigma0'.*d0 = inf"):
+        predict_transitions([_escape_chart(0.05, 1.0, metric_x=grid, metric_a=np.zeros_like(grid))], opt)

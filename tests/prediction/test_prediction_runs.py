@@ -85,6 +85,39 @@ def test_default_case_scored_against_the_parameter_truth(default_run):
     assert stored["loss"]["truth"] == "loss"
 
 
+def test_compare_on_the_runs_own_log_scores_against_the_parameter_truth(default_run, capsys):
+    """`compare` on the .h5 log of the result's run: the truth is the parameters' (as `run` scored it), the loss
+    detections reported beside it; the table says which truth it used."""
+    _, _, doc = default_run
+    assert main(["compare", doc["log_file"], "--prediction", doc["result_file"], "--json"]) == 0
+    cmp = json.loads(capsys.readouterr().out)
+    assert cmp["score"]["truth"] == "parameters" and "parameter snapshots" in cmp["score"]["truth_note"]
+    assert cmp["truth"] == [{"chart": t["chart"], "step": pytest.approx(t["step"], rel=1e-12)} for t in doc["truth"]]
+    for key in ("recall", "precision", "median_relative_error_all", "median_relative_error_matched"):
+        assert cmp["score"][key] == pytest.approx(doc["score"][key], rel=1e-12)
+    assert cmp["median_relative_error"] == pytest.approx(doc["median_relative_error"], rel=1e-12)
+    assert cmp["loss_score"]["truth"] == "loss"
+    assert cmp["loss_score"]["median_relative_error_all"] == pytest.approx(doc["loss_score"]["median_relative_error_all"])
+    assert main(["compare", doc["log_file"], "--prediction", doc["result_file"]]) == 0
+    table = capsys.readouterr().out
+    assert "truth: parameters;" in table and "against the loss detections instead" in table
+
+
+def test_compare_on_another_runs_log_or_a_csv_says_it_used_the_loss(default_run, close_run, capsys, tmp_path):
+    _, _, doc = default_run
+    assert main(["compare", str(close_run.log_file), "--prediction", doc["result_file"], "--json"]) == 0
+    cmp = json.loads(capsys.readouterr().out)
+    assert cmp["score"]["truth"] == "loss" and "not those of the result's run" in cmp["score"]["truth_note"]
+    assert cmp["truth"] == [] and "loss_score" not in cmp
+    from shockflow.logs import read_training_log
+
+    rec = read_training_log(doc["log_file"])
+    csv = tmp_path / "loss.csv"
+    np.savetxt(csv, np.column_stack([rec.series["step"], rec.series["loss"]]), delimiter=",", header="step,loss", comments="")
+    assert main(["compare", str(csv), "--prediction", doc["result_file"]]) == 0
+    assert "truth: loss (the midpoints of the loss-curve detections): a foreign log (CSV/JSON)" in capsys.readouterr().out
+
+
 def test_parameter_truth_and_loss_detector_agree_within_one_percent(default_run):
     """On the default case the two observations of the same run agree per transition."""
     _, _, doc = default_run
@@ -254,20 +287,20 @@ def test_default_case_logged_every_kth_step_gives_four_transitions_within_five_p
 
 
 def test_default_case_logged_every_50th_step_finds_all_four_drops(default_run):
-    """k = 50: the last three within 5 % of the parameter truth; the first (about 25 steps wide, two
-    logged points inside it) is found, within 10 % (see the xfail below for 5 %)."""
+    """k = 50: all four within 5 % of the parameter truth (the first, about 25 steps wide with two logged points
+    inside it, through the shared rate of item 12 of the detector)."""
     _, _, doc = default_run
     true = np.array(sorted(t["step"] for t in doc["truth"]))
     found = _every(doc, 50)
     assert len(found) == 4 and all(t.count == 1 for t in found)
     err = np.abs(np.array([t.midpoint for t in found]) / true - 1)
-    assert np.all(err[1:] < 0.05) and err[0] < 0.10
+    assert np.all(err < 0.05)
     assert all(t.onset <= t.midpoint <= t.end for t in found)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17 asks 5 % for all four at k = 50; the first drop is about 6 % late: "
-                                       "its two interior points do not fix the switch-on rate")
 def test_default_case_logged_every_50th_step_first_drop_within_five_percent(default_run):
+    """Its two logged points inside the drop do not fix the switch-on rate (the free fit was 6 % late); the rate
+    tied to the curve's other switch-ons (r t shared, detector item 12) puts it within 5 % (measured +2.6 %)."""
     _, _, doc = default_run
     true = min(t["step"] for t in doc["truth"])
     assert _every(doc, 50)[0].midpoint == pytest.approx(true, rel=0.05)

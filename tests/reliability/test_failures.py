@@ -57,6 +57,23 @@ def test_toml_nested_1000_deep_and_a_huge_dotted_key_are_bad_input_at_once(cli, 
     assert code == 2 and "at most 32 parts" in err and len(err) < 1000
 
 
+def test_brackets_and_dots_inside_strings_and_comments_are_not_nesting(cli, workdir):
+    """The pre-parse depth check reads TOML outside strings and comments: "[[[[" in a string is text."""
+    lines = open(_case("burgers-sine")).read().splitlines()
+    assert lines[1].startswith("description = ")
+    deep, dotted = "[" * 100, ".".join(["a"] * 50)
+    for value in (f'"{deep} \\" {"{" * 70} {dotted}"', f"'{deep}'", f"\'\'\'\n{deep}\n{dotted} = 1\n\'\'\'",
+                  f'"""\n{deep} \\""" ""{"]" * 3}"""'):
+        text = "\n".join([lines[0], f"description = {value} # {deep} {dotted}", *lines[2:]]) + "\n"
+        (workdir / "s.toml").write_text(text)
+        code, _, err = cli("validate", "s.toml")
+        assert code == 0, (value, err)
+    # the same brackets outside a string are still refused before parsing
+    (workdir / "d.toml").write_text("\n".join(lines) + f"\nx = {deep}{']' * 100}\n")
+    code, _, err = cli("validate", "d.toml")
+    assert code == 2 and "nested at most 32 deep, found 100 levels" in err
+
+
 def test_a_utf8_byte_order_mark_is_accepted(cli, workdir):
     (workdir / "bom.toml").write_bytes(b"\xef\xbb\xbf" + open(_case("burgers-sine"), "rb").read())
     assert cli("validate", "bom.toml")[0] == 0

@@ -91,3 +91,89 @@ def test_a_real_solve_killed_at_several_points_leaves_the_old_pair_or_the_new_on
     assert _solve(out, 1.0).wait(timeout=300) == 0
     assert not any(p.name.startswith(".") for p in out.iterdir())
     assert "old" in seen  # at least one kill landed before the commit
+
+
+#: a group commit of a result and its companion, stopped (SIGSTOP: alive, not cleaning up) at the k-th rename
+PAUSED_WRITER = textwrap.dedent("""
+    import os, shutil, signal, sys
+    from shockflow.storage import atomic_group, atomic_open, atomic_path
+    out, new, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    real, count = os.replace, [0]
+    def replace(src, dst):
+        if str(src).endswith(".tmp"):
+            if count[0] == k:
+                os.kill(os.getpid(), signal.SIGSTOP)
+            count[0] += 1
+        return real(src, dst)
+    os.replace = replace
+    with atomic_group():
+        with atomic_path(os.path.join(out, "run.h5")) as tmp:
+            shutil.copyfile(new, tmp)
+        with atomic_open(os.path.join(out, "run-log.txt")) as fh:
+            fh.write("new")
+""")
+
+
+def _stopped(proc) -> bool:
+    for _ in range(600):
+        if proc.poll() is not None:
+            return False
+        with open(f"/proc/{proc.pid}/stat") as fh:
+            if fh.read().rsplit(")", 1)[1].split()[0] == "T":
+                return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process state from /proc")
+@pytest.mark.parametrize("reader", ["show", "read_result"])
+@pytest.mark.parametrize("k", [0, 1])
+def test_a_reader_in_the_rename_window_of_a_live_writer_sees_the_new_pair(tmp_path, capsys, reader, k):
+    """`show --no-figures` and read_result finish a committed group before reading (issue 21, item 4): the writer is
+    stopped between its renames (after the journal), the reader sees the new result beside the new companion,
+    and the writer, resumed, finishes without error."""
+    import json
+    import shutil
+
+    from shockflow.cli import main
+    from shockflow.storage import read_result
+
+    data = Path(__file__).parents[1] / "storage" / "data"
+    out = tmp_path / "out"
+    out.mkdir()
+    shutil.copyfile(data / "result-v1-burgers-sine.h5", out / "run.h5")
+    (out / "run-log.txt").write_text("old")
+    proc = subprocess.Popen([sys.executable, "-c", PAUSED_WRITER, str(out), str(data / "result-v1-two-layer-staircase.h5"),
+                             str(k)], stderr=subprocess.PIPE)
+    try:
+        assert _stopped(proc), proc.stderr.read().decode() if proc.poll() is not None else "not stopped"
+        assert any(p.name.endswith(".journal") for p in out.iterdir())  # in the rename window
+        if reader == "show":
+            assert main(["show", str(out / "run.h5"), "--no-figures", "--json"]) == 0
+            name = json.loads(capsys.readouterr().out)["case"]
+        else:
+            name = read_result(out / "run.h5").case_name
+        assert name == "two-layer-staircase" and (out / "run-log.txt").read_text() == "new"
+        assert not any(p.name.startswith(".") for p in out.iterdir())   # journal and temporaries gone
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        code = proc.wait(timeout=120)
+    assert code == 0, proc.stderr.read().decode()
+    assert read_result(out / "run.h5").case_name == "two-layer-staircase" and (out / "run-log.txt").read_text() == "new"
+
+
+def test_a_journal_renames_only_temporaries_beside_their_targets(tmp_path):
+    """A journal (even a forged one) cannot move a file out of its directory, nor rename a file that is not a temporary."""
+    import json
+
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir(), elsewhere.mkdir()
+    (out / "keep.h5").write_text("keep")
+    (out / ".x.h5.pid1.ab.tmp").write_text("x")
+    journal = out / ".shockflow-commit.pid999999999.zz.journal"
+    journal.write_text(json.dumps([[str(out / "keep.h5"), str(elsewhere / "stolen.h5")],
+                                   [str(out / ".x.h5.pid1.ab.tmp"), str(elsewhere / "x.h5")],
+                                   [str(out / ".x.h5.pid1.ab.tmp"), str(out / "x.h5")], "junk"]))
+    recover_commits(out)
+    assert not list(elsewhere.iterdir()) and (out / "keep.h5").read_text() == "keep"
+    assert (out / "x.h5").read_text() == "x" and not journal.exists()
