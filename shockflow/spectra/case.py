@@ -19,15 +19,16 @@
     points = 5
     samples = 250
 
-The runner writes ``<out>/<name>-bbp.json`` (atomically) with stable keys and, when figures are
-on, ``<out>/<name>-phase.png``. Registering: importing this module registers the kind; the
+The runner writes ``<out>/<name>-bbp.h5`` (atomically; a netCDF-4/CF theory result file,
+:mod:`shockflow.storage.theory_results`: the groups ``teacher_student`` with the table ``rows`` over
+``eps``, ``phase_diagram`` over ``(sigma_w, eps)``, ``finite_size`` over ``(sizes, eps)``) and, when
+figures are on, ``<out>/<name>-phase.png``; ``--json`` prints the same keys. Registering: importing this module registers the kind; the
 command line sees it once ``shockflow.spectra.case`` is listed in
 ``shockflow.cases.kinds.BUILTIN_KIND_MODULES``.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ import numpy as np
 
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.schema import at_least, greater_than, interval, setting
+from shockflow.storage.atomic import committed_together
 
 __all__ = ["BBPCase", "TeacherStudentTable", "PhaseDiagramTable", "FiniteSizeTable", "BBPOutcome", "run_bbp_case"]
 
@@ -132,9 +134,36 @@ class BBPOutcome:
         return "\n".join(lines)
 
 
+#: dimensions and descriptions of a bbp result file (shockflow.storage.theory_results)
+BBP_DIMS = {"teacher_student/rows": ("eps",), "phase_diagram/eps": ("eps",), "phase_diagram/sigma_w": ("sigma_w",),
+            "phase_diagram/ordered": ("sigma_w", "eps"), "phase_diagram/theory_ordered": ("sigma_w", "eps"),
+            "phase_diagram/q2": ("sigma_w", "eps"), "finite_size/sizes": ("sizes",), "finite_size/eps": ("eps",),
+            "finite_size/U4": ("sizes", "eps"), "finite_size/U4_err": ("sizes", "eps"),
+            "finite_size/crossings": ("size_pair",)}
+BBP_DESCRIPTIONS = {
+    "eps": ("gradient step size epsilon", "1"), "theory_top_eigenvalue": ("top eigenvalue of W W^T, theory", "1"),
+    "theory_q2": ("teacher overlap q2, theory", "1"), "theory_ordered": ("outlier predicted (eps > eps_c)", "1"),
+    "theory_lambda_plus": ("Marchenko-Pastur edge lambda_+, theory", "1"),
+    "top_eigenvalue": ("top eigenvalue of W W^T, mean over seeds", "1"),
+    "q2": ("teacher overlap q2 of the top eigenvector", "1"),
+    "rel_error_top": ("top eigenvalue / theory - 1", "1"), "rel_error_q2": ("q2 / theory - 1 (NaN: theory 0)", "1"),
+    "sigma_w": ("initial scale sigma_W", "1"), "ordered": ("outlier with teacher overlap found", "1"),
+    "sizes": ("matrix size N", "1"), "U4": ("Binder cumulant of q2", "1"), "U4_err": ("standard error of U4", "1"),
+    "crossings": ("eps where the U4 curves of successive sizes cross", "1"), "size_pair": ("pair of successive sizes", "1"),
+}
+
+
+def bbp_layout():
+    from shockflow.storage.theory_results import Layout
+
+    return Layout(dims=BBP_DIMS, describe=BBP_DESCRIPTIONS)
+
+
+@committed_together
 def run_bbp_case(case, options) -> BBPOutcome:
     """Run a validated ``bbp`` case (see the module docstring)."""
-    from shockflow.storage import atomic_path
+    from shockflow.cases.schema import to_plain
+    from shockflow.storage.theory_results import write_theory_result
 
     from .finite_size import binder_crossings, binder_curves
     from .phase_diagram import phase_diagram, plot_phase_diagram
@@ -188,9 +217,8 @@ def run_bbp_case(case, options) -> BBPOutcome:
                                   "crossings": x.tolist(), "crossing_mean": float(x.mean()),
                                   "eps_c": ec, "crossing_rel_error": float(x.mean() / ec - 1)}
     seconds = time.perf_counter() - start
-    path = out / f"{case.name}-bbp.json"
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps({"case": case.name, "seed": seed, **summary}, indent=1))
+    path = out / f"{case.name}-bbp.h5"
+    write_theory_result(path, summary, bbp_layout(), case=case, seed=seed, settings=to_plain(s), wall_time=seconds)
     return BBPOutcome(case.name, summary, path, seconds, tuple(figures))
 
 
