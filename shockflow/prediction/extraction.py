@@ -57,7 +57,7 @@ Nothing here reads the loss series of the training log (the trajectory is parame
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -364,7 +364,7 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
             charts: Sequence = (None,), chart_key: str = "modes", snapshots: Mapping | None = None,
             lr: float, batch_size: int, cells: int = 801, margin: float = 0.25,
             noise_samples: int = 512, seed: int = 0, log_temperature: float = float("nan"),
-            sequential: bool = True) -> Extraction:
+            sequential: bool = True, on_chart: Callable[[str, int, int], None] | None = None) -> Extraction:
     """Extract one :class:`ChartData` per entry of ``charts``.
 
     ``model``: the network *at its initial parameters* (it is copied; the geometry is bound to the
@@ -373,7 +373,8 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
     (the trajectory; optional).  ``lr``, ``batch_size`` (B) and ``X.shape[0]`` (n) enter the
     projected temperature.  Raises :class:`shockflow.geometry.GeometryError` for a bad geometry
     keyword and :class:`ExtractionError` when a chart has no minimum.  ``sequential``: the staircase
-    reference (module docstring).
+    reference (module docstring).  ``on_chart(label, done, total)``, if given, is called after each
+    chart extraction (the staircase pass extracts the later charts again: ``total`` counts both).
     """
     base = model.copy()
     init = {k: np.array(v) for k, v in base.params.items()}
@@ -390,7 +391,16 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
         if found is not None:
             kwargs, raw, chart_key = found
     args = (geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin, noise_samples, seed)
-    first = [_extract_chart(base, init, sel, *args) for sel in raw]
+    total, done = len(raw) + (len(raw) - 1 if sequential and len(raw) > 1 else 0), [0]
+
+    def chart(*a):  # _extract_chart with the progress hook
+        found = _extract_chart(*a)
+        if on_chart is not None:
+            done[0] += 1
+            on_chart(found[0].label, done[0], total)
+        return found
+
+    first = [chart(base, init, sel, *args) for sel in raw]
     out = [cd for cd, _ in first]
     if sequential and len(raw) > 1:
         # staircase assumption: charts switch on in order of their escape times with the initial
@@ -399,7 +409,7 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
         order = sorted(range(len(raw)), key=lambda i: (_first_pass_escape(out[i]), out[i].gamma_data))
         ref = base.copy()
         for rank, i in enumerate(order):
-            cd, geo = (first[i] if rank == 0 else _extract_chart(ref, init, raw[i], *args))
+            cd, geo = (first[i] if rank == 0 else chart(ref, init, raw[i], *args))
             out[i] = replace(cd, rank=rank, initial_escape_x=first[i][0].escape_x,
                              initial_escape_rate=first[i][0].escape_rate)
             section = geo.section(np.array([[abs(cd.x_min) if cd.mirrored else cd.x_min]]))
