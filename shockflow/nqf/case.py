@@ -319,11 +319,14 @@ def _figures(e, result, out: Path, name: str, options=None) -> tuple[Path, ...]:
         return (mode_strengths_figure(result, out / f"{name}.png"),)
     if e.TAG == "power_law":
         c = result["curves"]
-        extra = {"network": (c["network_t"], c["network_loss"])} if "network_t" in c else None
+        extra = {"diagonal network, GD": (c["network_t"], c["network_loss"])} if "network_t" in c else None
         return (power_law_figure(c["t"], c["loss"], result["fit"],
                                  {"(α1−1)/α2": result["exponent_asymptotic"],
                                   "finite-ε": result["exponent_finite_eps"]},
-                                 out / f"{name}.png", title=f"{result['n_modes']} modes", extra=extra),)
+                                 out / f"{name}.png", extra=extra,
+                                 title=(f"{result['n_modes']} modes, V_k ∝ k^−{result['alpha1']:g}, ζ_k ∝ k^−"
+                                        f"{result['alpha2']:g}, ε = {result['eps']:g}: loss exponent against "
+                                        f"(α1 − 1)/α2")),)
     if e.TAG == "fourier":
         paths = []
         for run in result["runs"]:
@@ -331,7 +334,9 @@ def _figures(e, result, out: Path, name: str, options=None) -> tuple[Path, ...]:
             paths.append(power_law_figure(c["t"], c["loss"], run["fit"],
                                           {"(2β−1)/(θ+β)": run["exponent_predicted"],
                                            "finite-ε": run["exponent_finite_eps"]},
-                                          out / f"{name}-theta{run['theta']:g}.png", title=f"θ = {run['theta']:g}",
+                                          out / f"{name}-theta{run['theta']:g}.png", label="loss, Fourier-feature MLP",
+                                          title=(f"Fourier features s_k = k^−{run['theta']:g}, target b_k ∝ k^−"
+                                                 f"{result['beta']:g}: loss exponent against (2β − 1)/(θ + β)"),
                                           extra={"NQF closed form": (c["t"], c["loss_nqf"])}))
         return tuple(paths)
     if e.TAG == "failure_modes":

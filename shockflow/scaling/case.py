@@ -218,7 +218,7 @@ def run_scaling_case(case, options) -> ScalingOutcome:
         from shockflow.scaling.figures import plot_error_vs_n, plot_regime_map
 
         fmt, dpi = getattr(options, "figure_format", None), getattr(options, "dpi", None)
-        figures = [save_figure(plot_error_vs_n(results), out / "scaling_error.png", format=fmt, dpi=dpi),
+        figures = [save_figure(plot_error_vs_n(results, fit=fit), out / "scaling_error.png", format=fmt, dpi=dpi),
                    save_figure(plot_regime_map(rmap), out / "scaling_regimes.png", format=fmt, dpi=dpi)]
     from shockflow.storage.theory_results import write_theory_result
 
