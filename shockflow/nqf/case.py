@@ -349,6 +349,7 @@ def run_nqf_case(case, options) -> NQFOutcome:
     """Run the case's experiment; write ``<out>/<name>.h5`` (atomic) and figures; return an :class:`NQFOutcome`."""
     from shockflow.cases.schema import to_plain
     from shockflow.progress import status
+    from shockflow.logs import package_versions
     from shockflow.storage.theory_results import write_theory_result
 
     show = options.progress and not options.quiet
@@ -362,7 +363,8 @@ def run_nqf_case(case, options) -> NQFOutcome:
     with status(f"write {path}", enabled=show):
         write_theory_result(path, {"experiment": e.TAG, **_document(result)}, nqf_layout(e.TAG), case=case,
                             seed=options.seed if options.seed is not None else case.seed,
-                            settings=to_plain(case.settings), wall_time=time.perf_counter() - start)
+                            settings=to_plain(case.settings), versions=package_versions(),
+                            wall_time=time.perf_counter() - start)
     figures = ()
     if options.figures:
         with status("figures", enabled=show):

@@ -220,6 +220,7 @@ def run_scaling_case(case, options) -> ScalingOutcome:
         fmt, dpi = getattr(options, "figure_format", None), getattr(options, "dpi", None)
         figures = [save_figure(plot_error_vs_n(results, fit=fit), out / "scaling_error.png", format=fmt, dpi=dpi),
                    save_figure(plot_regime_map(rmap), out / "scaling_regimes.png", format=fmt, dpi=dpi)]
+    from shockflow.logs import package_versions
     from shockflow.storage.theory_results import write_theory_result
 
     result_file = out / "scaling.h5"
@@ -229,6 +230,7 @@ def run_scaling_case(case, options) -> ScalingOutcome:
             "result_file": str(result_file)}
     document = {k: data[k] for k in ("points", "optimal_lambda", "regime_map", "fit", "predicted_exponents")}
     write_theory_result(result_file, document, scaling_layout(), case=case, seed=seed0, settings=data["settings"],
+                        versions=package_versions(),
                         wall_time=data["seconds"])
     return ScalingOutcome(data)
 

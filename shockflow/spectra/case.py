@@ -22,7 +22,9 @@
 The runner writes ``<out>/<name>-bbp.h5`` (atomically; a netCDF-4/CF theory result file,
 :mod:`shockflow.storage.theory_results`: the groups ``teacher_student`` with the table ``rows`` over
 ``eps``, ``phase_diagram`` over ``(sigma_w, eps)``, ``finite_size`` over ``(sizes, eps)``) and, when
-figures are on, ``<out>/<name>-phase.png``; ``--json`` prints the same keys. Registering: importing this module registers the kind; the
+figures are on, ``<out>/<name>-transition.png`` (top eigenvalue and q² against ε beside the
+theory, Binder cumulants: :mod:`shockflow.spectra.figures`) and ``<out>/<name>-phase.png``;
+``--json`` prints the same keys. Registering: importing this module registers the kind; the
 command line sees it once ``shockflow.spectra.case`` is listed in
 ``shockflow.cases.kinds.BUILTIN_KIND_MODULES``.
 """
@@ -163,6 +165,7 @@ def bbp_layout():
 def run_bbp_case(case, options) -> BBPOutcome:
     """Run a validated ``bbp`` case (see the module docstring)."""
     from shockflow.cases.schema import to_plain
+    from shockflow.logs import package_versions
     from shockflow.storage.theory_results import write_theory_result
 
     from .finite_size import binder_crossings, binder_curves
@@ -216,9 +219,17 @@ def run_bbp_case(case, options) -> BBPOutcome:
                                   "U4": curves["U4"].tolist(), "U4_err": curves["U4_err"].tolist(),
                                   "crossings": x.tolist(), "crossing_mean": float(x.mean()),
                                   "eps_c": ec, "crossing_rel_error": float(x.mean() / ec - 1)}
+    if options.figures:
+        from shockflow.figures import save_figure
+
+        from .figures import plot_transition
+
+        figures.append(save_figure(plot_transition(summary), out / f"{case.name}-transition.png",
+                                   format=getattr(options, "figure_format", None), dpi=getattr(options, "dpi", None)))
     seconds = time.perf_counter() - start
     path = out / f"{case.name}-bbp.h5"
-    write_theory_result(path, summary, bbp_layout(), case=case, seed=seed, settings=to_plain(s), wall_time=seconds)
+    write_theory_result(path, summary, bbp_layout(), case=case, seed=seed, settings=to_plain(s),
+                        versions=package_versions(), wall_time=seconds)
     return BBPOutcome(case.name, summary, path, seconds, tuple(figures))
 
 

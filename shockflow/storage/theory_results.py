@@ -259,11 +259,11 @@ def _write_rows(g: h5py.Group, rows: list, layout: Layout, path: str) -> None:
 
 
 def write_theory_result(path: str | os.PathLike, document: Mapping, layout: Layout, *, case, seed: int | None,
-                        settings: dict, versions: dict | None = None, wall_time: float = 0.0) -> Path:
+                        settings: dict, versions: dict, wall_time: float = 0.0) -> Path:
     """Write ``document`` (see the module docstring) with the provenance of ``case`` to ``path``,
-    atomically; returns the path.  ``ValueError`` names the part of the document that has no netCDF form."""
-    from shockflow.logs import package_versions
-
+    atomically; returns the path.  ``versions``: the package versions that produced it
+    (:func:`shockflow.logs.package_versions`).  ``ValueError`` names the part of the document that
+    has no netCDF form."""
     clash = sorted(set(document) & set(PROVENANCE))
     if clash:
         raise ValueError(f"write_theory_result: the document's keys {clash} are provenance attributes")
@@ -280,7 +280,7 @@ def write_theory_result(path: str | os.PathLike, document: Mapping, layout: Layo
             f.attrs["overrides"] = json.dumps(list(getattr(case, "overrides", ()) or ()))
             f.attrs["settings"] = json.dumps(settings)
             f.attrs["seed"] = -1 if seed is None else int(seed)
-            f.attrs["versions"] = json.dumps(versions if versions is not None else package_versions())
+            f.attrs["versions"] = json.dumps(versions)
             f.attrs["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
             f.attrs["wall_time"] = float(wall_time)
             _write_group(f, document, layout, "")

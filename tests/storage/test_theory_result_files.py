@@ -58,13 +58,13 @@ def _same(a, b, where="") -> None:
 
 
 def test_every_kind_of_value_comes_back_exactly(tmp_path):
-    path = write_theory_result(tmp_path / "doc.h5", DOCUMENT, LAYOUT, case=_Case, seed=7, settings={"eps": 1e-4},
+    path = write_theory_result(tmp_path / "doc.h5", DOCUMENT, LAYOUT, case=_Case, seed=7, settings={"eps": 1e-4}, versions={"numpy": "2"},
                                wall_time=1.5)
     back = read_theory_result(path)
     _same(DOCUMENT, back.document)
     assert back.document["missing"] is None and back.document["hit"] == [True, False, True]
     assert (back.case_name, back.case_kind, back.seed, back.settings) == ("doc", "nqf", 7, {"eps": 1e-4})
-    assert back.overrides == ("experiment.eps=1e-4",) and back.wall_time == 1.5 and back.versions["numpy"]
+    assert back.overrides == ("experiment.eps=1e-4",) and back.wall_time == 1.5 and back.versions == {"numpy": "2"}
     with h5py.File(path) as f:
         assert f["rates"].attrs["units"] == "1/s" and f["rates"].dims[0][0].name == "/mode"
         assert f["rows/per_lambda"].dims[1][0].name == "/rows/lambda"
@@ -74,12 +74,12 @@ def test_every_kind_of_value_comes_back_exactly(tmp_path):
 def test_a_list_the_layout_cannot_hold_is_named_and_no_file_is_left(tmp_path):
     with pytest.raises(ValueError, match=r"/rows/q2: expected a rectangular list"):
         write_theory_result(tmp_path / "bad.h5", {"rows": [{"q2": [1.0]}, {"q2": [1.0, 2.0]}]}, LAYOUT,
-                            case=_Case, seed=None, settings={})
+                            case=_Case, seed=None, settings={}, versions={})
     with pytest.raises(ValueError, match=r"dimension 'mode' has 3 entries, but 'gaps' has 2"):
         write_theory_result(tmp_path / "bad.h5", {"rates": [1.0, 2.0, 3.0], "gaps": [1.0, 2.0]}, LAYOUT,
-                            case=_Case, seed=None, settings={})
+                            case=_Case, seed=None, settings={}, versions={})
     with pytest.raises(ValueError, match=r"provenance attributes"):
-        write_theory_result(tmp_path / "bad.h5", {"seed": 3}, LAYOUT, case=_Case, seed=None, settings={})
+        write_theory_result(tmp_path / "bad.h5", {"seed": 3}, LAYOUT, case=_Case, seed=None, settings={}, versions={})
     assert not (tmp_path / "bad.h5").exists()
 
 
