@@ -372,6 +372,22 @@ def run_nqf_case(case, options) -> NQFOutcome:
     return NQFOutcome(case.name, e.TAG, _plain(result), path, time.perf_counter() - start, figures)
 
 
+def reopen(result, path: Path) -> NQFOutcome:
+    """The outcome of a run, from its result file (:mod:`shockflow.runners.theories`)."""
+    doc = dict(result.document)
+    tag = doc.pop("experiment")
+    return NQFOutcome(result.case_name, tag, _plain(doc), path, result.wall_time)
+
+
+def redraw(result, out: Path, stem: str, options) -> tuple[Path, ...]:
+    """The run's figures from its result file (the failure modes keep no curves in it: none)."""
+    from types import SimpleNamespace
+
+    doc = dict(result.document)
+    tag = doc.pop("experiment")
+    return _figures(SimpleNamespace(TAG=tag), doc, out, stem, options) if tag != "failure_modes" else ()
+
+
 NQF_KIND = register_kind(CaseKind(
     name="nqf", settings=NQFCase, run=run_nqf_case, command="run",
     description="neural quadratic forms: switch-on times, power laws and their failure, against NumPy training",

@@ -235,6 +235,23 @@ def run_scaling_case(case, options) -> ScalingOutcome:
     return ScalingOutcome(data)
 
 
+def reopen(result, path: Path) -> ScalingOutcome:
+    """The outcome of a run, from its result file (:mod:`shockflow.runners.theories`)."""
+    doc = result.document
+    return ScalingOutcome({"case": result.case_name, "settings": result.settings, **doc, "seconds": result.wall_time,
+                           "figures": [], "result_file": str(path)})
+
+
+def redraw(result, out: Path, stem: str, options) -> tuple[Path, ...]:
+    """The run's figures from its result file (error against n with the fit; the regime map)."""
+    from shockflow.figures import save_figure
+    from shockflow.scaling.figures import plot_error_vs_n, plot_regime_map
+
+    doc, fmt, dpi = result.document, options.figure_format, options.dpi
+    return (save_figure(plot_error_vs_n(doc["points"], fit=doc["fit"]), out / f"{stem}_error.png", format=fmt, dpi=dpi),
+            save_figure(plot_regime_map(doc["regime_map"]), out / f"{stem}_regimes.png", format=fmt, dpi=dpi))
+
+
 SCALING_KIND = register_kind(CaseKind(
     name="scaling", settings=ScalingCaseFile, run=run_scaling_case, command="run",
     description="quadratic-network scaling: ERM error surface over n, p, λ, d and power-law exponents",

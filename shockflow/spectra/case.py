@@ -233,6 +233,28 @@ def run_bbp_case(case, options) -> BBPOutcome:
     return BBPOutcome(case.name, summary, path, seconds, tuple(figures))
 
 
+def reopen(result, path: Path) -> BBPOutcome:
+    """The outcome of a run, from its result file (:mod:`shockflow.runners.theories`)."""
+    return BBPOutcome(result.case_name, dict(result.document), path, result.wall_time)
+
+
+def redraw(result, out: Path, stem: str, options) -> tuple[Path, ...]:
+    """The run's figures from its result file: the transition and, if it ran, the phase diagram."""
+    from shockflow.figures import save_figure
+
+    from .figures import plot_transition
+    from .phase_diagram import plot_phase_diagram
+
+    doc, fmt, dpi = result.document, options.figure_format, options.dpi
+    paths = [save_figure(plot_transition(doc), out / f"{stem}-transition.png", format=fmt, dpi=dpi)]
+    pd, ts = doc.get("phase_diagram"), doc["teacher_student"]
+    if pd:
+        res = {k: np.asarray(pd[k], dtype=float) for k in ("eps", "sigma_w", "q2")}
+        res.update(N=ts["N"], M=ts["M"], t=ts["t"])
+        paths.append(save_figure(plot_phase_diagram(res), out / f"{stem}-phase.png", format=fmt, dpi=dpi))
+    return tuple(paths)
+
+
 def _run(case, options):
     return run_bbp_case(case, options)
 

@@ -245,3 +245,22 @@ def test_a_flipped_byte_is_caught_by_the_checksum(runs, tmp_path):
     path.write_bytes(bytes(raw))
     with pytest.raises(ResultFileError, match=r"/points/excess_error: expected readable data, found a damaged dataset"):
         read_theory_result(path)
+
+
+def test_show_prints_a_theory_files_table_and_redraws_its_figures_from_the_file(runs, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    doc, path = runs["bbp"]
+    assert main(["show", str(path), "--out", str(tmp_path), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["kind"] == "bbp" and shown["teacher_student"]["rows"] == doc["teacher_student"]["rows"]
+    assert [p.rsplit("/", 1)[1] for p in shown["figures"]] == ["bbp-linear-bbp-transition.png", "bbp-linear-bbp-phase.png"]
+    assert all((tmp_path / p.rsplit("/", 1)[1]).stat().st_size > 10_000 for p in shown["figures"])
+    doc, path = runs["scaling"]
+    assert main(["show", str(path), "--out", str(tmp_path / "s")]) == 0
+    text = capsys.readouterr().out
+    assert f"exponent (data): {doc['fit']['exponent']:.3f}" in text and (tmp_path / "s" / "scaling_error.png").is_file()
+    doc, path = runs["nqf"]
+    assert main(["show", str(path), "--no-figures", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["kind"] == "nqf" and shown["experiment"] == "power_law" and shown["figures"] == []
+    assert shown["result"]["fit"] == doc["result"]["fit"]
