@@ -193,7 +193,12 @@ def run_scaling_case(case, options) -> ScalingOutcome:
                        seeds=range(seed0, seed0 + s.grid.seeds), lams=s.grid.lam, gamma=s.target.gamma,
                        noise=s.target.noise, lam_units=s.grid.lam_units, tol=s.solver.tol,
                        tol_objective=s.solver.tol_objective, max_iter=s.solver.max_iter)
-    results = run_grid(points, workers=s.solver.workers)
+    from shockflow.progress import progress, status
+
+    show = options.progress and not options.quiet
+    with progress(len(points), f"λ paths of {case.name}", enabled=show, unit="path") as bar:
+        results = run_grid(points, workers=s.solver.workers, progress=lambda done, total: bar.update(done - bar.n))
+        bar.update(len(points) - bar.n)
     fit = None
     if s.fit.regime != "none":
         d = s.grid.d[0]
@@ -218,8 +223,9 @@ def run_scaling_case(case, options) -> ScalingOutcome:
         from shockflow.scaling.figures import plot_error_vs_n, plot_regime_map
 
         fmt, dpi = getattr(options, "figure_format", None), getattr(options, "dpi", None)
-        figures = [save_figure(plot_error_vs_n(results, fit=fit), out / "scaling_error.png", format=fmt, dpi=dpi),
-                   save_figure(plot_regime_map(rmap), out / "scaling_regimes.png", format=fmt, dpi=dpi)]
+        with status("figures", enabled=show):
+            figures = [save_figure(plot_error_vs_n(results, fit=fit), out / "scaling_error.png", format=fmt, dpi=dpi),
+                       save_figure(plot_regime_map(rmap), out / "scaling_regimes.png", format=fmt, dpi=dpi)]
     from shockflow.logs import package_versions
     from shockflow.storage.theory_results import write_theory_result
 
@@ -229,9 +235,9 @@ def run_scaling_case(case, options) -> ScalingOutcome:
             "seconds": time.perf_counter() - t0, "figures": [str(p) for p in figures],
             "result_file": str(result_file)}
     document = {k: data[k] for k in ("points", "optimal_lambda", "regime_map", "fit", "predicted_exponents")}
-    write_theory_result(result_file, document, scaling_layout(), case=case, seed=seed0, settings=data["settings"],
-                        versions=package_versions(),
-                        wall_time=data["seconds"])
+    with status(f"write {result_file}", enabled=show):
+        write_theory_result(result_file, document, scaling_layout(), case=case, seed=seed0, settings=data["settings"],
+                            versions=package_versions(), wall_time=data["seconds"])
     return ScalingOutcome(data)
 
 

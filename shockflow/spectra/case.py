@@ -176,16 +176,23 @@ def run_bbp_case(case, options) -> BBPOutcome:
     s = case.settings
     ts = s.teacher_student
     start = time.perf_counter()
+    from shockflow.progress import progress, status
+
+    show = options.progress and not options.quiet
     rows = []
-    for e in ts.eps:
-        runs = [simulate_point(ts.N, ts.M, e, ts.t, ts.sigma_w, seed=seed + k) for k in range(ts.seeds)]
-        row = {k: runs[0][k] for k in ("eps", "theory_top_eigenvalue", "theory_q2", "theory_ordered",
-                                       "theory_lambda_plus")}
-        row["top_eigenvalue"] = float(np.mean([r["top_eigenvalue"] for r in runs]))
-        row["q2"] = float(np.mean([r["q2"] for r in runs]))
-        row["rel_error_top"] = row["top_eigenvalue"] / row["theory_top_eigenvalue"] - 1.0
-        row["rel_error_q2"] = row["q2"] / row["theory_q2"] - 1.0 if row["theory_q2"] > 0 else None
-        rows.append(row)
+    with progress(len(ts.eps), f"teacher-student of {case.name}", enabled=show, unit="step size",
+                  each=True) as bar:
+        for e in ts.eps:
+            runs = [simulate_point(ts.N, ts.M, e, ts.t, ts.sigma_w, seed=seed + k) for k in range(ts.seeds)]
+            row = {k: runs[0][k] for k in ("eps", "theory_top_eigenvalue", "theory_q2", "theory_ordered",
+                                           "theory_lambda_plus")}
+            row["top_eigenvalue"] = float(np.mean([r["top_eigenvalue"] for r in runs]))
+            row["q2"] = float(np.mean([r["q2"] for r in runs]))
+            row["rel_error_top"] = row["top_eigenvalue"] / row["theory_top_eigenvalue"] - 1.0
+            row["rel_error_q2"] = row["q2"] / row["theory_q2"] - 1.0 if row["theory_q2"] > 0 else None
+            rows.append(row)
+            bar.set_postfix_str(f"ε = {e:g}: q² = {row['q2']:.3f} (theory {row['theory_q2']:.3f})", refresh=False)
+            bar.update(1)
     ordered_rows = [r for r in rows if r["theory_ordered"]]
     summary = {"teacher_student": {
         "N": ts.N, "M": ts.M, "sigma_w": ts.sigma_w, "t": ts.t, "seeds": ts.seeds,
@@ -198,7 +205,8 @@ def run_bbp_case(case, options) -> BBPOutcome:
     figures = []
     pd = s.phase_diagram
     if pd.eps:
-        res = phase_diagram(pd.eps, pd.sigma_w, ts.N, ts.M, t=ts.t, seed=seed, level=pd.level)
+        with status(f"phase diagram ({len(pd.eps) * len(pd.sigma_w)} points)", enabled=show):
+            res = phase_diagram(pd.eps, pd.sigma_w, ts.N, ts.M, t=ts.t, seed=seed, level=pd.level)
         summary["phase_diagram"] = {"eps": list(pd.eps), "sigma_w": list(pd.sigma_w),
                                     "ordered": res["ordered"].tolist(), "theory_ordered": res["theory_ordered"].tolist(),
                                     "q2": res["q2"].tolist(), "agreement": res["agreement"],
@@ -212,8 +220,9 @@ def run_bbp_case(case, options) -> BBPOutcome:
     if fs.sizes:
         r = ts.N / ts.M
         ec = critical_step(ts.t, ts.sigma_w, r)
-        curves = binder_curves(fs.sizes, ec * np.linspace(1 - fs.span, 1 + fs.span, fs.points), ts.t,
-                               ts.sigma_w, r, fs.samples, seed=seed)
+        with status(f"finite size (N = {', '.join(str(n) for n in fs.sizes)})", enabled=show):
+            curves = binder_curves(fs.sizes, ec * np.linspace(1 - fs.span, 1 + fs.span, fs.points), ts.t,
+                                   ts.sigma_w, r, fs.samples, seed=seed)
         x = binder_crossings(curves)
         summary["finite_size"] = {"sizes": list(fs.sizes), "eps": curves["eps"].tolist(),
                                   "U4": curves["U4"].tolist(), "U4_err": curves["U4_err"].tolist(),
@@ -224,12 +233,14 @@ def run_bbp_case(case, options) -> BBPOutcome:
 
         from .figures import plot_transition
 
-        figures.append(save_figure(plot_transition(summary), out / f"{case.name}-transition.png",
-                                   format=getattr(options, "figure_format", None), dpi=getattr(options, "dpi", None)))
+        with status("figures", enabled=show):
+            figures.append(save_figure(plot_transition(summary), out / f"{case.name}-transition.png",
+                                       format=getattr(options, "figure_format", None), dpi=getattr(options, "dpi", None)))
     seconds = time.perf_counter() - start
     path = out / f"{case.name}-bbp.h5"
-    write_theory_result(path, summary, bbp_layout(), case=case, seed=seed, settings=to_plain(s),
-                        versions=package_versions(), wall_time=seconds)
+    with status(f"write {path}", enabled=show):
+        write_theory_result(path, summary, bbp_layout(), case=case, seed=seed, settings=to_plain(s),
+                            versions=package_versions(), wall_time=seconds)
     return BBPOutcome(case.name, summary, path, seconds, tuple(figures))
 
 
