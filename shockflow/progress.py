@@ -147,9 +147,14 @@ def step_callback(bar):
 
     def on_step(label: str, done: int, total: int) -> None:
         if getattr(bar, "total", None) != total:
-            bar.total = total
-            if hasattr(bar, "refresh"):
-                bar.refresh()
+            if hasattr(bar, "reset") and bar.n == 0:  # tqdm: reset(total) also sets a notebook widget's length
+                start = bar.start_t
+                bar.reset(total=total)
+                bar.start_t = start                  # elapsed keeps counting from the phase's start
+            else:
+                bar.total = total
+                if hasattr(bar, "refresh"):
+                    bar.refresh()
         bar.set_postfix_str(f"chart {label}", refresh=False)
         bar.update(done - bar.n)
 
