@@ -381,7 +381,11 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from shockflow.runners.theories import is_theory_result
     from shockflow.storage import ResultFileError, read_result
+
+    if is_theory_result(args.result):
+        return _show_theory(args)
 
     try:
         result = read_result(args.result)
@@ -447,6 +451,27 @@ def _show(args: argparse.Namespace) -> int:
     for f in figures:
         print(f"  figure: {f}")
     return EXIT_OK
+
+
+def _show_theory(args: argparse.Namespace) -> int:
+    """``show`` on a theory result file (nqf, bbp, scaling): the run's table and figures, from the file."""
+    from shockflow.figures import can_draw
+    from shockflow.runners.theories import show_theory_result
+
+    draw = not args.no_figures and can_draw()
+    outcome, figures = show_theory_result(args.result, out=args.out, figures=draw, figure_format=args.figure_format,
+                                          dpi=args.dpi)
+    if args.json:
+        _print_json({**outcome.as_dict(), "kind": _kind_of(outcome), "figures": [str(p) for p in figures]})
+    elif not args.quiet:
+        print(outcome.table())
+        for f in figures:
+            print(f"figure: {f}")
+    return EXIT_OK
+
+
+def _kind_of(outcome) -> str:
+    return {"NQFOutcome": "nqf", "BBPOutcome": "bbp", "ScalingOutcome": "scaling"}[type(outcome).__name__]
 
 
 # -- parser ----------------------------------------------------------------------------------------

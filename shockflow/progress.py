@@ -5,8 +5,9 @@
 
 - in a terminal or a notebook: a ``tqdm.auto`` bar (a widget in Jupyter, a redrawn line in a terminal);
 - anywhere else (a pipe, ``nohup``, a CI log): plain lines, one when the phase starts, one at most
-  every :data:`LOG_INTERVAL` seconds while it runs and one when it ends with its duration, so a log
-  shows what ran and for how long;
+  every :data:`LOG_INTERVAL` seconds while it runs (``each=True``: one per step, with its label
+  and duration, for phases of few long steps such as the charts of an extraction) and one when it
+  ends with its duration, so a log shows what ran and for how long;
 - nothing when disabled (``--quiet``, ``--json``).
 
 Library diagnostics go through ``logging.getLogger("shockflow")``; :func:`configure_logging`
@@ -22,7 +23,8 @@ import time
 from contextlib import contextmanager
 from typing import TextIO
 
-__all__ = ["ProgressBar", "format_duration", "progress", "status", "configure_logging", "LOG_INTERVAL", "logger"]
+__all__ = ["ProgressBar", "format_duration", "progress", "status", "step_callback", "configure_logging",
+           "LOG_INTERVAL", "logger"]
 
 #: seconds between two plain progress lines of one phase in a non-terminal
 LOG_INTERVAL = 10.0
@@ -59,11 +61,11 @@ def _interactive(stream) -> bool:
 class _Lines:
     """The plain-line rendering of a phase (see the module docstring)."""
 
-    def __init__(self, total, desc: str, stream: TextIO):
-        self.total, self.desc, self.stream = total, desc, stream
+    def __init__(self, total, desc: str, stream: TextIO, each: bool = False):
+        self.total, self.desc, self.stream, self.each = total, desc, stream, each
         self.n = 0
         self.postfix = ""
-        self._start = self._last = time.perf_counter()
+        self._start = self._last = self._step = time.perf_counter()
         self._write(f"{desc}: started" + (f" (0/{total})" if total else ""))
 
     def _write(self, text: str) -> None:
@@ -73,7 +75,12 @@ class _Lines:
     def update(self, k: int = 1) -> None:
         self.n += k
         now = time.perf_counter()
-        if now - self._last >= LOG_INTERVAL:
+        if self.each and k > 0:
+            count = f"{self.n}/{self.total}" if self.total else f"{self.n}"
+            self._write(f"{self.desc}: {count}" + (f" {self.postfix}" if self.postfix else "")
+                        + f" in {now - self._step:.1f} s ({format_duration(now - self._start)} elapsed)")
+            self._step = self._last = now
+        elif now - self._last >= LOG_INTERVAL:
             self._last = now
             self._write(f"{self.desc}: {self.n}/{self.total} after {format_duration(now - self._start)}"
                         + (f" {self.postfix}" if self.postfix else ""))
@@ -102,8 +109,12 @@ class _Silent:
 
 
 @contextmanager
-def progress(total: int | None, desc: str, *, enabled: bool = True, stream: TextIO | None = None, unit: str = "it"):
-    """A counted phase: ``with progress(n, "train") as bar: bar.update(); bar.set_postfix_str("loss ...")``."""
+def progress(total: int | None, desc: str, *, enabled: bool = True, stream: TextIO | None = None, unit: str = "it",
+             each: bool = False):
+    """A counted phase: ``with progress(n, "train") as bar: bar.update(); bar.set_postfix_str("loss ...")``.
+
+    ``total`` may be None (not known yet: :func:`step_callback` sets it); ``each``: in a log, one
+    line per step (its postfix and duration) instead of one every :data:`LOG_INTERVAL` seconds."""
     stream = stream if stream is not None else sys.stderr
     if not enabled:
         bar = _Silent()
@@ -112,7 +123,7 @@ def progress(total: int | None, desc: str, *, enabled: bool = True, stream: Text
 
         bar = tqdm(total=total, desc=desc, file=stream, unit=unit, leave=True, dynamic_ncols=True)
     else:
-        bar = _Lines(None if unit == "phase" else total, desc, stream)
+        bar = _Lines(None if unit == "phase" else total, desc, stream, each=each)
     try:
         yield bar
     except BaseException:
@@ -128,6 +139,26 @@ def status(desc: str, *, enabled: bool = True, stream: TextIO | None = None):
     with progress(1, desc, enabled=enabled, stream=stream, unit="phase") as bar:
         yield bar
         bar.update(1)
+
+
+def step_callback(bar):
+    """``on_step(label, done, total)`` for a library hook (an extraction's ``on_chart``): sets the
+    bar's total, shows ``label`` and advances the bar to ``done``."""
+
+    def on_step(label: str, done: int, total: int) -> None:
+        if getattr(bar, "total", None) != total:
+            if hasattr(bar, "reset") and bar.n == 0:  # tqdm: reset(total) also sets a notebook widget's length
+                start = bar.start_t
+                bar.reset(total=total)
+                bar.start_t = start                  # elapsed keeps counting from the phase's start
+            else:
+                bar.total = total
+                if hasattr(bar, "refresh"):
+                    bar.refresh()
+        bar.set_postfix_str(f"chart {label}", refresh=False)
+        bar.update(done - bar.n)
+
+    return on_step
 
 
 def format_duration(seconds: float) -> str:

@@ -7,13 +7,14 @@
     lr = 0.01
 
 The runner calls the matching function of :mod:`shockflow.nqf.experiments`, writes
-``<out>/<name>.json`` (the result dict without the curves; atomic) and, unless figures are off,
-``<out>/<name>.png``. Registered at import of this module (:func:`shockflow.cases.register_kind`).
+``<out>/<name>.h5`` (a netCDF-4/CF theory result file, :mod:`shockflow.storage.theory_results`:
+the result with its curves, per-mode arrays over the dimension ``mode``; atomic) and, unless
+figures are off, ``<out>/<name>.png``; ``--json`` prints the result without the curves.
+Registered at import of this module (:func:`shockflow.cases.register_kind`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ import numpy as np
 
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.schema import at_least, greater_than, interval, setting
+from shockflow.storage.atomic import committed_together
 
 __all__ = ["NQFCase", "FiveMode", "PowerLaw", "FourierExponents", "FailureModes", "ShockLink", "NQFOutcome",
            "run_nqf_case", "NQF_KIND"]
@@ -204,6 +206,64 @@ class NQFOutcome:
         return "\n".join(lines)
 
 
+_MODE = ("rates", "strengths", "self_interaction", "z0", "z_inf", "t_predicted", "t_leading", "t_measured",
+         "relative_error", "t_loss_transitions", "loss_transition_relative_error", "t_switch_on", "gamma_star",
+         "d0", "d_exit", "t_escape", "escape_relative_difference")
+#: dimensions and descriptions of an nqf result file (shockflow.storage.theory_results); gradient-flow
+#: time t = η × step is dimensionless, as every quantity of the quadratic form
+NQF_LAYOUT_DIMS = {
+    **{name: ("mode",) for name in _MODE},
+    "successive_ratio_predicted": ("mode_pair",), "successive_ratio_measured": ("mode_pair",),
+    "window_modes": ("bound",), "window_times": ("bound",), "exponent_finite_eps_window": ("bound",),
+    "local_exponents": ("sub_window",),
+    "curves/t": ("t",), "curves/z": ("t", "mode"), "curves/loss_t": ("loss_t",), "curves/loss": ("t",),
+    "curves/loss_nqf": ("t",), "curves/network_t": ("network_t",), "curves/network_loss": ("network_t",),
+}
+NQF_DESCRIPTIONS = {
+    "rates": ("Lotka-Volterra rate r_k of the mode", "1"), "strengths": ("teacher strength of the mode", "1"),
+    "self_interaction": ("self-interaction C_kk", "1"), "z0": ("initial mode strength z_k(0)", "1"),
+    "z_inf": ("final mode strength z_k(inf)", "1"),
+    "t_predicted": ("switch-on time, closed form", "1"), "t_leading": ("switch-on time, leading term ln(1/eps)/zeta", "1"),
+    "t_measured": ("switch-on time measured in the network run", "1"),
+    "relative_error": ("(measured - predicted) / predicted switch-on time", "1"),
+    "t_loss_transitions": ("loss transition time read from the loss curve", "1"),
+    "loss_transition_relative_error": ("(loss transition - predicted) / predicted", "1"),
+    "successive_ratio_predicted": ("t_{k+1} / t_k, closed form", "1"),
+    "successive_ratio_measured": ("t_{k+1} / t_k, measured", "1"),
+    "t_switch_on": ("switch-on time, closed form", "1"), "gamma_star": ("shock formation time of the mode", "1"),
+    "d0": ("initial distance to the ridge", "1"), "d_exit": ("exit distance", "1"),
+    "t_escape": ("escape time gamma* ln(d_exit / d0)", "1"),
+    "escape_relative_difference": ("(escape - switch-on) / switch-on time", "1"),
+    "window_modes": ("fitting window: modes k_lo, k_hi", "1"), "window_times": ("fitting window in time", "1"),
+    "exponent_finite_eps_window": ("finite-eps slope at the window's ends", "1"),
+    "local_exponents": ("exponent fitted on each sub-window", "1"),
+    "curves/t": ("gradient-flow time t = lr x step", "1"), "curves/z": ("mode strength z_k(t)", "1"),
+    "curves/loss_t": ("gradient-flow time of the logged loss", "1"), "curves/loss": ("loss", "1"),
+    "curves/loss_nqf": ("loss of the NQF closed form", "1"),
+    "curves/network_t": ("gradient-flow time of the network run", "1"),
+    "curves/network_loss": ("loss of the network run", "1"),
+}
+
+
+def nqf_layout(experiment: str):
+    """The :class:`~shockflow.storage.theory_results.Layout` of an ``experiment``'s result (the five-mode
+    run logs its loss at its own times ``loss_t``; the power laws on the grid ``t``)."""
+    from shockflow.storage.theory_results import Layout
+
+    dims = {**NQF_LAYOUT_DIMS, **({"curves/loss": ("loss_t",)} if experiment == "five_mode" else {})}
+    return Layout(dims=dims, describe=NQF_DESCRIPTIONS, labels={"bound": ("lower", "upper")})
+
+
+def _document(value):
+    """The result as the file keeps it: curves included, the per-run details (whole five-mode results
+    of the failure modes, figures only) left out."""
+    if isinstance(value, dict):
+        return {k: _document(v) for k, v in value.items() if k != "details"}
+    if isinstance(value, (list, tuple)):
+        return [_document(v) for v in value]
+    return value
+
+
 def _plain(value):
     """The result without curves/details, with NaN as None (JSON)."""
     if isinstance(value, dict):
@@ -259,11 +319,14 @@ def _figures(e, result, out: Path, name: str, options=None) -> tuple[Path, ...]:
         return (mode_strengths_figure(result, out / f"{name}.png"),)
     if e.TAG == "power_law":
         c = result["curves"]
-        extra = {"network": (c["network_t"], c["network_loss"])} if "network_t" in c else None
+        extra = {"diagonal network, GD": (c["network_t"], c["network_loss"])} if "network_t" in c else None
         return (power_law_figure(c["t"], c["loss"], result["fit"],
                                  {"(α1−1)/α2": result["exponent_asymptotic"],
                                   "finite-ε": result["exponent_finite_eps"]},
-                                 out / f"{name}.png", title=f"{result['n_modes']} modes", extra=extra),)
+                                 out / f"{name}.png", extra=extra,
+                                 title=(f"{result['n_modes']} modes, V_k ∝ k^−{result['alpha1']:g}, ζ_k ∝ k^−"
+                                        f"{result['alpha2']:g}, ε = {result['eps']:g}: loss exponent against "
+                                        f"(α1 − 1)/α2")),)
     if e.TAG == "fourier":
         paths = []
         for run in result["runs"]:
@@ -271,7 +334,9 @@ def _figures(e, result, out: Path, name: str, options=None) -> tuple[Path, ...]:
             paths.append(power_law_figure(c["t"], c["loss"], run["fit"],
                                           {"(2β−1)/(θ+β)": run["exponent_predicted"],
                                            "finite-ε": run["exponent_finite_eps"]},
-                                          out / f"{name}-theta{run['theta']:g}.png", title=f"θ = {run['theta']:g}",
+                                          out / f"{name}-theta{run['theta']:g}.png", label="loss, Fourier-feature MLP",
+                                          title=(f"Fourier features s_k = k^−{run['theta']:g}, target b_k ∝ k^−"
+                                                 f"{result['beta']:g}: loss exponent against (2β − 1)/(θ + β)"),
                                           extra={"NQF closed form": (c["t"], c["loss_nqf"])}))
         return tuple(paths)
     if e.TAG == "failure_modes":
@@ -279,23 +344,48 @@ def _figures(e, result, out: Path, name: str, options=None) -> tuple[Path, ...]:
     return ()
 
 
+@committed_together
 def run_nqf_case(case, options) -> NQFOutcome:
-    """Run the case's experiment; write ``<out>/<name>.json`` (atomic) and figures; return an :class:`NQFOutcome`."""
-    from shockflow.storage import atomic_path
+    """Run the case's experiment; write ``<out>/<name>.h5`` (atomic) and figures; return an :class:`NQFOutcome`."""
+    from shockflow.cases.schema import to_plain
+    from shockflow.progress import status
+    from shockflow.logs import package_versions
+    from shockflow.storage.theory_results import write_theory_result
 
+    show = options.progress and not options.quiet
     start = time.perf_counter()
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     e = case.settings.experiment
-    result = _run_experiment(e)
-    figures = _figures(e, result, out, case.name, options) if options.figures else ()
-    plain = _plain(result)
-    path = out / f"{case.name}.json"
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps({"case_name": case.name, "case_kind": case.kind, "case_text": case.text,
-                                   "seed": options.seed if options.seed is not None else case.seed,
-                                   "experiment": e.TAG, "result": plain}, indent=1))
-    return NQFOutcome(case.name, e.TAG, plain, path, time.perf_counter() - start, figures)
+    with status(f"{e.TAG} experiment of {case.name}", enabled=show):
+        result = _run_experiment(e)
+    path = out / f"{case.name}.h5"
+    with status(f"write {path}", enabled=show):
+        write_theory_result(path, {"experiment": e.TAG, **_document(result)}, nqf_layout(e.TAG), case=case,
+                            seed=options.seed if options.seed is not None else case.seed,
+                            settings=to_plain(case.settings), versions=package_versions(),
+                            wall_time=time.perf_counter() - start)
+    figures = ()
+    if options.figures:
+        with status("figures", enabled=show):
+            figures = _figures(e, result, out, case.name, options)
+    return NQFOutcome(case.name, e.TAG, _plain(result), path, time.perf_counter() - start, figures)
+
+
+def reopen(result, path: Path) -> NQFOutcome:
+    """The outcome of a run, from its result file (:mod:`shockflow.runners.theories`)."""
+    doc = dict(result.document)
+    tag = doc.pop("experiment")
+    return NQFOutcome(result.case_name, tag, _plain(doc), path, result.wall_time)
+
+
+def redraw(result, out: Path, stem: str, options) -> tuple[Path, ...]:
+    """The run's figures from its result file (the failure modes keep no curves in it: none)."""
+    from types import SimpleNamespace
+
+    doc = dict(result.document)
+    tag = doc.pop("experiment")
+    return _figures(SimpleNamespace(TAG=tag), doc, out, stem, options) if tag != "failure_modes" else ()
 
 
 NQF_KIND = register_kind(CaseKind(

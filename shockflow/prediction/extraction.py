@@ -51,7 +51,7 @@ Nothing here reads the loss series of the training log (the trajectory is parame
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -351,19 +351,11 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
         sigma2=sigma2, temperature=T, nu=0.5 * T, gamma_data=gamma_data), geo
 
 
-def _first_pass_escape(cd: ChartData) -> float:
-    """``∫ dx/|a ∂_x L̄|`` along the chart's escape profile (inf where the rate vanishes)."""
-    x = np.abs(cd.escape_x) if cd.mirrored else np.asarray(cd.escape_x)
-    rate = np.asarray(cd.escape_rate)
-    if x.size < 2 or np.any(~(rate > 0)):
-        return float("inf")
-    return float(abs(np.trapezoid(1.0 / rate, x)))
-
-
 def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = None,
             charts: Sequence = (None,), chart_key: str = "modes", snapshots: Mapping | None = None,
             lr: float, batch_size: int, cells: int = 801, margin: float = 0.25,
-            noise_samples: int = 512, seed: int = 0, log_temperature: float = float("nan")) -> Extraction:
+            noise_samples: int = 512, seed: int = 0, log_temperature: float = float("nan"),
+            on_chart: Callable[[str, int, int], None] | None = None) -> Extraction:
     """Extract one :class:`ChartData` per entry of ``charts``.
 
     ``model``: the network *at its initial parameters* (it is copied; the geometry is bound to the
@@ -373,6 +365,7 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
     projected temperature.  Raises :class:`shockflow.geometry.GeometryError` for a bad geometry
     keyword and :class:`ExtractionError` when a chart has no minimum.  Every chart is extracted at the
     initial parameters; the saddles visited later are :mod:`shockflow.prediction.saddle_chain`'s.
+    ``on_chart(label, done, total)``, if given, is called after each chart extraction.
     """
     base = model.copy()
     init = {k: np.array(v) for k, v in base.params.items()}
@@ -389,7 +382,11 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
         if found is not None:
             kwargs, raw, chart_key = found
     args = (geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin, noise_samples, seed)
-    out = [_extract_chart(base, init, sel, *args)[0] for sel in raw]
+    out = []
+    for sel in raw:
+        out.append(_extract_chart(base, init, sel, *args)[0])
+        if on_chart is not None:
+            on_chart(out[-1].label, len(out), len(raw))
     labels = [cd.label for cd in out]
     if len(set(labels)) < len(labels):
         # charts of one kind (rescaling's q0 of every unit): the label names the selector too

@@ -177,7 +177,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     from shockflow.prediction.extraction import ExtractionError, extract
     from shockflow.geometry import GeometryError
     from shockflow.prediction.mapping import Optimiser, PredictionError, predict_transitions
-    from shockflow.progress import progress as _progress, status
+    from shockflow.progress import progress as _progress, status, step_callback
     from shockflow.training.schedules import learning_rate
 
     s = case.settings
@@ -186,19 +186,20 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     ex = s.extraction
     B = train_settings.effective_batch_size(data.n)
     try:
-        with status(f"extract the charts ({name})", enabled=progress):
+        with _progress(None, f"extract the charts ({name})", enabled=progress, unit="chart", each=True) as bar:
             extraction = extract(model, name, data.X, data.y, geometry_kwargs=kwargs,
                                  charts=ex.charts or (None,), chart_key=ex.chart_key, snapshots=snapshots,
                                  lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
                                  noise_samples=ex.noise_samples, seed=train_settings.seed,
-                                 log_temperature=log_temperature)
+                                 log_temperature=log_temperature, on_chart=step_callback(bar))
     except (GeometryError, TypeError) as exc:
         raise CaseError.at(case, "geometry", str(exc)) from None
     except ExtractionError as exc:
         raise CaseError.at(case, "extraction", str(exc)) from None
     pr = s.prediction
     solutions, shocks = [], []
-    with _progress(len(extraction.charts), f"solve the charts of {case.name}", enabled=progress, unit="chart") as bar:
+    with _progress(len(extraction.charts), f"solve the charts of {case.name}", enabled=progress, unit="chart",
+                   each=True) as bar:
         for k, chart in enumerate(extraction.charts):
             g0 = initial_gamma(chart)
             where = f"chart {chart.label} ({k + 1} of {len(extraction.charts)})"

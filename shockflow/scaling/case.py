@@ -16,26 +16,28 @@ A case file::
     regime = "data"        # fit the exponent over n with the window of that regime ("none": no fit)
 
 The runner evaluates every grid point with :func:`shockflow.scaling.sweeps.run_path` (a pure
-function params → dict), writes ``scaling.json`` atomically in ``options.out`` and, with
-figures on, ``scaling_error.png`` and ``scaling_regimes.png``. Registering needs
+function params → dict), writes ``scaling.h5`` atomically in ``options.out`` (a netCDF-4/CF theory
+result file, :mod:`shockflow.storage.theory_results`: the table ``points`` over ``(point, lambda)``,
+``optimal_lambda`` and ``regime_map`` over ``grid_point``, the ``fit``) and, with figures on,
+``scaling_error.png`` and ``scaling_regimes.png``; ``--json`` prints every key of :data:`RESULT_KEYS`. Registering needs
 ``shockflow.scaling.case`` in :data:`shockflow.cases.kinds.BUILTIN_KIND_MODULES`.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shockflow.storage import atomic_open
+from shockflow.storage.atomic import committed_together
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.schema import at_least, greater_than, interval, setting
 
 __all__ = ["ScalingCaseFile", "ScalingCase", "ScalingTarget", "ScalingGrid", "ScalingSolver", "ScalingFit", "ScalingOutcome",
            "run_scaling_case", "RESULT_KEYS"]
 
-#: top-level keys of scaling.json / ``ScalingOutcome.as_dict()``
+#: top-level keys of ``ScalingOutcome.as_dict()`` (``--json``); the file holds the results among them
+#: (points, optimal_lambda, regime_map, fit, predicted_exponents; the settings as its ``settings``)
 RESULT_KEYS = ("case", "settings", "points", "optimal_lambda", "regime_map", "fit", "predicted_exponents",
                "seconds", "figures", "result_file")
 
@@ -145,6 +147,34 @@ class ScalingOutcome:
         return "\n".join(lines)
 
 
+_LAMBDA = ("lam_input", "lam", "excess_error", "test_mse", "train_loss", "rank", "iterations", "residual", "converged")
+#: dimensions and descriptions of a scaling result file (shockflow.storage.theory_results)
+SCALING_DIMS = {"points": ("point",), **{f"points/{k}": ("point", "lambda") for k in _LAMBDA},
+                **{f"optimal_lambda/{k}": ("grid_point",) for k in ("n", "lam_input", "lam", "excess_error")},
+                **{f"regime_map/{k}": ("grid_point",) for k in ("n", "n_eff", "p", "d", "excess_error", "rank_floor",
+                                                                "floor_fraction", "regime")},
+                "fit/window": ("bound",)}
+SCALING_DESCRIPTIONS = {
+    "d": ("input dimension d", "1"), "n": ("sample size n", "1"), "n_eff": ("samples per dimension n / d", "1"),
+    "p": ("width p", "1"), "gamma": ("target spectrum exponent gamma", "1"), "noise": ("label-noise variance", "1"),
+    "lam_input": ("regularisation lambda as given (units of lambda_units)", "1"),
+    "lam": ("regularisation lambda (absolute)", "1"), "lambda_zero": ("least lambda with S = 0", "1"),
+    "excess_error": ("excess test error", "1"), "test_mse": ("test mean squared error", "1"),
+    "train_loss": ("training loss", "1"), "rank": ("rank of the fitted S", "1"),
+    "iterations": ("FISTA iterations", "1"), "residual": ("relative prox-gradient residual", "1"),
+    "converged": ("FISTA converged", "1"), "rank_floor": ("error floor of the width", "1"),
+    "floor_fraction": ("floor / error", "1"), "regime": ("scaling regime", "1"), "seconds": ("wall time", "s"),
+    "fit/window": ("fitting window (n / d, or p)", "1"),
+}
+
+
+def scaling_layout():
+    from shockflow.storage.theory_results import Layout
+
+    return Layout(dims=SCALING_DIMS, describe=SCALING_DESCRIPTIONS, labels={"bound": ("lower", "upper")})
+
+
+@committed_together
 def run_scaling_case(case, options) -> ScalingOutcome:
     """Run a ``scaling`` case (``case.settings`` is a :class:`ScalingCaseFile`)."""
     import numpy as np
@@ -163,7 +193,12 @@ def run_scaling_case(case, options) -> ScalingOutcome:
                        seeds=range(seed0, seed0 + s.grid.seeds), lams=s.grid.lam, gamma=s.target.gamma,
                        noise=s.target.noise, lam_units=s.grid.lam_units, tol=s.solver.tol,
                        tol_objective=s.solver.tol_objective, max_iter=s.solver.max_iter)
-    results = run_grid(points, workers=s.solver.workers)
+    from shockflow.progress import progress, status
+
+    show = options.progress and not options.quiet
+    with progress(len(points), f"λ paths of {case.name}", enabled=show, unit="path") as bar:
+        results = run_grid(points, workers=s.solver.workers, progress=lambda done, total: bar.update(done - bar.n))
+        bar.update(len(points) - bar.n)
     fit = None
     if s.fit.regime != "none":
         d = s.grid.d[0]
@@ -188,16 +223,39 @@ def run_scaling_case(case, options) -> ScalingOutcome:
         from shockflow.scaling.figures import plot_error_vs_n, plot_regime_map
 
         fmt, dpi = getattr(options, "figure_format", None), getattr(options, "dpi", None)
-        figures = [save_figure(plot_error_vs_n(results), out / "scaling_error.png", format=fmt, dpi=dpi),
-                   save_figure(plot_regime_map(rmap), out / "scaling_regimes.png", format=fmt, dpi=dpi)]
-    result_file = out / "scaling.json"
+        with status("figures", enabled=show):
+            figures = [save_figure(plot_error_vs_n(results, fit=fit), out / "scaling_error.png", format=fmt, dpi=dpi),
+                       save_figure(plot_regime_map(rmap), out / "scaling_regimes.png", format=fmt, dpi=dpi)]
+    from shockflow.logs import package_versions
+    from shockflow.storage.theory_results import write_theory_result
+
+    result_file = out / "scaling.h5"
     data = {"case": case.name, "settings": to_plain(s), "points": results, "optimal_lambda": optimal_lambda(results),
             "regime_map": rmap, "fit": fit, "predicted_exponents": predicted_exponents(s.target.gamma),
             "seconds": time.perf_counter() - t0, "figures": [str(p) for p in figures],
             "result_file": str(result_file)}
-    with atomic_open(result_file, "w") as fh:
-        json.dump(data, fh, indent=1, allow_nan=True)
+    document = {k: data[k] for k in ("points", "optimal_lambda", "regime_map", "fit", "predicted_exponents")}
+    with status(f"write {result_file}", enabled=show):
+        write_theory_result(result_file, document, scaling_layout(), case=case, seed=seed0, settings=data["settings"],
+                            versions=package_versions(), wall_time=data["seconds"])
     return ScalingOutcome(data)
+
+
+def reopen(result, path: Path) -> ScalingOutcome:
+    """The outcome of a run, from its result file (:mod:`shockflow.runners.theories`)."""
+    doc = result.document
+    return ScalingOutcome({"case": result.case_name, "settings": result.settings, **doc, "seconds": result.wall_time,
+                           "figures": [], "result_file": str(path)})
+
+
+def redraw(result, out: Path, stem: str, options) -> tuple[Path, ...]:
+    """The run's figures from its result file (error against n with the fit; the regime map)."""
+    from shockflow.figures import save_figure
+    from shockflow.scaling.figures import plot_error_vs_n, plot_regime_map
+
+    doc, fmt, dpi = result.document, options.figure_format, options.dpi
+    return (save_figure(plot_error_vs_n(doc["points"], fit=doc["fit"]), out / f"{stem}_error.png", format=fmt, dpi=dpi),
+            save_figure(plot_regime_map(doc["regime_map"]), out / f"{stem}_regimes.png", format=fmt, dpi=dpi))
 
 
 SCALING_KIND = register_kind(CaseKind(

@@ -19,15 +19,18 @@
     points = 5
     samples = 250
 
-The runner writes ``<out>/<name>-bbp.json`` (atomically) with stable keys and, when figures are
-on, ``<out>/<name>-phase.png``. Registering: importing this module registers the kind; the
+The runner writes ``<out>/<name>-bbp.h5`` (atomically; a netCDF-4/CF theory result file,
+:mod:`shockflow.storage.theory_results`: the groups ``teacher_student`` with the table ``rows`` over
+``eps``, ``phase_diagram`` over ``(sigma_w, eps)``, ``finite_size`` over ``(sizes, eps)``) and, when
+figures are on, ``<out>/<name>-transition.png`` (top eigenvalue and q² against ε beside the
+theory, Binder cumulants: :mod:`shockflow.spectra.figures`) and ``<out>/<name>-phase.png``;
+``--json`` prints the same keys. Registering: importing this module registers the kind; the
 command line sees it once ``shockflow.spectra.case`` is listed in
 ``shockflow.cases.kinds.BUILTIN_KIND_MODULES``.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +39,7 @@ import numpy as np
 
 from shockflow.cases.kinds import CaseKind, register_kind
 from shockflow.cases.schema import at_least, greater_than, interval, setting
+from shockflow.storage.atomic import committed_together
 
 __all__ = ["BBPCase", "TeacherStudentTable", "PhaseDiagramTable", "FiniteSizeTable", "BBPOutcome", "run_bbp_case"]
 
@@ -132,9 +136,37 @@ class BBPOutcome:
         return "\n".join(lines)
 
 
+#: dimensions and descriptions of a bbp result file (shockflow.storage.theory_results)
+BBP_DIMS = {"teacher_student/rows": ("eps",), "phase_diagram/eps": ("eps",), "phase_diagram/sigma_w": ("sigma_w",),
+            "phase_diagram/ordered": ("sigma_w", "eps"), "phase_diagram/theory_ordered": ("sigma_w", "eps"),
+            "phase_diagram/q2": ("sigma_w", "eps"), "finite_size/sizes": ("sizes",), "finite_size/eps": ("eps",),
+            "finite_size/U4": ("sizes", "eps"), "finite_size/U4_err": ("sizes", "eps"),
+            "finite_size/crossings": ("size_pair",)}
+BBP_DESCRIPTIONS = {
+    "eps": ("gradient step size epsilon", "1"), "theory_top_eigenvalue": ("top eigenvalue of W W^T, theory", "1"),
+    "theory_q2": ("teacher overlap q2, theory", "1"), "theory_ordered": ("outlier predicted (eps > eps_c)", "1"),
+    "theory_lambda_plus": ("Marchenko-Pastur edge lambda_+, theory", "1"),
+    "top_eigenvalue": ("top eigenvalue of W W^T, mean over seeds", "1"),
+    "q2": ("teacher overlap q2 of the top eigenvector", "1"),
+    "rel_error_top": ("top eigenvalue / theory - 1", "1"), "rel_error_q2": ("q2 / theory - 1 (NaN: theory 0)", "1"),
+    "sigma_w": ("initial scale sigma_W", "1"), "ordered": ("outlier with teacher overlap found", "1"),
+    "sizes": ("matrix size N", "1"), "U4": ("Binder cumulant of q2", "1"), "U4_err": ("standard error of U4", "1"),
+    "crossings": ("eps where the U4 curves of successive sizes cross", "1"), "size_pair": ("pair of successive sizes", "1"),
+}
+
+
+def bbp_layout():
+    from shockflow.storage.theory_results import Layout
+
+    return Layout(dims=BBP_DIMS, describe=BBP_DESCRIPTIONS)
+
+
+@committed_together
 def run_bbp_case(case, options) -> BBPOutcome:
     """Run a validated ``bbp`` case (see the module docstring)."""
-    from shockflow.storage import atomic_path
+    from shockflow.cases.schema import to_plain
+    from shockflow.logs import package_versions
+    from shockflow.storage.theory_results import write_theory_result
 
     from .finite_size import binder_crossings, binder_curves
     from .phase_diagram import phase_diagram, plot_phase_diagram
@@ -144,16 +176,23 @@ def run_bbp_case(case, options) -> BBPOutcome:
     s = case.settings
     ts = s.teacher_student
     start = time.perf_counter()
+    from shockflow.progress import progress, status
+
+    show = options.progress and not options.quiet
     rows = []
-    for e in ts.eps:
-        runs = [simulate_point(ts.N, ts.M, e, ts.t, ts.sigma_w, seed=seed + k) for k in range(ts.seeds)]
-        row = {k: runs[0][k] for k in ("eps", "theory_top_eigenvalue", "theory_q2", "theory_ordered",
-                                       "theory_lambda_plus")}
-        row["top_eigenvalue"] = float(np.mean([r["top_eigenvalue"] for r in runs]))
-        row["q2"] = float(np.mean([r["q2"] for r in runs]))
-        row["rel_error_top"] = row["top_eigenvalue"] / row["theory_top_eigenvalue"] - 1.0
-        row["rel_error_q2"] = row["q2"] / row["theory_q2"] - 1.0 if row["theory_q2"] > 0 else None
-        rows.append(row)
+    with progress(len(ts.eps), f"teacher-student of {case.name}", enabled=show, unit="step size",
+                  each=True) as bar:
+        for e in ts.eps:
+            runs = [simulate_point(ts.N, ts.M, e, ts.t, ts.sigma_w, seed=seed + k) for k in range(ts.seeds)]
+            row = {k: runs[0][k] for k in ("eps", "theory_top_eigenvalue", "theory_q2", "theory_ordered",
+                                           "theory_lambda_plus")}
+            row["top_eigenvalue"] = float(np.mean([r["top_eigenvalue"] for r in runs]))
+            row["q2"] = float(np.mean([r["q2"] for r in runs]))
+            row["rel_error_top"] = row["top_eigenvalue"] / row["theory_top_eigenvalue"] - 1.0
+            row["rel_error_q2"] = row["q2"] / row["theory_q2"] - 1.0 if row["theory_q2"] > 0 else None
+            rows.append(row)
+            bar.set_postfix_str(f"ε = {e:g}: q² = {row['q2']:.3f} (theory {row['theory_q2']:.3f})", refresh=False)
+            bar.update(1)
     ordered_rows = [r for r in rows if r["theory_ordered"]]
     summary = {"teacher_student": {
         "N": ts.N, "M": ts.M, "sigma_w": ts.sigma_w, "t": ts.t, "seeds": ts.seeds,
@@ -166,7 +205,8 @@ def run_bbp_case(case, options) -> BBPOutcome:
     figures = []
     pd = s.phase_diagram
     if pd.eps:
-        res = phase_diagram(pd.eps, pd.sigma_w, ts.N, ts.M, t=ts.t, seed=seed, level=pd.level)
+        with status(f"phase diagram ({len(pd.eps) * len(pd.sigma_w)} points)", enabled=show):
+            res = phase_diagram(pd.eps, pd.sigma_w, ts.N, ts.M, t=ts.t, seed=seed, level=pd.level)
         summary["phase_diagram"] = {"eps": list(pd.eps), "sigma_w": list(pd.sigma_w),
                                     "ordered": res["ordered"].tolist(), "theory_ordered": res["theory_ordered"].tolist(),
                                     "q2": res["q2"].tolist(), "agreement": res["agreement"],
@@ -180,18 +220,50 @@ def run_bbp_case(case, options) -> BBPOutcome:
     if fs.sizes:
         r = ts.N / ts.M
         ec = critical_step(ts.t, ts.sigma_w, r)
-        curves = binder_curves(fs.sizes, ec * np.linspace(1 - fs.span, 1 + fs.span, fs.points), ts.t,
-                               ts.sigma_w, r, fs.samples, seed=seed)
+        with status(f"finite size (N = {', '.join(str(n) for n in fs.sizes)})", enabled=show):
+            curves = binder_curves(fs.sizes, ec * np.linspace(1 - fs.span, 1 + fs.span, fs.points), ts.t,
+                                   ts.sigma_w, r, fs.samples, seed=seed)
         x = binder_crossings(curves)
         summary["finite_size"] = {"sizes": list(fs.sizes), "eps": curves["eps"].tolist(),
                                   "U4": curves["U4"].tolist(), "U4_err": curves["U4_err"].tolist(),
                                   "crossings": x.tolist(), "crossing_mean": float(x.mean()),
                                   "eps_c": ec, "crossing_rel_error": float(x.mean() / ec - 1)}
+    if options.figures:
+        from shockflow.figures import save_figure
+
+        from .figures import plot_transition
+
+        with status("figures", enabled=show):
+            figures.append(save_figure(plot_transition(summary), out / f"{case.name}-transition.png",
+                                       format=getattr(options, "figure_format", None), dpi=getattr(options, "dpi", None)))
     seconds = time.perf_counter() - start
-    path = out / f"{case.name}-bbp.json"
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps({"case": case.name, "seed": seed, **summary}, indent=1))
+    path = out / f"{case.name}-bbp.h5"
+    with status(f"write {path}", enabled=show):
+        write_theory_result(path, summary, bbp_layout(), case=case, seed=seed, settings=to_plain(s),
+                            versions=package_versions(), wall_time=seconds)
     return BBPOutcome(case.name, summary, path, seconds, tuple(figures))
+
+
+def reopen(result, path: Path) -> BBPOutcome:
+    """The outcome of a run, from its result file (:mod:`shockflow.runners.theories`)."""
+    return BBPOutcome(result.case_name, dict(result.document), path, result.wall_time)
+
+
+def redraw(result, out: Path, stem: str, options) -> tuple[Path, ...]:
+    """The run's figures from its result file: the transition and, if it ran, the phase diagram."""
+    from shockflow.figures import save_figure
+
+    from .figures import plot_transition
+    from .phase_diagram import plot_phase_diagram
+
+    doc, fmt, dpi = result.document, options.figure_format, options.dpi
+    paths = [save_figure(plot_transition(doc), out / f"{stem}-transition.png", format=fmt, dpi=dpi)]
+    pd, ts = doc.get("phase_diagram"), doc["teacher_student"]
+    if pd:
+        res = {k: np.asarray(pd[k], dtype=float) for k in ("eps", "sigma_w", "q2")}
+        res.update(N=ts["N"], M=ts["M"], t=ts["t"])
+        paths.append(save_figure(plot_phase_diagram(res), out / f"{stem}-phase.png", format=fmt, dpi=dpi))
+    return tuple(paths)
 
 
 def _run(case, options):

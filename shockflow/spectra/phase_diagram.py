@@ -106,12 +106,18 @@ def plot_phase_diagram(result: dict, *, ax=None):
     fine = np.linspace(sig.min(), sig.max(), 200)
     b = theory_boundaries(fine, result["t"], result["N"] / result["M"])
     ax.plot(b["lower"], fine, "w-", lw=2, label="theory ε_c(σ_W)")
+    drawn = False
     for j in range(b["upper"].shape[1]):
-        ax.plot(b["upper"][:, j], fine, "w--", lw=2, label="overshooting branch" if j == 0 else None)
-    ax.axvline(1.0, color="w", ls=":", lw=1)
+        branch = b["upper"][:, j]
+        seen = np.isfinite(branch) & (branch >= eps.min()) & (branch <= eps.max())
+        if seen.any():   # labelled only where it shows
+            ax.plot(branch, fine, "w--", lw=2, label=None if drawn else "overshooting branch")
+            drawn = True
+    if eps.min() <= 1.0 <= eps.max():
+        ax.axvline(1.0, color="w", ls=":", lw=1, label="ε = 1 (the bulk vanishes)")
     ax.set_xlim(eps.min(), eps.max())
-    ax.set_xlabel("step ε")
-    ax.set_ylabel("σ_W")
-    ax.set_title(f"N={result['N']}, M={result['M']}, t={result['t']}")
+    ax.set_xlabel("gradient step ε")
+    ax.set_ylabel("initial scale σ_W")
+    ax.set_title(f"BBP phase diagram: N × M = {result['N']} × {result['M']}, t = {result['t']}", fontsize=10)
     ax.legend(fontsize=8, loc="upper right")
     return fig

@@ -2,9 +2,12 @@
 
 import json
 
+import h5py
+import numpy as np
 import pytest
 
 from shockflow.cli import main
+from shockflow.storage.theory_results import read_theory_result
 
 
 def run(name, tmp_path, capsys, *overrides):
@@ -20,6 +23,14 @@ def test_nqf_five_mode_switch_on_times_match_the_closed_form(tmp_path, capsys):
     result = out["result"]
     assert len(result["t_measured"]) == 3
     assert result["max_abs_relative_error"] < 0.02
+    # the result file: the same numbers per mode, and the curves behind them
+    back = read_theory_result(out["result_file"])
+    assert back.document["t_measured"] == result["t_measured"] and back.document["rates"] == result["rates"]
+    curves = back.document["curves"]
+    assert np.asarray(curves["z"]).shape == (len(curves["t"]), 3) and len(curves["loss"]) == len(curves["loss_t"])
+    with h5py.File(out["result_file"]) as f:
+        assert [d[0].name for d in f["t_measured"].dims] == ["/mode"]
+        assert [d[0].name for d in f["curves/z"].dims] == ["/curves/t", "/curves/mode"]
 
 
 def test_bbp_linear_outlier_and_overlap_follow_theory(tmp_path, capsys):

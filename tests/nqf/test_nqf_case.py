@@ -1,12 +1,11 @@
-"""The ``nqf`` case kind: TOML → validated settings → experiment → JSON result and figures."""
-
-import json
+"""The ``nqf`` case kind: TOML → validated settings → experiment → result file and figures."""
 
 import pytest
 
 import shockflow.nqf.case  # noqa: F401  (registers the kind)
 from shockflow.cases import CaseError, RunOptions, parse_case
 from shockflow.cases.kinds import get_kind
+from shockflow.storage.theory_results import read_theory_result
 
 FIVE_MODE = """
 kind = "nqf"
@@ -22,10 +21,11 @@ lr = 0.01
 def test_five_mode_case_runs_and_writes(tmp_path):
     case = parse_case(FIVE_MODE)
     outcome = get_kind("nqf").run(case, RunOptions(out=str(tmp_path), quiet=True))
-    data = json.loads((tmp_path / "nqf-three-mode.json").read_text())
-    assert data["experiment"] == "five_mode" and data["result"] == outcome.as_dict()["result"]
-    assert len(data["result"]["t_measured"]) == 3
-    assert data["result"]["max_abs_relative_error"] < 0.02
+    data = read_theory_result(tmp_path / "nqf-three-mode.h5").document
+    assert data.pop("experiment") == "five_mode" and data.pop("curves")["z"]
+    assert data == outcome.as_dict()["result"]
+    assert len(data["t_measured"]) == 3
+    assert data["max_abs_relative_error"] < 0.02
     assert (tmp_path / "nqf-three-mode.png").stat().st_size > 10_000
     assert "rel.err" in outcome.table()
 

@@ -79,3 +79,51 @@ def test_a_phase_that_fails_says_where_it_stopped():
         pass
     assert pipe.getvalue().splitlines() == ["write out/x.h5: started", pipe.getvalue().splitlines()[1]]
     assert pipe.getvalue().splitlines()[1].startswith("write out/x.h5: done after ")
+
+
+def test_an_extraction_reports_one_line_per_chart_with_its_label_and_duration():
+    """The hook of shockflow.prediction.extraction.extract through step_callback: in a log one line
+    per chart extracted (3 charts), and the extraction's numbers are the same with and without it."""
+    import numpy as np
+
+    from shockflow import models
+    from shockflow.data.power_law import power_law_covariance
+    from shockflow.prediction.extraction import extract
+    from shockflow.progress import step_callback
+
+    net = models.build("diagonal", input_dim=3, form="u2", init="constant", init_scale=1e-3, seed=0)
+    data = power_law_covariance(512, 3, 0.0, teacher_weights=np.array([8.0, 3.0, 1.0]), seed=2)
+    kw = dict(geometry_kwargs={"coordinate": "r"}, charts=(0, 1, 2), lr=0.01, batch_size=512, cells=201)
+    calls, pipe = [], io.StringIO()
+    with progress(None, "extract the charts (gram)", stream=pipe, unit="chart", each=True) as bar:
+        hook = step_callback(bar)
+        hooked = extract(net, "gram", data.X, data.y, on_chart=lambda *a: (calls.append(a), hook(*a)), **kw)
+    plain = extract(net, "gram", data.X, data.y, **kw)
+    assert [c[1:] for c in calls] == [(k, 3) for k in range(1, 4)]
+    assert [c[0] for c in calls] == ["r0", "r1", "r2"]
+    lines = pipe.getvalue().splitlines()
+    assert lines[0] == "extract the charts (gram): started" and len(lines) == 5
+    for k, (label, _, _) in enumerate(calls, start=1):
+        assert lines[k].startswith(f"extract the charts (gram): {k}/3 chart {label} in ") and "elapsed)" in lines[k]
+    assert lines[-1].startswith("extract the charts (gram): done 3/3 after ")
+    assert [c.gamma_data for c in hooked.charts] == [c.gamma_data for c in plain.charts]
+    tty = FakeTTY()
+    with progress(None, "extract", stream=tty, unit="chart", each=True) as bar:
+        step_callback(bar)("r0", 1, 2)
+        step_callback(bar)("r1", 2, 2)
+    assert "2/2" in tty.getvalue() and "chart r1" in tty.getvalue()
+
+
+@pytest.mark.slow  # a network run in a fresh interpreter (~15 s on an idle machine)
+def test_a_piped_network_run_logs_each_chart_of_the_extraction(tmp_path):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run([sys.executable, "-m", "shockflow.cli", "run", "two-layer-staircase", "--no-figures",
+                           "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=600, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    charts = [l for l in lines if l.startswith("extract the charts (gram): ") and " chart r" in l and " in " in l]
+    assert [l.split(": ", 1)[1].split(" chart ")[0] for l in charts] == [f"{k}/7" for k in range(1, 8)]
+    assert [l.split(" chart ")[1].split()[0] for l in charts][:4] == ["r0", "r1", "r2", "r3"]
+    solves = [l for l in lines if l.startswith("solve the charts of two-layer-staircase: ") and "γ*" in l and " in " in l]
+    assert len(solves) == 4

@@ -1,7 +1,5 @@
 """The ``scaling`` case kind: file validation with key paths, and a small run with stable keys."""
 
-import json
-
 import numpy as np
 import pytest
 
@@ -9,6 +7,7 @@ import shockflow.scaling.case as scaling_case
 from shockflow.cases.errors import CaseError
 from shockflow.cases.kinds import RunOptions, get_kind
 from shockflow.cases.loading import load_case
+from shockflow.storage.theory_results import read_theory_result
 
 CASE = """kind = "scaling"
 name = "tiny"
@@ -37,8 +36,9 @@ def test_small_scaling_case_runs_with_stable_keys(tmp_path):
     out = get_kind("scaling").run(case, RunOptions(out=str(tmp_path / "out"), figures=False))
     data = out.as_dict()
     assert tuple(data) == scaling_case.RESULT_KEYS
-    on_disk = json.loads((tmp_path / "out" / "scaling.json").read_text())
-    assert tuple(on_disk) == scaling_case.RESULT_KEYS and len(on_disk["points"]) == 8
+    on_disk = read_theory_result(tmp_path / "out" / "scaling.h5").document
+    assert tuple(on_disk) == ("points", "optimal_lambda", "regime_map", "fit", "predicted_exponents")
+    assert len(on_disk["points"]) == 8 and on_disk["fit"] == data["fit"]
     assert all(all(p["converged"]) for p in on_disk["points"])
     f = data["fit"]
     assert f["n_points"] == 4 and np.isfinite(f["exponent"]) and f["exponent"] < 0    # more data, less error

@@ -1,11 +1,10 @@
 """The ``bbp`` case kind: validation errors name keys; a small run reproduces the theory."""
 
-import json
-
 import pytest
 
 import shockflow.spectra.case  # noqa: F401  (registers the kind)
 from shockflow.cases import CaseError, RunOptions, get_kind, parse_case
+from shockflow.storage.theory_results import read_theory_result
 
 TEXT = """
 kind = "bbp"
@@ -31,8 +30,9 @@ def test_small_case_runs_against_theory(tmp_path):
     assert not rows[0]["theory_ordered"] and rows[0]["q2"] < 0.1
     assert rows[1]["theory_ordered"] and rows[1]["q2"] == pytest.approx(rows[1]["theory_q2"], abs=0.03)
     assert d["phase_diagram"]["agreement"] == 1.0          # all four points far from the boundary
-    saved = json.loads((tmp_path / "bbp-small-bbp.json").read_text())
-    assert saved["teacher_student"]["eps_c"] == pytest.approx(d["teacher_student"]["eps_c"])
+    saved = read_theory_result(tmp_path / "bbp-small-bbp.h5").document
+    assert saved["teacher_student"]["eps_c"] == d["teacher_student"]["eps_c"]
+    assert [r["q2"] for r in saved["teacher_student"]["rows"]] == [r["q2"] for r in rows]
     assert "ε_c(t) = 0.4568" in out.table()
 
 
