@@ -163,6 +163,17 @@ class Model(abc.ABC):
     def init_moments(self) -> dict[str, tuple[float, float]]:
         """``{name: (mean, std)}`` of each parameter entry's initial distribution."""
 
+    # ----------------------------------------------------------------- optional hooks
+    def linear_map_available(self) -> bool:
+        """Whether :meth:`linear_map` applies: the model is linear in its input, ``f(x) = A(θ) x``."""
+        return False
+
+    def linear_map(self, P: dict[str, np.ndarray]) -> np.ndarray | None:
+        """``A (B, output_dim, d)`` with ``f(x) = A x`` at ``B`` parameter sets (arrays with a leading
+        batch axis), or ``None`` when the model is not linear in its input.  With a squared loss the
+        loss then follows from data moments (:mod:`shockflow.geometry.moments`)."""
+        return None
+
     # ----------------------------------------------------------------- public API
     def forward(self, X: np.ndarray) -> np.ndarray:
         """Predictions: shape ``(n,)`` if ``output_dim == 1`` else ``(n, output_dim)``."""

@@ -79,6 +79,18 @@ class DeepMLP(Model):
                 moments[f"b{l}"] = (0.0, 0.0)
         return moments
 
+    def linear_map_available(self) -> bool:
+        return self.activation.name == "identity" and not self.bias
+
+    def linear_map(self, P):
+        """The end-to-end product ``W_{L+1} ⋯ W_1`` per parameter set (identity activation, no bias)."""
+        if not self.linear_map_available():
+            return None
+        M = P["W1"]
+        for l in range(2, self.depth + 1):
+            M = np.matmul(P[f"W{l}"], M)
+        return M
+
     def _forward(self, X):
         p = self.params
         hs, zs = [X], []

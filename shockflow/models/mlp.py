@@ -77,6 +77,16 @@ class TwoLayerMLP(Model):
             moments["b"] = (0.0, 0.0)
         return moments
 
+    def linear_map_available(self) -> bool:
+        return self.activation.name == "identity" and not self.bias
+
+    def linear_map(self, P):
+        """``c A W`` per parameter set (identity activation, no bias)."""
+        if not self.linear_map_available():
+            return None
+        A = P["a"].reshape(P["a"].shape[0], self.output_dim, self.width)
+        return self._readout_scale() * np.matmul(A, P["W"])
+
     def _forward(self, X):
         p = self.params
         Z = X @ p["W"].T
