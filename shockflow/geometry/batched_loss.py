@@ -146,14 +146,16 @@ def batched_outputs(model: Model, params: Mapping[str, np.ndarray], X, outputs: 
     return _outputs_function(model, outputs)(model, P, X)
 
 
-#: the chunked evaluation keeps about this many float64 values per intermediate array (8 MiB)
-CHUNK_VALUES = 1 << 20
+#: the chunked evaluation keeps about this many float64 values per intermediate array (16 MiB)
+CHUNK_VALUES = 1 << 21
 
 
 def _chunks(model: Model, batch: int, n: int):
     """Slices of the batch axis whose intermediates stay near :data:`CHUNK_VALUES` values: a
-    forward pass holds ``n`` samples times at most ``num_parameters`` values per parameter set."""
-    per_set = n * max(model.num_parameters, model.output_dim, 1)
+    forward pass holds ``n`` samples times a layer's width (the largest leading dimension of a
+    parameter array, the output dimension, the per-sample input size) per parameter set."""
+    width = max([p.shape[0] for p in model.params.values() if p.ndim] + [model.output_dim, 1])
+    per_set = n * width * 4
     size = max(1, min(batch, CHUNK_VALUES // per_set))
     return [slice(i, min(i + size, batch)) for i in range(0, batch, size)]
 

@@ -112,7 +112,7 @@ class DeepMLP(Model):
         grads = {f"W{L}": parameter_gradient("no,ni->oi", G, hs[L - 1], per_sample=per_sample)}
         dh = G @ p[f"W{L}"]
         for l in range(L - 1, 0, -1):
-            dz = dh * self.activation.grad(zs[l - 1])
+            dz = dh if self.activation.name == "identity" else dh * self.activation.grad_from(zs[l - 1], hs[l])
             grads[f"W{l}"] = parameter_gradient("nj,ni->ji", dz, hs[l - 1], per_sample=per_sample)
             if self.bias:
                 grads[f"b{l}"] = parameter_gradient("nj->j", dz, per_sample=per_sample)

@@ -42,6 +42,10 @@ class Loss(abc.ABC):
     def grad(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
         """Derivative of each sample's loss with respect to its outputs, shape (n, output_dim)."""
 
+    def mean_and_grad(self, F: np.ndarray, Y: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(mean_μ ℓ_μ, ∂ℓ_μ/∂F)`` in one pass (a squared loss shares the residual)."""
+        return float(np.mean(self.value(F, Y))), self.grad(F, Y)
+
     def check_output_dim(self, output_dim: int) -> None:
         """Raise if this loss cannot be used with ``output_dim`` outputs."""
 
@@ -73,6 +77,11 @@ class HalfMSE(Loss):
     def grad(self, F, Y):
         return F - Y
 
+    def mean_and_grad(self, F, Y):
+        R = F - Y
+        r = R.ravel()
+        return 0.5 * float(r @ r) / F.shape[0], R
+
 
 class MSE(Loss):
     """ℓ = Σ_o (f_o − y_o)² (docs/theory.md §2 convention, no ½)."""
@@ -85,6 +94,13 @@ class MSE(Loss):
 
     def grad(self, F, Y):
         return 2.0 * (F - Y)
+
+    def mean_and_grad(self, F, Y):
+        R = F - Y
+        r = R.ravel()
+        value = float(r @ r) / F.shape[0]
+        R *= 2.0
+        return value, R
 
 
 class CrossEntropy(Loss):

@@ -103,7 +103,11 @@ class TwoLayerMLP(Model):
         A = p["a"].reshape(self.output_dim, self.width)
         grads = {}
         da = c * parameter_gradient("no,nm->om", G, H, per_sample=per_sample)
-        dZ = c * (G @ A) * self.activation.grad(Z)
+        dZ = G @ A
+        if c != 1.0:
+            dZ *= c
+        if self.activation.name != "identity":
+            dZ *= self.activation.grad_from(Z, H)
         grads["W"] = parameter_gradient("nm,nd->md", dZ, X, per_sample=per_sample)
         if self.bias:
             grads["b"] = parameter_gradient("nm->m", dZ, per_sample=per_sample)
