@@ -6,11 +6,12 @@ polynomial in its parameters (every linear network: ``linear``, ``diagonal``, ``
 ``ℓ = c ‖f − y‖²`` (``c = ½`` for ``half_mse``, 1 for ``mse``: ``Loss.squared_scale``) the mean loss
 at any parameter set depends on the data only through the moments of ``(X, y)``:
 
-    L̄(A) = (c/n) ‖X Aᵀ − Y‖²_F = (c/n) ‖R (A − A*)ᵀ‖²_F + L*,
+    L̄(A) = (c/n) ‖X Aᵀ − Y‖²_F = (c/n) [‖R Dᵀ‖²_F + 2 tr(D Xᵀ r*)] + L*,      D = A − A*,
 
-with ``X = Q R`` (thin QR), ``A*`` the least-squares fit of ``Y`` on ``X`` and ``L* = L̄(A*)``
-(the residual loss, evaluated directly once).  The identity holds because ``Xᵀ(X A*ᵀ − Y) = 0``;
-written this way both terms are sums of squares, so nothing cancels: at the landscape minimum,
+with ``X = Q R`` (thin QR), ``A*`` the least-squares fit of ``Y`` on ``X``, ``r* = X A*ᵀ − Y`` and
+``L* = L̄(A*)`` (the residual loss, evaluated directly once).  The identity is exact for any ``A*``;
+for the least-squares fit ``Xᵀ r* = 0`` up to rounding, so the cross term is a rounding correction
+and the rest are sums of squares: nothing cancels: at the landscape minimum,
 where ``L̄`` is the noise level and the raw moments ``yᵀy/n`` are 10⁵ times larger, the result keeps
 full relative precision.  Cost: ``O(n d²)`` once per data set (:class:`SquaredMoments`, kept for
 the last few data sets it saw) and ``O(o d²)`` per parameter set, against ``O(n o d)`` for a forward
@@ -35,13 +36,16 @@ class SquaredMoments:
         self.R = np.linalg.qr(X, mode="r")                        # (min(n, d), d)
         fit, *_ = np.linalg.lstsq(X, Y, rcond=None)               # (d, o) = A*ᵀ
         self.fit = fit.T                                          # A* (o, d)
-        self.residual = self.scale * float(np.sum((X @ fit - Y) ** 2)) / n
+        r = X @ fit - Y
+        self.residual = self.scale * float(np.sum(r * r)) / n
+        self.cross = (r.T @ X) / n                                # (o, d): Xᵀr*/n, zero up to rounding
 
     def loss(self, A: np.ndarray) -> np.ndarray:
         """``L̄`` at a batch of linear maps ``A (B, o, d)``: shape ``(B,)``."""
         D = A - self.fit                                          # (B, o, d)
         RD = np.einsum("ed,bod->boe", self.R, D, optimize=True)
-        return self.scale * np.sum(RD * RD, axis=(1, 2)) / self.n + self.residual
+        cross = 2.0 * np.einsum("bod,od->b", D, self.cross)
+        return self.scale * (np.sum(RD * RD, axis=(1, 2)) / self.n + cross) + self.residual
 
 
 def moments_apply(model) -> bool:
