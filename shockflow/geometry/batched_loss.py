@@ -28,7 +28,6 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 import numpy as np
-from scipy.special import softmax
 
 from shockflow.geometry.moments import moments_loss
 from shockflow.models.base import Model
@@ -79,6 +78,8 @@ def _phase_retrieval(model, P, X):
 
 
 def _attention_qk(model, P, X):
+    from scipy.special import softmax
+
     Q = np.einsum("ntD,bhDk->bnhtk", X, P["W_Q"], optimize=True)
     K = np.einsum("ntD,bhDk->bnhtk", X, P["W_K"], optimize=True)
     S = np.einsum("bnhtk,bnhsk->bnhts", Q, K, optimize=True) / np.sqrt(model.d_k)
