@@ -34,12 +34,13 @@ def can_draw() -> bool:
     return True
 
 
-def new_figure(width: float, height: float):
-    """A constrained-layout Figure on its own Agg canvas (nothing global is touched)."""
+def new_figure(width: float, height: float, *, layout: str | None = "constrained"):
+    """A Figure on its own Agg canvas (nothing global is touched); constrained layout unless
+    ``layout=None`` (the caller places its axes: no layout pass at every draw)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=DEFAULT_DPI, layout="constrained")
+    fig = Figure(figsize=(width, height), dpi=DEFAULT_DPI, layout=layout)
     FigureCanvasAgg(fig)
     return fig
 

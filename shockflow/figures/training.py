@@ -41,8 +41,14 @@ def loss_figure(steps, loss, *, predicted=(), observed=(), charts=(), bands=(), 
         raise ValueError(f"loss_figure: {len(charts)} chart labels for {len(predicted)} predicted steps")
     order = list(dict.fromkeys(c for c in charts if c))
     parity = matches is not None and len(matches.get("predicted_step", ())) > 0
-    if fig is None:
-        fig = new_figure(11.0 if parity else 7.5, 4.3)
+    own = fig is None
+    if own:
+        # fixed margins in inches (tick labels, axis labels, title) instead of a constrained-layout
+        # pass at every draw, which cost about as much as drawing the figure
+        width, height = (11.0 if parity else 7.5), 4.3
+        fig = new_figure(width, height, layout=None)
+        fig.subplots_adjust(left=0.8 / width, right=1.0 - 0.2 / width, bottom=0.6 / height,
+                            top=1.0 - (0.45 if title else 0.2) / height, wspace=0.9 / (width / 2))
     axes = fig.subplots(1, 2, width_ratios=(1.9, 1.0)) if parity else [fig.subplots()]
     ax = axes[0]
     ok = (steps > 0) & (loss > 0)

@@ -16,6 +16,11 @@ grid costs a handful of array operations rather than one Python call per grid po
 
 Any other model falls back to one forward call per parameter set (correct, slower); a plug-in
 geometry for a new model family can pass its own ``outputs`` function.
+
+``batched_loss`` evaluates a model that is linear in its input under a squared loss from the data
+moments (:mod:`shockflow.geometry.moments`: exact, ``O(o d²)`` per parameter set); every other
+model in chunks of the batch axis sized so that intermediates stay near :data:`CHUNK_VALUES`
+values (bounded memory; the targets broadcast, they are not tiled per parameter set).
 """
 
 from __future__ import annotations
@@ -23,11 +28,11 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 import numpy as np
-from scipy.special import softmax
 
+from shockflow.geometry.moments import moments_loss
 from shockflow.models.base import Model
 
-__all__ = ["batched_loss", "batched_outputs"]
+__all__ = ["batched_loss", "batched_outputs", "batched_sample_losses"]
 
 
 def _mlp(model, P, X):
@@ -73,6 +78,8 @@ def _phase_retrieval(model, P, X):
 
 
 def _attention_qk(model, P, X):
+    from scipy.special import softmax
+
     Q = np.einsum("ntD,bhDk->bnhtk", X, P["W_Q"], optimize=True)
     K = np.einsum("ntD,bhDk->bnhtk", X, P["W_K"], optimize=True)
     S = np.einsum("bnhtk,bnhsk->bnhts", Q, K, optimize=True) / np.sqrt(model.d_k)
@@ -110,28 +117,80 @@ def _batch_size(model: Model, params: Mapping[str, np.ndarray]) -> int:
     return sizes.pop()
 
 
-def batched_outputs(model: Model, params: Mapping[str, np.ndarray], X, outputs: Callable | None = None) -> np.ndarray:
-    """Model outputs ``(B, n, output_dim)`` for ``B`` parameter sets (see the module docstring)."""
+def _outputs_function(model: Model, outputs: Callable | None) -> Callable:
+    fn = outputs or _OUTPUTS.get(model.name)
+    if fn is not None:
+        return fn
+
+    def one_at_a_time(model, P, X):
+        clone = model.copy()
+        out = []
+        for b in range(next(iter(P.values())).shape[0]):
+            for k in clone.params:
+                clone.params[k][...] = P[k][b]
+            out.append(clone._forward(X)[0])
+        return np.stack(out)
+
+    return one_at_a_time
+
+
+def _checked(model: Model, params: Mapping[str, np.ndarray], X):
     X = model._check_inputs(X)
     batch = _batch_size(model, params)
     P = {k: np.asarray(params[k], dtype=np.float64) for k in model.params}
-    fn = outputs or _OUTPUTS.get(model.name)
-    if fn is not None:
-        return fn(model, P, X)
-    clone = model.copy()
-    out = []
-    for b in range(batch):
-        for k in clone.params:
-            clone.params[k][...] = P[k][b]
-        F, _ = clone._forward(X)
-        out.append(F)
-    return np.stack(out)
+    return X, batch, P
+
+
+def batched_outputs(model: Model, params: Mapping[str, np.ndarray], X, outputs: Callable | None = None) -> np.ndarray:
+    """Model outputs ``(B, n, output_dim)`` for ``B`` parameter sets (see the module docstring)."""
+    X, _, P = _checked(model, params, X)
+    return _outputs_function(model, outputs)(model, P, X)
+
+
+#: the chunked evaluation keeps about this many float64 values per intermediate array (16 MiB)
+CHUNK_VALUES = 1 << 21
+
+
+def _chunks(model: Model, batch: int, n: int):
+    """Slices of the batch axis whose intermediates stay near :data:`CHUNK_VALUES` values: a
+    forward pass holds ``n`` samples times a layer's width (the largest leading dimension of a
+    parameter array, the output dimension, the per-sample input size) per parameter set."""
+    width = max([p.shape[0] for p in model.params.values() if p.ndim] + [model.output_dim, 1])
+    per_set = n * width * 4
+    size = max(1, min(batch, CHUNK_VALUES // per_set))
+    return [slice(i, min(i + size, batch)) for i in range(0, batch, size)]
+
+
+def batched_sample_losses(model: Model, params: Mapping[str, np.ndarray], X, y,
+                          outputs: Callable | None = None) -> np.ndarray:
+    """Per-sample losses ``(B, n)`` of ``model`` at ``B`` parameter sets, in chunks of the batch
+    (bounded memory; the targets broadcast, they are never copied per parameter set)."""
+    X, batch, P = _checked(model, params, X)
+    fn = _outputs_function(model, outputs)
+    n = X.shape[0]
+    Y = model.loss_function.targets(y, n, model.output_dim)
+    out = np.empty((batch, n))
+    for part in _chunks(model, batch, n):
+        F = fn(model, {k: v[part] for k, v in P.items()}, X)
+        out[part] = model.loss_function.value(F, Y[None])
+    return out
 
 
 def batched_loss(model: Model, params: Mapping[str, np.ndarray], X, y, outputs: Callable | None = None) -> np.ndarray:
-    """Mean loss ``(B,)`` of ``model`` at ``B`` parameter sets on the data ``(X, y)``."""
-    F = batched_outputs(model, params, X, outputs)
-    B, n, o = F.shape
+    """Mean loss ``(B,)`` of ``model`` at ``B`` parameter sets on the data ``(X, y)``.
+
+    A model linear in its input under a squared loss is evaluated from the data moments
+    (:mod:`shockflow.geometry.moments`, exact); any other in chunks of the batch."""
+    X, batch, P = _checked(model, params, X)
+    if outputs is None:
+        fast = moments_loss(model, P, X, y)
+        if fast is not None:
+            return fast
+    fn = _outputs_function(model, outputs)
+    n = X.shape[0]
     Y = model.loss_function.targets(y, n, model.output_dim)
-    values = model.loss_function.value(F.reshape(B * n, o), np.tile(Y, (B, 1)))
-    return values.reshape(B, n).mean(axis=1)
+    out = np.empty(batch)
+    for part in _chunks(model, batch, n):
+        F = fn(model, {k: v[part] for k, v in P.items()}, X)
+        out[part] = model.loss_function.value(F, Y[None]).mean(axis=1)
+    return out

@@ -32,17 +32,31 @@ _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 @dataclass(frozen=True)
 class Activation:
-    """An activation: ``fn`` (φ) and ``grad`` (φ'), both elementwise on arrays."""
+    """An activation: ``fn`` (φ) and ``grad`` (φ'), both elementwise on arrays; ``grad_from(z, h)``
+    is φ'(z) given ``h = φ(z)`` too (a backward pass reuses the forward's ``h``: tanh' = 1 − h² without
+    recomputing tanh)."""
 
     name: str
     fn: Callable[[np.ndarray], np.ndarray]
     grad: Callable[[np.ndarray], np.ndarray]
     grad_at_zero: float
+    from_output: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def grad_from(self, z: np.ndarray, h: np.ndarray) -> np.ndarray:
+        return self.from_output(h) if self.from_output is not None else self.grad(z)
 
 
 def _tanh_grad(z):
     t = np.tanh(z)
     return 1.0 - t * t
+
+
+def _tanh_grad_from_output(h):
+    return 1.0 - h * h
+
+
+def _sigmoid_grad_from_output(h):
+    return h * (1.0 - h)
 
 
 def _relu(z):
@@ -85,10 +99,10 @@ def _identity_grad(z):
 _ACTIVATIONS: dict[str, Activation] = {
     a.name: a
     for a in (
-        Activation("tanh", np.tanh, _tanh_grad, 1.0),
+        Activation("tanh", np.tanh, _tanh_grad, 1.0, _tanh_grad_from_output),
         Activation("relu", _relu, _relu_grad, 0.0),
         Activation("gelu", _gelu, _gelu_grad, 0.5),
-        Activation("sigmoid", expit, _sigmoid_grad, 0.25),
+        Activation("sigmoid", expit, _sigmoid_grad, 0.25, _sigmoid_grad_from_output),
         Activation("identity", _identity, _identity_grad, 1.0),
         Activation("erf", _erf, _erf_grad, float(2.0 * _INV_SQRT_2PI)),
     )

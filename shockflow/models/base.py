@@ -32,6 +32,7 @@ from __future__ import annotations
 import abc
 import copy as _copy
 import numbers
+import weakref
 from typing import Any, ClassVar
 
 import numpy as np
@@ -39,6 +40,25 @@ import numpy as np
 from shockflow.models.losses import Loss, get_loss
 
 __all__ = ["Model", "parameter_gradient", "check_positive_int", "check_choice"]
+
+
+def _summed_product(inputs: list[str], output: str, operands) -> np.ndarray | None:
+    """``Σ_n`` of a one- or two-operand product as a sum or a matrix product (``None``: not of
+    that form).  ``einsum(..., optimize=True)`` spends ~10 µs per call choosing a path; a training
+    step of a small model makes a few such calls."""
+    if len(operands) == 1:
+        (a,), (sa,) = operands, inputs
+        if sa[0] == "n" and sa[1:] == output:
+            return a.sum(axis=0)
+        return None
+    if len(operands) != 2:
+        return None
+    (a, b), (sa, sb) = operands, inputs
+    if sa[:1] != "n" or sb[:1] != "n" or set(sa[1:]) & set(sb[1:]) or sa[1:] + sb[1:] != output:
+        return None
+    A = a.reshape(a.shape[0], -1)
+    Bm = b.reshape(b.shape[0], -1)
+    return (A.T @ Bm).reshape(a.shape[1:] + b.shape[1:])
 
 
 def parameter_gradient(subscripts: str, *operands: np.ndarray, per_sample: bool) -> np.ndarray:
@@ -51,6 +71,10 @@ def parameter_gradient(subscripts: str, *operands: np.ndarray, per_sample: bool)
     inputs, output = subscripts.split("->")
     if "n" in output:
         raise ValueError(f"subscripts: the output {output!r} must not contain the sample axis 'n'")
+    if not per_sample:
+        fast = _summed_product(inputs.split(","), output, operands)
+        if fast is not None:
+            return fast
     if per_sample:
         output = "n" + output
     return np.einsum(f"{inputs}->{output}", *operands, optimize=True)
@@ -99,6 +123,29 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, numbers.Real):
         return float(value)
     return value
+
+
+#: read-only arrays already validated: [(weakref, key, result)], most recent first.  A read-only
+#: array (a Dataset's X and y) cannot change, so a training loop that passes the same one every
+#: step validates it once (the isfinite scan was ~1/3 of a small model's step).
+_VALIDATED: list = []
+
+
+def _validated(a, key):
+    """The remembered result for the read-only array ``a`` under ``key`` (``True`` for inputs), else None."""
+    if not isinstance(a, np.ndarray) or a.flags.writeable:
+        return None
+    for ref, k, result in _VALIDATED:
+        if k == key and ref() is a:
+            return True if result is None else result
+    return None
+
+
+def _remember(a, key, result=None):
+    if isinstance(a, np.ndarray) and not a.flags.writeable and a.base is None:
+        _VALIDATED.insert(0, (weakref.ref(a), key, result))
+        del _VALIDATED[8:]
+    return a
 
 
 class Model(abc.ABC):
@@ -163,6 +210,17 @@ class Model(abc.ABC):
     def init_moments(self) -> dict[str, tuple[float, float]]:
         """``{name: (mean, std)}`` of each parameter entry's initial distribution."""
 
+    # ----------------------------------------------------------------- optional hooks
+    def linear_map_available(self) -> bool:
+        """Whether :meth:`linear_map` applies: the model is linear in its input, ``f(x) = A(θ) x``."""
+        return False
+
+    def linear_map(self, P: dict[str, np.ndarray]) -> np.ndarray | None:
+        """``A (B, output_dim, d)`` with ``f(x) = A x`` at ``B`` parameter sets (arrays with a leading
+        batch axis), or ``None`` when the model is not linear in its input.  With a squared loss the
+        loss then follows from data moments (:mod:`shockflow.geometry.moments`)."""
+        return None
+
     # ----------------------------------------------------------------- public API
     def forward(self, X: np.ndarray) -> np.ndarray:
         """Predictions: shape ``(n,)`` if ``output_dim == 1`` else ``(n, output_dim)``."""
@@ -174,7 +232,7 @@ class Model(abc.ABC):
     def per_sample_losses(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The per-sample losses ``ℓ(f(x_μ), y_μ)``, shape ``(n,)``."""
         X = self._check_inputs(X)
-        Y = self.loss_function.targets(y, X.shape[0], self.output_dim)
+        Y = self._targets(y, X.shape[0])
         F, _ = self._forward(X)
         return self.loss_function.value(F, Y)
 
@@ -186,11 +244,11 @@ class Model(abc.ABC):
         """The loss and its gradient (same keys and shapes as ``params``)."""
         X = self._check_inputs(X)
         n = X.shape[0]
-        Y = self.loss_function.targets(y, n, self.output_dim)
+        Y = self._targets(y, n)
         F, cache = self._forward(X)
-        value = float(np.mean(self.loss_function.value(F, Y)))
-        grads = self._backward(cache, self.loss_function.grad(F, Y) / n, per_sample=False)
-        return value, grads
+        value, G = self.loss_function.mean_and_grad(F, Y)
+        G /= n
+        return value, self._backward(cache, G, per_sample=False)
 
     def per_sample_grads(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
         """Per-sample gradients, arrays of shape ``(n, *param.shape)``; their mean is the gradient."""
@@ -244,6 +302,22 @@ class Model(abc.ABC):
         return f"(n, {dims})"
 
     def _check_inputs(self, X: np.ndarray) -> np.ndarray:
+        if _validated(X, ("inputs", self.input_shape)):
+            return X
+        X = _remember(self._checked_inputs(X), ("inputs", self.input_shape))
+        return X
+
+    def _targets(self, y, n: int) -> np.ndarray:
+        """``loss_function.targets(y, n, output_dim)``, remembered for read-only ``y`` (a Dataset's)."""
+        key = ("targets", self.loss_function.name, n, self.output_dim)
+        hit = _validated(y, key)
+        if hit is not None and hit is not True:
+            return hit
+        Y = self.loss_function.targets(y, n, self.output_dim)
+        _remember(y, key, Y)
+        return Y
+
+    def _checked_inputs(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
         ok = X.ndim == 1 + len(self.input_shape) and all(
             s is None or s == t for s, t in zip(self.input_shape, X.shape[1:])

@@ -79,6 +79,18 @@ class DeepMLP(Model):
                 moments[f"b{l}"] = (0.0, 0.0)
         return moments
 
+    def linear_map_available(self) -> bool:
+        return self.activation.name == "identity" and not self.bias
+
+    def linear_map(self, P):
+        """The end-to-end product ``W_{L+1} ⋯ W_1`` per parameter set (identity activation, no bias)."""
+        if not self.linear_map_available():
+            return None
+        M = P["W1"]
+        for l in range(2, self.depth + 1):
+            M = np.matmul(P[f"W{l}"], M)
+        return M
+
     def _forward(self, X):
         p = self.params
         hs, zs = [X], []
@@ -100,7 +112,7 @@ class DeepMLP(Model):
         grads = {f"W{L}": parameter_gradient("no,ni->oi", G, hs[L - 1], per_sample=per_sample)}
         dh = G @ p[f"W{L}"]
         for l in range(L - 1, 0, -1):
-            dz = dh * self.activation.grad(zs[l - 1])
+            dz = dh if self.activation.name == "identity" else dh * self.activation.grad_from(zs[l - 1], hs[l])
             grads[f"W{l}"] = parameter_gradient("nj,ni->ji", dz, hs[l - 1], per_sample=per_sample)
             if self.bias:
                 grads[f"b{l}"] = parameter_gradient("nj->j", dz, per_sample=per_sample)

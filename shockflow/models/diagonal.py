@@ -54,6 +54,14 @@ class DiagonalLinear(Model):
         u = self.params["u"]
         return u * u / 4.0 if self.form == "u2" else u * self.params["v"]
 
+    def linear_map_available(self) -> bool:
+        return True
+
+    def linear_map(self, P):
+        u = P["u"]
+        beta = u * u / 4.0 if self.form == "u2" else u * P["v"]
+        return beta[:, None, :]
+
     def _forward(self, X):
         beta = self.effective_weights()
         return (X @ beta)[:, None], X

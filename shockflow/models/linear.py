@@ -42,6 +42,12 @@ class LinearStudent(Model):
     def init_moments(self):
         return {"W": (0.0, self.init_scale / np.sqrt(self.input_dim))}
 
+    def linear_map_available(self) -> bool:
+        return True
+
+    def linear_map(self, P):
+        return P["W"]
+
     def _forward(self, X):
         return X @ self.params["W"].T, X
 

@@ -29,14 +29,22 @@ class Loss(abc.ABC):
     """A per-sample loss: ``value(F, Y) -> (n,)`` and ``grad(F, Y) -> (n, output_dim)``."""
 
     name: str = ""
+    #: ``c`` when ``ℓ = c ‖f − y‖²`` (a squared loss: chart losses follow from data moments,
+    #: :mod:`shockflow.geometry.moments`); ``None`` otherwise
+    squared_scale: float | None = None
 
     @abc.abstractmethod
     def value(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        """Per-sample loss values, shape (n,)."""
+        """Per-sample loss values, shape (n,); ``F`` may carry leading batch axes ``(..., n, o)``
+        (``Y`` broadcasts against it), the result then has shape ``(..., n)``."""
 
     @abc.abstractmethod
     def grad(self, F: np.ndarray, Y: np.ndarray) -> np.ndarray:
         """Derivative of each sample's loss with respect to its outputs, shape (n, output_dim)."""
+
+    def mean_and_grad(self, F: np.ndarray, Y: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(mean_μ ℓ_μ, ∂ℓ_μ/∂F)`` in one pass (a squared loss shares the residual)."""
+        return float(np.mean(self.value(F, Y))), self.grad(F, Y)
 
     def check_output_dim(self, output_dim: int) -> None:
         """Raise if this loss cannot be used with ``output_dim`` outputs."""
@@ -61,24 +69,38 @@ class HalfMSE(Loss):
     """ℓ = ½ Σ_o (f_o − y_o)²."""
 
     name = "half_mse"
+    squared_scale = 0.5
 
     def value(self, F, Y):
-        return 0.5 * np.sum((F - Y) ** 2, axis=1)
+        return 0.5 * np.sum((F - Y) ** 2, axis=-1)
 
     def grad(self, F, Y):
         return F - Y
+
+    def mean_and_grad(self, F, Y):
+        R = F - Y
+        r = R.ravel()
+        return 0.5 * float(r @ r) / F.shape[0], R
 
 
 class MSE(Loss):
     """ℓ = Σ_o (f_o − y_o)² (docs/theory.md §2 convention, no ½)."""
 
     name = "mse"
+    squared_scale = 1.0
 
     def value(self, F, Y):
-        return np.sum((F - Y) ** 2, axis=1)
+        return np.sum((F - Y) ** 2, axis=-1)
 
     def grad(self, F, Y):
         return 2.0 * (F - Y)
+
+    def mean_and_grad(self, F, Y):
+        R = F - Y
+        r = R.ravel()
+        value = float(r @ r) / F.shape[0]
+        R *= 2.0
+        return value, R
 
 
 class CrossEntropy(Loss):
@@ -119,7 +141,7 @@ class CrossEntropy(Loss):
         return Y
 
     def value(self, F, Y):
-        return logsumexp(F, axis=1) * Y.sum(axis=1) - np.sum(Y * F, axis=1)
+        return logsumexp(F, axis=-1) * Y.sum(axis=-1) - np.sum(Y * F, axis=-1)
 
     def grad(self, F, Y):
         return softmax(F, axis=1) * Y.sum(axis=1, keepdims=True) - Y
@@ -144,7 +166,7 @@ class Logistic(Loss):
         return Y
 
     def value(self, F, Y):
-        return np.logaddexp(0.0, -Y * F)[:, 0]
+        return np.logaddexp(0.0, -Y * F)[..., 0]
 
     def grad(self, F, Y):
         return -Y * expit(-Y * F)

@@ -77,6 +77,16 @@ class TwoLayerMLP(Model):
             moments["b"] = (0.0, 0.0)
         return moments
 
+    def linear_map_available(self) -> bool:
+        return self.activation.name == "identity" and not self.bias
+
+    def linear_map(self, P):
+        """``c A W`` per parameter set (identity activation, no bias)."""
+        if not self.linear_map_available():
+            return None
+        A = P["a"].reshape(P["a"].shape[0], self.output_dim, self.width)
+        return self._readout_scale() * np.matmul(A, P["W"])
+
     def _forward(self, X):
         p = self.params
         Z = X @ p["W"].T
@@ -93,7 +103,11 @@ class TwoLayerMLP(Model):
         A = p["a"].reshape(self.output_dim, self.width)
         grads = {}
         da = c * parameter_gradient("no,nm->om", G, H, per_sample=per_sample)
-        dZ = c * (G @ A) * self.activation.grad(Z)
+        dZ = G @ A
+        if c != 1.0:
+            dZ *= c
+        if self.activation.name != "identity":
+            dZ *= self.activation.grad_from(Z, H)
         grads["W"] = parameter_gradient("nm,nd->md", dZ, X, per_sample=per_sample)
         if self.bias:
             grads["b"] = parameter_gradient("nm->m", dZ, per_sample=per_sample)

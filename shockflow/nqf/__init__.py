@@ -10,27 +10,32 @@ Example (docs/nqf.md has more)::
     expansion_remainder(net, X, form).slope    # ≈ 3
 """
 
-from shockflow.nqf.lotka_volterra import (
-    NonCommutingDataError, commutation, integrate_lv, isotropic_mode_strength, isotropic_solution,
-    isotropy_constant, lv_coefficients, mode_strengths, orthogonal_features_solution, saxe_mode_strength,
-    shared_eigenbasis,
-)
-from shockflow.nqf.order_parameters import (
-    OrderState, compress, compressed_form, order_parameter_step, simulate_order_parameters, simulate_units,
-)
-from shockflow.nqf.power_law import (
-    asymptotic_exponent, excess_loss, finite_eps_slope, fit_power_law, power_law_modes, samplewise_exponent,
-)
-from shockflow.nqf.structure_matrices import (
-    QuadraticForm, expansion_remainder, expected_remainder_order, structure_matrices, supported_models,
-    unit_layout, unit_matrix,
-)
-from shockflow.nqf.switch_on import (
-    escape_time, escape_time_prediction, leading_switch_on_time, measured_switch_on, switch_on_time,
-    switch_on_time_eps,
-)
+# names are imported from their modules on first use (PEP 562), so that importing one
+# submodule (a case kind's registration) does not import them all and their scipy modules
+_LAZY = {
+    **dict.fromkeys(('NonCommutingDataError', 'commutation', 'integrate_lv', 'isotropic_mode_strength', 'isotropic_solution', 'isotropy_constant', 'lv_coefficients', 'mode_strengths', 'orthogonal_features_solution', 'saxe_mode_strength', 'shared_eigenbasis'), 'shockflow.nqf.lotka_volterra'),
+    **dict.fromkeys(('OrderState', 'compress', 'compressed_form', 'order_parameter_step', 'simulate_order_parameters', 'simulate_units'), 'shockflow.nqf.order_parameters'),
+    **dict.fromkeys(('asymptotic_exponent', 'excess_loss', 'finite_eps_slope', 'fit_power_law', 'power_law_modes', 'samplewise_exponent'), 'shockflow.nqf.power_law'),
+    **dict.fromkeys(('QuadraticForm', 'expansion_remainder', 'expected_remainder_order', 'structure_matrices', 'supported_models', 'unit_layout', 'unit_matrix'), 'shockflow.nqf.structure_matrices'),
+    **dict.fromkeys(('escape_time', 'escape_time_prediction', 'leading_switch_on_time', 'measured_switch_on', 'switch_on_time', 'switch_on_time_eps'), 'shockflow.nqf.switch_on'),
+    **dict.fromkeys(('mode_analysis',), 'shockflow.nqf.experiments'),
+}
 
-from shockflow.nqf.experiments import mode_analysis
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module = _LAZY[name]
+        value = getattr(importlib.import_module(module if module.startswith("shockflow") else __name__ + module), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "NonCommutingDataError", "OrderState", "QuadraticForm", "asymptotic_exponent", "commutation", "compress",

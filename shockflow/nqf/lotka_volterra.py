@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import solve_ivp
+
 
 __all__ = [
     "NonCommutingDataError", "Commutation", "commutation", "shared_eigenbasis", "lv_coefficients",
@@ -160,6 +160,8 @@ def integrate_lv(r, C, z0, t, rtol: float = 1e-10, atol: float = 1e-12) -> np.nd
 
     def jac(_, u):
         return -C * np.exp(u)[None, :]
+
+    from scipy.integrate import solve_ivp
 
     sol = solve_ivp(rhs, (t[0], t[-1]), np.log(z0), method="Radau", t_eval=t, jac=jac, rtol=rtol, atol=atol)
     if not sol.success:

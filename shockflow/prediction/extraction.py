@@ -56,6 +56,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from shockflow.geometry.base import Chart
+from shockflow.geometry.chart_interpolant import chart_loss_at
 
 __all__ = ["ChartData", "Extraction", "ExtractionError", "bind_geometry", "chart_temperature", "downhill_index",
            "escape_profile", "extract"]
@@ -117,12 +118,9 @@ class Extraction:
 
 def _per_sample_losses(model, params, X, y) -> np.ndarray:
     """Per-sample losses ``(B, n)`` at ``B`` parameter sets."""
-    from shockflow.geometry import batched_outputs
+    from shockflow.geometry.batched_loss import batched_sample_losses
 
-    F = batched_outputs(model, params, X)
-    B, n, o = F.shape
-    Y = model.loss_function.targets(y, n, model.output_dim)
-    return model.loss_function.value(F.reshape(B * n, o), np.tile(Y, (B, 1))).reshape(B, n)
+    return batched_sample_losses(model, params, X, y)
 
 
 def chart_temperature(geo, x0: float, X, y, *, lr: float, batch_size: int, n_total: int,
@@ -222,7 +220,7 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
     for _ in range(_WIDEN):
         lo, hi = geo.chart.lower[0], geo.chart.upper[0]
         pts = np.linspace(lo, hi, samples)
-        L = geo.chart_loss(pts[:, None], X, y)
+        L = chart_loss_at(geo, pts[:, None], X, y)
         k = int(np.argmin(L)) if mirrored else downhill_index(geo, pts, L, x0, X, y)
         far = k >= samples - 3 or (k <= 2 and not mirrored)
         if not far:
@@ -230,7 +228,7 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
             for _ in range(2):
                 k = min(max(k, 1), samples - 2)
                 pts = np.linspace(pts[k - 1], pts[k + 1], samples)
-                L = geo.chart_loss(pts[:, None], X, y)
+                L = chart_loss_at(geo, pts[:, None], X, y)
                 k = int(np.argmin(L))
             k = min(max(k, 1), samples - 2)
             y0, y1, y2 = L[k - 1], L[k], L[k + 1]
@@ -264,7 +262,7 @@ def escape_profile(geo, x0: float, x_min: float, L_min: float, X, y) -> tuple[np
                              np.sign(a1) * np.geomspace(tiny, abs(a1), 481)])
     else:
         ex = np.linspace(a0, a1, 601)
-    L_path = geo.chart_loss(ex[:, None], X, y)
+    L_path = chart_loss_at(geo, ex[:, None], X, y)
     target = L_min + 0.25 * (L_path[0] - L_min)
     below = np.nonzero(L_path <= target)[0]
     end = max(int(below[0]) if below.size else ex.size - 1, 1)
@@ -305,7 +303,7 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
     h = (upper - lower) / cells
     x = lower + h * (np.arange(cells) + 0.5)
     xe = np.abs(x) if mirrored else x
-    u0 = geo.chart_loss(xe[:, None], X, y)
+    u0 = chart_loss_at(geo, xe[:, None], X, y)
     mob = geo.mobility(xe[:, None])[:, 0, 0]
     a0, a1 = (abs(x0), abs(x_min)) if mirrored else (x0, x_min)
     ex, rate = escape_profile(geo, a0, a1, L_min, X, y)
@@ -328,7 +326,7 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
         xr = np.linspace(x[min(lo_k, k - 2)] if lo_k >= 2 else x[k] - 2 * h,
                          x[max(hi_k, k + 2)] if hi_k + 2 < cells else x[k] + 2 * h, 321)
         xr_e = np.abs(xr) if mirrored else xr
-        slope = np.gradient(geo.chart_loss(xr_e[:, None], X, y), xr)
+        slope = np.gradient(chart_loss_at(geo, xr_e[:, None], X, y), xr)
         speed = np.abs(np.sqrt(geo.mobility(xr_e[:, None])[:, 0, 0]) * slope)
         j = int(np.argmin(speed))
         ridge, ridge_speed = float(xr[j]), float(speed[j])

@@ -14,14 +14,33 @@ Modules (one concept each):
   spectral_burgers   complex Burgers for the Stieltjes transform by characteristics
 """
 
-from .bbp import (rectangular_outlier, rectangular_overlap, rectangular_theta_from_outlier,
-                  rectangular_threshold, wigner_outlier, wigner_overlap, wigner_threshold)
-from .bulk_fit import BulkFit, BulkFitError, fit_bulk
-from .marchenko_pastur import mp_cdf, mp_density, mp_edges, mp_quantile, mp_stieltjes
-from .monitor import SpectralTrace, analyse_spectra, load_weight_stack, spectral_monitor
-from .outliers import Outliers, detect_outliers
-from .teacher_student import critical_step, critical_steps, critical_time, population_theory
-from .tracy_widom import TW1_MEAN, TW1_STD, wishart_edge_location, wishart_edge_scale
+# names are imported from their modules on first use (PEP 562), so that importing one
+# submodule (a case kind's registration) does not import them all and their scipy modules
+_LAZY = {
+    **dict.fromkeys(('rectangular_outlier', 'rectangular_overlap', 'rectangular_theta_from_outlier', 'rectangular_threshold', 'wigner_outlier', 'wigner_overlap', 'wigner_threshold'), '.bbp'),
+    **dict.fromkeys(('BulkFit', 'BulkFitError', 'fit_bulk'), '.bulk_fit'),
+    **dict.fromkeys(('mp_cdf', 'mp_density', 'mp_edges', 'mp_quantile', 'mp_stieltjes'), '.marchenko_pastur'),
+    **dict.fromkeys(('SpectralTrace', 'analyse_spectra', 'load_weight_stack', 'spectral_monitor'), '.monitor'),
+    **dict.fromkeys(('Outliers', 'detect_outliers'), '.outliers'),
+    **dict.fromkeys(('critical_step', 'critical_steps', 'critical_time', 'population_theory'), '.teacher_student'),
+    **dict.fromkeys(('TW1_MEAN', 'TW1_STD', 'wishart_edge_location', 'wishart_edge_scale'), '.tracy_widom'),
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module = _LAZY[name]
+        value = getattr(importlib.import_module(module if module.startswith("shockflow") else __name__ + module), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = ["BulkFit", "BulkFitError", "Outliers", "SpectralTrace", "TW1_MEAN", "TW1_STD",
            "analyse_spectra", "critical_step", "critical_steps", "critical_time", "detect_outliers",

@@ -1,0 +1,129 @@
+"""The loss along a 1-D chart from a Chebyshev interpolant of known accuracy.
+
+The extraction reads ``L̄`` along a chart many times: a minimum search on 129-point grids that
+zoom in twice, the 801 cell centres of the PDE's initial data, a 601-point escape profile and a
+321-point ridge window.  ``L̄`` along a chart of a smooth network (tanh, gelu, sigmoid; any
+analytic section) is analytic on the chart box, so a Chebyshev interpolant through a few dozen
+values represents it to rounding level, and every later read costs a polynomial evaluation
+instead of a forward pass over the data.
+
+**Construction** (:class:`ChartInterpolant`).  ``L̄`` at the Chebyshev points
+``x_j = c + h cos(πj/N)`` of the chart box ``[c − h, c + h]`` (``N = 16, 32, …, 256``, nested: each
+doubling reuses every earlier value), coefficients ``a_k`` of ``p_N = Σ a_k T_k`` by the discrete
+cosine transform, Clenshaw evaluation (``numpy.polynomial.chebyshev.chebval``).
+
+**Accuracy.**  For ``f = Σ_k a_k T_k`` with absolutely summable coefficients the interpolant obeys
+``‖f − p_N‖∞ ≤ 2 Σ_{k>N} |a_k|`` (Trefethen, *Approximation Theory and Approximation Practice*,
+Thm 4.2).  The tail is estimated from the computed coefficients: the interpolant is accepted when
+the last eighth of them (at least four) sum to at most ``tol · max|L̄|`` (``tol = 1e-13``); with the
+geometric decay of an analytic function the unseen tail is smaller still, and ``bound = 2 × that
+sum`` is what :attr:`ChartInterpolant.bound` reports.  A loss whose coefficients do not decay that
+fast by ``N = 256`` (a ReLU network's kinks, a landscape with features finer than the box / 100)
+is not interpolated: :func:`chart_loss_at` then evaluates it directly, so the fast path never
+trades accuracy for speed.  ``tests/geometry/test_chart_interpolant.py`` checks the interpolant
+against the direct evaluation on a tanh network's chart, and that a kinked loss is refused.
+
+**Where it is not used.**  Models whose loss follows from data moments
+(:mod:`shockflow.geometry.moments`) are already exact at ``O(o d²)`` per point; charts of more
+than one axis are evaluated directly.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+__all__ = ["ChartInterpolant", "chart_loss_at", "TOLERANCE", "MAX_DEGREE"]
+
+#: accepted tail of the Chebyshev coefficients, relative to max |L̄| on the box
+TOLERANCE = 1e-13
+#: the largest degree tried (257 loss evaluations) before falling back to direct evaluation
+MAX_DEGREE = 256
+
+
+def _coefficients(values: np.ndarray) -> np.ndarray:
+    """Chebyshev coefficients of the interpolant through ``values`` at ``cos(πj/N)``, j = 0..N."""
+    N = values.size - 1
+    ext = np.concatenate([values, values[-2:0:-1]])
+    c = np.fft.rfft(ext).real / N
+    c[0] /= 2.0
+    c[N] /= 2.0
+    return c[:N + 1]
+
+
+class ChartInterpolant:
+    """``L̄`` on a 1-D chart box ``[lower, upper]`` as a Chebyshev series (module docstring).
+
+    ``ChartInterpolant.fit(loss, lower, upper)`` with ``loss(points (m, 1)) -> (m,)`` returns the
+    interpolant, or ``None`` if the coefficients have not decayed to ``tol`` by ``max_degree``."""
+
+    def __init__(self, lower: float, upper: float, coefficients: np.ndarray, bound: float, evaluations: int):
+        self.lower, self.upper = float(lower), float(upper)
+        self.coefficients = coefficients
+        self.bound = float(bound)            # estimated max |L̄ − p_N| on the box
+        self.evaluations = int(evaluations)  # loss evaluations spent on the fit
+
+    @classmethod
+    def fit(cls, loss, lower: float, upper: float, *, tol: float = TOLERANCE,
+            max_degree: int = MAX_DEGREE, start: int = 16):
+        centre, half = 0.5 * (lower + upper), 0.5 * (upper - lower)
+        N = start
+        values = loss((centre + half * np.cos(np.pi * np.arange(N + 1) / N))[:, None])
+        while True:
+            if not np.all(np.isfinite(values)):
+                return None
+            c = _coefficients(values)
+            tail = float(np.sum(np.abs(c[-max(4, (N + 1) // 8):])))
+            scale = float(np.max(np.abs(values)))
+            if tail <= tol * scale:
+                return cls(lower, upper, c, 2.0 * tail, N + 1)
+            if 2 * N > max_degree:
+                return None
+            # the doubled grid: the even points are the old ones, only the odd ones are new
+            odd = centre + half * np.cos(np.pi * np.arange(1, 2 * N, 2) / (2 * N))
+            new = np.empty(2 * N + 1)
+            new[0::2] = values
+            new[1::2] = loss(odd[:, None])
+            values, N = new, 2 * N
+
+    def __call__(self, points) -> np.ndarray:
+        """``p_N`` at chart points ``(..., 1)``: shape ``points.shape[:-1]``."""
+        x = np.asarray(points, dtype=np.float64)[..., 0]
+        t = (2.0 * x - (self.lower + self.upper)) / (self.upper - self.lower)
+        return np.polynomial.chebyshev.chebval(np.clip(t, -1.0, 1.0), self.coefficients)
+
+
+_FITS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _interpolant(geo, X, y):
+    """The interpolant of ``geo``'s chart loss on ``(X, y)`` (cached per geometry object and data
+    arrays), or ``None`` where it does not apply or does not converge."""
+    from shockflow.geometry.moments import moments_apply
+
+    if geo.dim != 1 or moments_apply(geo.model):
+        return None
+    try:
+        fits = _FITS.setdefault(geo, {})
+    except TypeError:   # a geometry that cannot be weakly referenced: no cache, no interpolant
+        return None
+    key = (id(X), id(y))
+    if key in fits and fits[key][0]() is X and fits[key][1]() is y:
+        return fits[key][2]
+    lo, hi = geo.chart.lower[0], geo.chart.upper[0]
+    fit = ChartInterpolant.fit(lambda p: geo.chart_loss(p, X, y), lo, hi)
+    try:
+        fits[key] = (weakref.ref(X), weakref.ref(y), fit)
+    except TypeError:
+        pass
+    return fit
+
+
+def chart_loss_at(geo, points, X, y) -> np.ndarray:
+    """``geo.chart_loss(points, X, y)``, read from the chart's interpolant where one of the stated
+    accuracy exists (1-D chart, smooth loss; module docstring), evaluated directly otherwise."""
+    fit = _interpolant(geo, X, y)
+    if fit is None:
+        return geo.chart_loss(points, X, y)
+    return fit(geo.chart.check(points))
