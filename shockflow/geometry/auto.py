@@ -24,6 +24,22 @@ the units the way the initial weights already split it; an equal split if they h
 so ``|∂θ/∂r| = 1`` and the mobility is 1.  The loss on the chart is the REAL network's loss along
 that section: saturation, nonlinearity and finite width stay in it.  The ridge is ``r = 0``
 (mirrored chart ``[0, R]``).
+
+**Chains of depth L ≥ 3** (``deep_linear``, ``deep_mlp`` with φ(0) = 0, φ'(0) = c > 0; docs/theory.md §6,
+"Depth").  There is no sum over units; near zero weights ``f(x) ≈ c^{L−1} P x`` with the end-to-end map
+``P = W_L ⋯ W_1``.  :func:`find_chain_modes`: the modes are the singular triples ``(s_k, u_k, v_k)`` of
+``−c^{L−1} ∇_P L`` at ``P = 0`` (``Σ_yx`` for the square loss: Saxe et al. 2014).  The mode strength is
+``z_k = u_kᵀ P v_k``; gradient flow moves it at ``ż = s |∇_θ z|² + …`` with
+``|∇_θ z|² = Σ_l |b_l|² |c_l|²``, ``c_l = W_{l−1} ⋯ W_1 v``, ``b_l = W_{l+1}ᵀ ⋯ W_Lᵀ u``.  On the balanced
+section (every layer's mode component ``r q_l q_{l−1}ᵀ`` of the same size r, ``q_0 = v``, ``q_L = u``)
+``z = r^L`` and ``|∇z|² = L r^{2L−2}``; the chart coordinate of any parameters is the balanced radius with
+the same initial speed, ``r = (|∇_θ z|²/L)^{1/(2L−2)}`` (= r on the section; from a random small
+initialisation, where ``z_0 ≈ 0``, the speed is what sets the escape).  The section is
+``θ(r) = θ_⊥ + r C`` with ``C`` the unit chain (``W_l = q_l q_{l−1}ᵀ``, the hidden directions ``q_l`` the
+forward images ``W_l ⋯ W_1 v_k`` orthonormalised over the modes in order) and ``θ_⊥`` the reference with
+its components along ``C`` removed, so ``L̄(r) = L(θ_⊥) − s r^L + ½ r^{2L} + …``; ``|∂θ/∂r|² = L``, mobility
+``1/L``.  The ridge at r = 0 is degenerate (no shock): the escape integral of docs/theory.md §1 gives
+``t ≈ 1/(s (L − 2) r_0^{L−2})``.
 """
 
 from __future__ import annotations
@@ -39,7 +55,7 @@ from shockflow.geometry.flat import flatten, unflatten
 from shockflow.geometry.registry import register
 from shockflow.models.base import Model
 
-__all__ = ["AutoGeometry", "Modes", "find_modes"]
+__all__ = ["AutoGeometry", "Modes", "find_chain_modes", "find_modes"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +77,18 @@ def _layout(model):
         raise GeometryError(f"model: the automatic charts need interchangeable units; {exc}") from None
 
 
+def _chain(model):
+    """The chain layout of a deep network (None: not a chain model; GeometryError: a chain that cannot be charted)."""
+    from shockflow.models.units import CHAIN_MODELS, chain_layout
+
+    if getattr(model, "name", None) not in CHAIN_MODELS:
+        return None
+    try:
+        return chain_layout(model)
+    except ValueError as exc:
+        raise GeometryError(str(exc)) from None
+
+
 #: how many modes the automatic charts keep, and how slow a mode may be against the fastest
 MAX_MODES, MIN_RATE_RATIO = 8, 0.02
 
@@ -71,6 +99,8 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
 
     Keeps the modes whose rate is at least ``min_rate_ratio`` times the largest, at most
     ``max_modes`` of them.  Cost: ``2p`` full-batch gradients (``p`` parameters per unit)."""
+    if _chain(model) is not None:
+        return find_chain_modes(model, X, y, max_modes=max_modes, min_rate_ratio=min_rate_ratio)
     layout = _layout(model)
     p, d = layout.unit_dim, layout.units
     zero = model.copy()
@@ -96,10 +126,37 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     values, vectors = np.linalg.eigh(S)
     order = np.argsort(values)[::-1]
     values, vectors = values[order], vectors[:, order]
+    keep = _select(values, vectors, max_modes, min_rate_ratio)
+    return Modes(vectors[:, keep], values[keep], values)
+
+
+def _select(values, vectors, max_modes, min_rate_ratio):
     top = values[0] if values.size else 0.0
     keep = (values > 0) & (values >= min_rate_ratio * top)
     keep &= np.cumsum(keep) <= max_modes
-    return Modes(vectors[:, keep], values[keep], values)
+    return keep
+
+
+def find_chain_modes(model: Model, X, y, *, max_modes: int = MAX_MODES,
+                     min_rate_ratio: float = MIN_RATE_RATIO) -> Modes:
+    """The modes of a chain of depth ≥ 3 (module docstring): ``directions (d + o, K)`` stacks ``[v_k; u_k]``
+    (input and output singular vectors of ``−c^{L−1} ∇_P L`` at ``P = 0``), ``rates`` its singular values
+    ``s_k``.  At most ``min(hidden widths)`` modes (each needs its own hidden direction in every layer)."""
+    chain = _chain(model)
+    zero = model.copy()
+    zero.set_parameter_vector(np.zeros(zero.num_parameters))
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    F0 = zero._forward(zero._check_inputs(X))[0]
+    G = zero.loss_function.grad(F0, zero.loss_function.targets(y, n, zero.output_dim)) / n
+    Xf = X.reshape(n, -1)
+    M = -(chain.slope ** (chain.depth - 1)) * (G.T @ Xf)        # (o, d): Σ_yx for the square loss
+    if not np.all(np.isfinite(M)):
+        raise GeometryError("model: the loss gradient at zero weights is not finite; no modes can be found")
+    U, sigma, Vt = np.linalg.svd(M, full_matrices=False)
+    keep = _select(sigma, None, min(max_modes, min(model.widths)), min_rate_ratio)
+    directions = np.concatenate([Vt[keep].T, U[:, keep]], axis=0)
+    return Modes(directions, sigma[keep], sigma)
 
 
 @register
@@ -120,7 +177,9 @@ class AutoGeometry(Geometry):
 
     def __post_init__(self):
         self.check_model()
-        layout = _layout(self.model)
+        chain = _chain(self.model)
+        object.__setattr__(self, "_chain_layout", chain)
+        layout = _layout(self.model) if chain is None else None
         if not (isinstance(self.max_modes, int) and self.max_modes >= 1):
             raise GeometryError(f"max_modes: expected a whole number >= 1, found {self.max_modes!r}")
         if not (0.0 < float(self.min_rate_ratio) <= 1.0):
@@ -133,11 +192,16 @@ class AutoGeometry(Geometry):
         E = np.asarray(self.modes, dtype=np.float64)
         if E.ndim == 1:
             E = E[:, None]
-        if E.ndim != 2 or E.shape[0] != layout.unit_dim or not np.all(np.isfinite(E)):
-            raise GeometryError(f"modes: expected a finite array ({layout.unit_dim}, K) of unit-space directions "
+        rows = layout.unit_dim if chain is None else self.model.input_dim + self.model.output_dim
+        what = "unit-space directions" if chain is None else "stacked input/output singular vectors [v; u]"
+        if E.ndim != 2 or E.shape[0] != rows or not np.all(np.isfinite(E)):
+            raise GeometryError(f"modes: expected a finite array ({rows}, K) of {what} "
                                 f"for the {self.model.name!r} model, found shape {E.shape}")
         if not (isinstance(self.mode, (int, np.integer)) and 0 <= self.mode < E.shape[1]):
             raise GeometryError(f"mode: expected a whole number in [0, {E.shape[1]}), found {self.mode!r}")
+        if chain is not None:
+            self._build_chain(E)
+            return
         e = E[:, int(self.mode)]
         e = e / np.linalg.norm(e)
         theta0 = self.model.parameter_vector()
@@ -150,6 +214,54 @@ class AutoGeometry(Geometry):
         object.__setattr__(self, "_r0", r0)
         object.__setattr__(self, "_theta0", theta0)
         object.__setattr__(self, "_direction", direction)
+
+    def _build_chain(self, E):
+        """The balanced section of mode ``self.mode`` (module docstring, "Chains")."""
+        chain, d = self._chain_layout, self.model.input_dim
+        V, U = E[:d], E[d:]
+        V = V / np.linalg.norm(V, axis=0)
+        U = U / np.linalg.norm(U, axis=0)
+        Ws = [np.asarray(self.model.params[k]) for k in chain.keys]
+        k = int(self.mode)
+        # hidden directions: the forward images of every mode's v, orthonormalised over the modes in order
+        qs, H = [V[:, k]], V.copy()
+        for W in Ws[:-1]:
+            H = W @ H
+            Q = np.linalg.qr(H[:, : k + 1])[0] if H.shape[0] >= k + 1 else None
+            if Q is None:
+                raise GeometryError(f"mode: {k} needs its own hidden direction in a layer of width {H.shape[0]}")
+            q = Q[:, k]
+            if not np.all(np.isfinite(q)) or np.linalg.norm(H[:, k]) == 0.0:
+                q = np.zeros(H.shape[0])
+                q[k] = 1.0
+            qs.append(q)
+        qs.append(U[:, k])
+        units = [np.outer(qs[l + 1], qs[l]) for l in range(chain.depth)]
+        theta0 = {key: np.array(v) for key, v in self.model.params.items()}
+        perp = dict(theta0)
+        for key, C in zip(chain.keys, units):
+            perp[key] = theta0[key] - float(np.sum(theta0[key] * C)) * C
+        object.__setattr__(self, "_u", U[:, k])
+        object.__setattr__(self, "_v", V[:, k])
+        object.__setattr__(self, "_perp", flatten(self.model, perp))
+        object.__setattr__(self, "_direction", flatten(self.model, {key: (dict(zip(chain.keys, units)).get(key, 0.0 * v))
+                                                                    for key, v in theta0.items()}))
+
+    def _chain_radius(self, theta) -> float:
+        """``(|∇_θ z|²/L)^{1/(2L−2)}`` of the mode strength ``z = uᵀ W_L ⋯ W_1 v`` (module docstring)."""
+        chain = self._chain_layout
+        params = unflatten(self.model, theta)
+        Ws = [np.asarray(params[k]) for k in chain.keys]
+        L = chain.depth
+        forward = [self._v]
+        for W in Ws[:-1]:
+            forward.append(W @ forward[-1])          # c_l = W_{l-1} ... W_1 v  (c_1 = v)
+        backward = [self._u]
+        for W in Ws[:0:-1]:
+            backward.append(W.T @ backward[-1])     # b_l = W_{l+1}^T ... W_L^T u  (b_L = u)
+        backward = backward[::-1]
+        total = sum(float(b @ b) * float(c @ c) for b, c in zip(backward, forward))
+        return (total / L) ** (1.0 / (2 * L - 2))
 
     # -- charts from the data ------------------------------------------------------------------
     @classmethod
@@ -179,6 +291,8 @@ class AutoGeometry(Geometry):
     def coordinates(self, params):
         self._require_modes()
         theta = flatten(self.model, self.check_params(params))
+        if self._chain_layout is not None:
+            return np.array([self._chain_radius(theta)])
         return np.array([float(np.linalg.norm(self._layout.unit_matrix(theta).T @ self._e))])
 
     def conserved(self, params):
@@ -187,14 +301,19 @@ class AutoGeometry(Geometry):
 
     def mobility(self, points):
         p = np.asarray(points, dtype=np.float64)
-        return np.ones((*p.shape[:-1], 1, 1))
+        scale = 1.0 if self._chain_layout is None else 1.0 / self._chain_layout.depth   # |∂θ/∂r|² = L
+        return np.full((*p.shape[:-1], 1, 1), scale)
 
     def strength(self, points):
-        """The mode strength ``z = r² = e_kᵀ W Wᵀ e_k`` (what enters the network's function, as for gram)."""
-        return np.asarray(points, dtype=np.float64) ** 2
+        """The mode strength ``z = r² = e_kᵀ W Wᵀ e_k`` (what enters the network's function, as for gram);
+        ``z = r^L`` for a chain of depth L."""
+        power = 2 if self._chain_layout is None else self._chain_layout.depth
+        return np.asarray(points, dtype=np.float64) ** power
 
     def section(self, points):
         self._require_modes()
         p = self.chart.check(points)
+        if self._chain_layout is not None:
+            return unflatten(self.model, self._perp + p[..., :1] * self._direction)
         theta = self._theta0 + (p[..., :1] - self._r0) * self._direction
         return unflatten(self.model, theta)

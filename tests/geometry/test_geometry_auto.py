@@ -71,14 +71,52 @@ def test_auto_agrees_with_gram_on_the_diagonal_network():
     np.testing.assert_allclose(steps[True], steps[False], rtol=1e-6)
 
 
-def test_a_network_without_interchangeable_units_is_refused_by_validate(tmp_path, capsys):
+def test_a_chain_whose_activation_has_no_linear_part_at_zero_is_refused_by_validate(tmp_path, capsys):
+    # relu has φ'(0) = 0 in the activation table: the layers' product is not the leading form at zero
     path = tmp_path / "deep.toml"
-    path.write_text('kind = "network"\n[model]\nname = "deep_linear"\ninput_dim = 4\nwidths = [6, 6]\n'
-                    'output_dim = 2\ninit_scale = 0.01\n[data]\nname = "linear_teacher"\nn = 64\nd = 4\n'
-                    'singular_values = [2.0, 1.0]\n[training]\nsteps = 10\n')
+    path.write_text('kind = "network"\n[model]\nname = "deep_mlp"\nactivation = "relu"\ninput_dim = 4\n'
+                    'widths = [6, 6]\noutput_dim = 2\ninit_scale = 0.01\n[data]\nname = "linear_teacher"\n'
+                    'n = 64\nd = 4\nsingular_values = [2.0, 1.0]\n[training]\nsteps = 10\n')
     code = main(["validate", str(path)])
     err = capsys.readouterr().err
-    assert code == 2 and "deep.toml" in err and "model" in err and "deep_linear" in err
+    assert code == 2 and "deep.toml" in err and "model" in err and "deep_mlp" in err and "relu" in err
+
+
+def test_the_modes_of_a_deep_linear_chain_are_the_singular_triples_of_the_teacher():
+    # docs/theory.md §6 "Depth": the modes of a chain are the singular triples of Σ_yx (whitened inputs)
+    d, o, s = 6, 3, (3.0, 1.7, 0.6)
+    data = linear_teacher(4000, d, s, whiten=True, seed=3)
+    net = models.build("deep_linear", input_dim=d, widths=[5, 5], output_dim=o, init_scale=0.1, seed=1)
+    modes = find_modes(net, data.X, data.y)
+    U, sigma, Vt = np.linalg.svd(data.y.T @ data.X / data.X.shape[0])
+    np.testing.assert_allclose(modes.rates, sigma, rtol=1e-10)
+    for k in range(3):
+        assert abs(modes.directions[:d, k] @ Vt[k]) == pytest.approx(1.0, rel=1e-10)
+        assert abs(modes.directions[d:, k] @ U[:, k]) == pytest.approx(1.0, rel=1e-10)
+
+
+@pytest.mark.parametrize("depth", [3, 4])
+def test_the_balanced_section_of_a_chain(depth):
+    # on the section every layer carries r q_l q_{l-1}ᵀ: z = uᵀ P v grows as r^L, the coordinate (the
+    # balanced radius with the same speed) reads r back, and the loss is ½ E|y − r^L u vᵀ x − …|²
+    d, o, s = 6, 2, (2.0, 1.0)
+    data = linear_teacher(3000, d, s, whiten=True, seed=0)
+    net = models.build("deep_linear", input_dim=d, widths=[5] * (depth - 1), output_dim=o, init_scale=1e-3, seed=2)
+    modes = find_modes(net, data.X, data.y)
+    geo = geometry.build("auto", model=net, modes=modes.directions, mode=0, extent=3.0)
+    u, v = modes.directions[d:, 0], modes.directions[:d, 0]
+    for r in (0.3, 1.0, 1.4):
+        params = {k: x[0] for k, x in geo.section(np.array([[r]])).items()}
+        P = params["W1"]
+        for l in range(2, depth + 1):
+            P = params[f"W{l}"] @ P
+        assert u @ P @ v == pytest.approx(r ** depth, rel=1e-5)
+        assert geo.coordinates(params)[0] == pytest.approx(r, rel=1e-4)
+    assert geo.mobility(np.array([[1.0]]))[0, 0, 0] == pytest.approx(1.0 / depth)
+    assert geo.strength(np.array([[1.1]]))[0, 0] == pytest.approx(1.1 ** depth)
+    # the chart's loss falls by s r^L to leading order (the ridge at 0 is degenerate)
+    L = geo.chart_loss(np.array([[0.0], [0.3]]), data.X, data.y)
+    assert L[0] - L[1] == pytest.approx(modes.rates[0] * 0.3 ** depth - 0.5 * 0.3 ** (2 * depth), rel=1e-3)
 
 
 def test_a_chart_free_origin_is_refused_with_the_reason():

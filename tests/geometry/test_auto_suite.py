@@ -1,0 +1,40 @@
+"""The automatic-charts suite (issue 18): each case in cases/ scored against its parameter truth.
+
+Acceptance: recall ≥ 90 % and median relative error ≤ 10 % over all true transitions (misses count 1).
+Cases that miss the bar are listed as strict xfails with the measured cause (the README's suite table).
+"""
+
+import pytest
+
+from shockflow.cases import RunOptions, load_case
+
+#: case -> None (meets the bar) or the measured reason it does not
+SUITE = {
+    "deep-linear-3": "measured 4/4 at 24 % median, every mode early (−21, −28, −12, −33 %): the balanced radius "
+                     "with the initial speed of a random small initialisation overestimates the escape speed "
+                     "(an isolated mode alone is 17 % early: the alignment of the random layers is not on the "
+                     "balanced section), and the slower modes wait longer while the faster ones are learned",
+    "deep-linear-4": "measured 4/4 at 30 % median (−0.4, −33, −26, −47 %): the same cause as deep-linear-3, "
+                     "larger at depth 4 (an isolated mode alone is 31–35 % early)",
+    "deep-mlp-tanh": "measured 2/4 within a factor 2, 69 % median: the tanh chain saturates (targets up to 5 "
+                     "need r ≈ 1.7 per layer), its strong modes are learned last (truth 702, 662, 546, 1133 "
+                     "steps) while the balanced section of the linearised chain predicts them first",
+}
+
+
+def _run(name, tmp_path):
+    from shockflow.runners.prediction import run_prediction_case
+
+    case = load_case(name)
+    return run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SUITE))
+def test_suite_case_meets_the_bar(name, tmp_path, request):
+    if SUITE[name] is not None:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=SUITE[name]))
+    out = _run(name, tmp_path)
+    assert out.comparison.truth == "parameters"
+    assert out.comparison.recall >= 0.9
+    assert out.comparison.median_relative_error <= 0.10
