@@ -55,7 +55,7 @@ from shockflow.geometry.flat import flatten, unflatten
 from shockflow.geometry.registry import register
 from shockflow.models.base import Model
 
-__all__ = ["AutoGeometry", "Modes", "find_chain_modes", "find_modes"]
+__all__ = ["AutoGeometry", "Modes", "find_chain_modes", "find_modes", "sampling_noise"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ class Modes:
     directions: np.ndarray
     rates: np.ndarray
     spectrum: np.ndarray
+    noise: float = 0.0     # the eigenvalue level of Y's own sampling noise (modes stand above it)
 
 
 def _layout(model):
@@ -105,29 +106,52 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     p, d = layout.unit_dim, layout.units
     zero = model.copy()
     size = zero.num_parameters
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
     first, second = layout.index[0], (layout.index[1] if d > 1 else None)
-    H = np.zeros((p, p))
-    H_pair = np.zeros((p, p))
+    S_mu = np.zeros((n, p, p))          # per-sample −(H − H_pair), columns j
     for j in range(p):
         cols = []
         for sign in (1.0, -1.0):
             theta = np.zeros(size)
             theta[first[j]] = sign * h
             zero.set_parameter_vector(theta)
-            _, grads = zero.loss_and_grad(X, y)
-            cols.append(zero.grad_vector(grads))
+            grads = zero.per_sample_grads(X, y)
+            cols.append(np.concatenate([np.asarray(grads[k]).reshape(n, -1) for k in zero.params], axis=1))
         column = (cols[0] - cols[1]) / (2.0 * h)
-        H[:, j] = column[first]
+        S_mu[:, :, j] = -column[:, first]
         if second is not None:
-            H_pair[:, j] = column[second]
-    S = -0.5 * ((H - H_pair) + (H - H_pair).T)
+            S_mu[:, :, j] += column[:, second]
+    S_mu = 0.5 * (S_mu + S_mu.transpose(0, 2, 1))
+    S = S_mu.mean(axis=0)
     if not np.all(np.isfinite(S)):
         raise GeometryError("model: the loss Hessian at zero weights is not finite; no modes can be found")
     values, vectors = np.linalg.eigh(S)
     order = np.argsort(values)[::-1]
     values, vectors = values[order], vectors[:, order]
-    keep = _select(values, vectors, max_modes, min_rate_ratio)
-    return Modes(vectors[:, keep], values[keep], values)
+    noise = sampling_noise(S_mu - S)
+    keep = _select(values, vectors, max_modes, min_rate_ratio) & (values > noise)
+    return Modes(vectors[:, keep], values[keep], values, noise)
+
+
+def sampling_noise(deviations, draws: int = 4, seed: int = 0) -> float:
+    """The largest eigenvalue (in modulus) the sampling noise of ``Y`` produces on its own.
+
+    ``deviations (n, p, p)``: each sample's contribution minus their mean.  ``Y`` is a mean over the
+    ``n`` samples; its error has the covariance of ``(1/n) Σ_μ ε_μ deviations_μ`` with independent random
+    signs ``ε_μ`` (seeded), whose spectral radius, the largest over ``draws`` sign draws, is the level
+    below which an eigenvalue of ``Y`` cannot be told from the noise of the sample (a mode must stand
+    out of its own noise, as a BBP outlier out of its bulk, docs/theory.md §3).  0 for one sample."""
+    n = deviations.shape[0]
+    if n < 2:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    radius = 0.0
+    for _ in range(draws):
+        signs = rng.choice((-1.0, 1.0), size=n)
+        N = np.einsum("n,nij->ij", signs, deviations) / n
+        radius = max(radius, float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (N + N.T))))))
+    return radius
 
 
 def _select(values, vectors, max_modes, min_rate_ratio):
@@ -309,6 +333,11 @@ class AutoGeometry(Geometry):
         ``z = r^L`` for a chain of depth L."""
         power = 2 if self._chain_layout is None else self._chain_layout.depth
         return np.asarray(points, dtype=np.float64) ** power
+
+    def chart_loss(self, points, X, y):
+        """``L̄`` at ``points``; the chart is even in r (the coordinate is a norm, the extraction mirrors it
+        at 0), so a point r < 0 — a parabola's vertex fitted just across the mirror — is read as |r|."""
+        return super().chart_loss(np.abs(np.asarray(points, dtype=np.float64)), X, y)
 
     def section(self, points):
         self._require_modes()

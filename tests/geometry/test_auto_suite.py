@@ -10,6 +10,10 @@ from shockflow.cases import RunOptions, load_case
 
 #: case -> None (meets the bar) or the measured reason it does not
 SUITE = {
+    "attention-qk-4x2": "measured 1/2 within a factor 2, 57 % median (−14 %, −62 %): the second mode of the QK "
+                        "form is learned after the first (truth 583, 1296 steps); on its staircase chart (the "
+                        "first mode at its minimum) it is predicted with the first, the saddle chain's "
+                        "transition (issue 19)",
     "deep-linear-3": "measured 4/4 at 24 % median, every mode early (−21, −28, −12, −33 %): the balanced radius "
                      "with the initial speed of a random small initialisation overestimates the escape speed "
                      "(an isolated mode alone is 17 % early: the alignment of the random layers is not on the "

@@ -170,3 +170,28 @@ def test_two_layer_linear_net_with_momentum_first_three_modes(tmp_path):
 def test_two_layer_linear_net_with_momentum_meets_the_suite_bar(tmp_path):
     out = _suite_run("linear2-momentum", tmp_path)
     assert out.comparison.recall >= 0.9 and out.comparison.median_relative_error <= 0.10
+
+
+def test_modes_inside_the_sampling_noise_of_the_sample_are_not_charted():
+    # a rank-2 teacher head: the QK form's gradient at zero has four singular values, two of them
+    # (0.0024, 0.001) below the spectral radius of Y's own sampling noise (0.012): only two modes
+    from shockflow.cases import load_case as _load
+    from shockflow.runners.training import build_model_and_data
+
+    case = _load("attention-qk-4x2", ["data.n=1024"])
+    model, _, data, _ = build_model_and_data(case, 0)
+    modes = find_modes(model, data.X, data.y)
+    assert modes.rates.size == 2
+    assert np.all(modes.rates > modes.noise)
+    assert np.sum(modes.spectrum > 0) == 4 and np.all(modes.spectrum[2:4] < modes.noise)
+    # the noise level shrinks like 1/sqrt(n): four times the data, about half the level
+    more = find_modes(model, *_teacher_tokens(4096))
+    assert 0.35 < more.noise / modes.noise < 0.7
+
+
+def _teacher_tokens(n):
+    from shockflow.data.tokens import token_sequences
+
+    data = token_sequences(n, 4, 4, teacher={"name": "attention_qk", "d_model": 4, "d_k": 2, "init_scale": 1.5,
+                                             "seed": 5}, noise=0.01, seed=0)
+    return data.X, data.y
