@@ -55,7 +55,7 @@ from shockflow.geometry.flat import flatten, unflatten
 from shockflow.geometry.registry import register
 from shockflow.models.base import Model
 
-__all__ = ["AutoGeometry", "Modes", "find_chain_modes", "find_modes", "sampling_noise"]
+__all__ = ["AutoGeometry", "Modes", "find_chain_modes", "find_modes"]
 
 
 @dataclass(frozen=True)
@@ -66,16 +66,34 @@ class Modes:
     directions: np.ndarray
     rates: np.ndarray
     spectrum: np.ndarray
-    noise: float = 0.0     # the eigenvalue level of Y's own sampling noise (modes stand above it)
+    errors: np.ndarray | None = None     # standard error of each kept rate (the sample's own noise)
+    spectrum_errors: np.ndarray | None = None
 
 
 def _layout(model):
     from shockflow.models.units import unit_layout
 
+    _refuse(model)
     try:
         return unit_layout(model)
     except ValueError as exc:
         raise GeometryError(f"model: the automatic charts need interchangeable units; {exc}") from None
+
+
+#: model families the automatic charts refuse, and why (``shockflow validate`` names the reason, exit 2)
+REFUSED = {
+    "moe": "the mixture of experts' origin is not a saddle: near zero weights the gate is uniform and "
+           "f ≈ (mean expert)·x is linear in the experts (no product of a unit's parameters), so the mean "
+           "expert is learned without a plateau; the gate's specialisation then escapes from the symmetric "
+           "point where every expert equals that linear fit, not from the origin, and the automatic charts "
+           "do not chart that point (the saddle chain's, issue 19)",
+}
+
+
+def _refuse(model):
+    name = getattr(model, "name", None)
+    if name in REFUSED:
+        raise GeometryError(f"model: the automatic charts do not chart the {name!r} network: {REFUSED[name]}")
 
 
 def _chain(model):
@@ -99,7 +117,10 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     """The unstable modes of ``model``'s origin on the data ``(X, y)`` (module docstring).
 
     Keeps the modes whose rate is at least ``min_rate_ratio`` times the largest, at most
-    ``max_modes`` of them.  Cost: ``2p`` full-batch gradients (``p`` parameters per unit)."""
+    ``max_modes`` of them, and above its own standard error: ``Y`` is a mean over the samples, and an
+    eigenvalue ``λ_k`` moves by ``e_kᵀ (Y_μ − Y) e_k / n`` per sample (first-order perturbation); one not
+    one standard error above zero cannot be told from the sample's noise (a rank-2 teacher head's QK
+    form has four positive eigenvalues at n = 2048, two of them 0.96 and 0.7 standard errors).  Cost: ``2p`` full-batch gradients (``p`` parameters per unit)."""
     if _chain(model) is not None:
         return find_chain_modes(model, X, y, max_modes=max_modes, min_rate_ratio=min_rate_ratio)
     layout = _layout(model)
@@ -129,29 +150,11 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     values, vectors = np.linalg.eigh(S)
     order = np.argsort(values)[::-1]
     values, vectors = values[order], vectors[:, order]
-    noise = sampling_noise(S_mu - S)
-    keep = _select(values, vectors, max_modes, min_rate_ratio) & (values > noise)
-    return Modes(vectors[:, keep], values[keep], values, noise)
-
-
-def sampling_noise(deviations, draws: int = 4, seed: int = 0) -> float:
-    """The largest eigenvalue (in modulus) the sampling noise of ``Y`` produces on its own.
-
-    ``deviations (n, p, p)``: each sample's contribution minus their mean.  ``Y`` is a mean over the
-    ``n`` samples; its error has the covariance of ``(1/n) Σ_μ ε_μ deviations_μ`` with independent random
-    signs ``ε_μ`` (seeded), whose spectral radius, the largest over ``draws`` sign draws, is the level
-    below which an eigenvalue of ``Y`` cannot be told from the noise of the sample (a mode must stand
-    out of its own noise, as a BBP outlier out of its bulk, docs/theory.md §3).  0 for one sample."""
-    n = deviations.shape[0]
-    if n < 2:
-        return 0.0
-    rng = np.random.default_rng(seed)
-    radius = 0.0
-    for _ in range(draws):
-        signs = rng.choice((-1.0, 1.0), size=n)
-        N = np.einsum("n,nij->ij", signs, deviations) / n
-        radius = max(radius, float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (N + N.T))))))
-    return radius
+    # the standard error of each eigenvalue (first order in the sample's noise: e_kᵀ (Y_sample − Y) e_k)
+    rayleigh = np.einsum("ik,nij,jk->nk", vectors, S_mu - S, vectors, optimize=True)
+    error = np.sqrt(np.sum(rayleigh ** 2, axis=0)) / n
+    keep = _select(values, vectors, max_modes, min_rate_ratio) & (values > error)
+    return Modes(vectors[:, keep], values[keep], values, error[keep], error)
 
 
 def _select(values, vectors, max_modes, min_rate_ratio):
