@@ -8,6 +8,7 @@ from .arrays import load_arrays
 from .dataset import Dataset
 from .fourier import fourier_grid
 from .power_law import power_law_covariance
+from .sklearn_tables import sklearn_table
 from .teacher_student import linear_teacher, teacher_student
 from .tokens import token_sequences
 
@@ -20,6 +21,7 @@ GENERATORS: dict[str, Callable[..., Dataset]] = {
     "fourier_grid": fourier_grid,
     "token_sequences": token_sequences,
     "arrays": load_arrays,
+    "sklearn_table": sklearn_table,
 }
 
 
