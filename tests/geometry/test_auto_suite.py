@@ -20,6 +20,7 @@ SUITE = {
     "mean-field-linear (auto)": None,      # measured 1/1, 0.3 %
     "two-layer-staircase (auto)": None,    # measured 4/4, 1.4 %
     "diagonal-staircase": None,            # the uv form, no [geometry]: measured 3/3 within 6 %
+    "cnn2d-images": None,                  # measured 1/1, −8.3 % (one mode: the patch sum's linear part)
     "wine-linear": None,                   # measured 2/2, 2.0 % (−1.8, −2.2 %); needs scikit-learn
     "breast-cancer-mlp": "measured 0/1: predicted step 55, truth 1039: the tanh MLP keeps growing its weights on "
                          "the separable ±1 labels after the mode is learned (no plateau of r), so half its final "
