@@ -205,3 +205,9 @@ def test_a_mixture_of_experts_is_refused_by_validate_with_the_reason(tmp_path, c
     err = capsys.readouterr().err
     assert code == 2 and "moe.toml" in err and "'moe'" in err and "not a saddle" in err
     assert "Traceback" not in err
+
+
+def test_chains_of_depth_three_and_four_are_accepted_by_validate(capsys):
+    # before issue 18's second part these were refused ("no unit layout")
+    for name in ("deep-linear-3", "deep-linear-4", "deep-mlp-tanh"):
+        assert main(["validate", name]) == 0, capsys.readouterr().err
