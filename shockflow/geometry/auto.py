@@ -120,7 +120,8 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     ``max_modes`` of them, and above its own standard error: ``Y`` is a mean over the samples, and an
     eigenvalue ``λ_k`` moves by ``e_kᵀ (Y_μ − Y) e_k / n`` per sample (first-order perturbation); one not
     one standard error above zero cannot be told from the sample's noise (a rank-2 teacher head's QK
-    form has four positive eigenvalues at n = 2048, two of them 0.96 and 0.7 standard errors).  Cost: ``2p`` per-sample gradient passes (``p`` parameters per unit)."""
+    form has four positive eigenvalues at n = 2048, two of them 0.96 and 0.7 standard errors).
+    Cost: ``2p`` per-sample gradient passes (``p`` parameters per unit)."""
     if _chain(model) is not None:
         return find_chain_modes(model, X, y, max_modes=max_modes, min_rate_ratio=min_rate_ratio)
     layout = _layout(model)
