@@ -7,7 +7,9 @@ from typing import Callable
 from .arrays import load_arrays
 from .dataset import Dataset
 from .fourier import fourier_grid
+from .images import gaussian_images
 from .power_law import power_law_covariance
+from .sklearn_tables import sklearn_table
 from .teacher_student import linear_teacher, teacher_student
 from .tokens import token_sequences
 
@@ -21,8 +23,10 @@ GENERATORS: dict[str, Callable[..., Dataset]] = {
     "linear_teacher": linear_teacher,
     "power_law_covariance": power_law_covariance,
     "fourier_grid": fourier_grid,
+    "gaussian_images": gaussian_images,
     "token_sequences": token_sequences,
     "arrays": load_arrays,
+    "sklearn_table": sklearn_table,
 }
 
 

@@ -26,6 +26,22 @@ learned, :mod:`shockflow.prediction.saddle_chain`) the split ``ĉ`` is taken ort
 modes' splits over the units.  The loss on the chart is the REAL network's loss along
 that section: saturation, nonlinearity and finite width stay in it.  The ridge is ``r = 0``
 (mirrored chart ``[0, R]``).
+
+**Chains of depth L ≥ 3** (``deep_linear``, ``deep_mlp`` with φ(0) = 0, φ'(0) = c > 0; docs/theory.md §6,
+"Depth").  There is no sum over units; near zero weights ``f(x) ≈ c^{L−1} P x`` with the end-to-end map
+``P = W_L ⋯ W_1``.  :func:`find_chain_modes`: the modes are the singular triples ``(s_k, u_k, v_k)`` of
+``−c^{L−1} ∇_P L`` at ``P = 0`` (``Σ_yx`` for the square loss: Saxe et al. 2014).  The mode strength is
+``z_k = u_kᵀ P v_k``; gradient flow moves it at ``ż = s |∇_θ z|² + …`` with
+``|∇_θ z|² = Σ_l |b_l|² |c_l|²``, ``c_l = W_{l−1} ⋯ W_1 v``, ``b_l = W_{l+1}ᵀ ⋯ W_Lᵀ u``.  On the balanced
+section (every layer's mode component ``r q_l q_{l−1}ᵀ`` of the same size r, ``q_0 = v``, ``q_L = u``)
+``z = r^L`` and ``|∇z|² = L r^{2L−2}``; the chart coordinate of any parameters is the balanced radius with
+the same initial speed, ``r = (|∇_θ z|²/L)^{1/(2L−2)}`` (= r on the section; from a random small
+initialisation, where ``z_0 ≈ 0``, the speed is what sets the escape).  The section is
+``θ(r) = θ_⊥ + r C`` with ``C`` the unit chain (``W_l = q_l q_{l−1}ᵀ``, the hidden directions ``q_l`` the
+forward images ``W_l ⋯ W_1 v_k`` orthonormalised over the modes in order) and ``θ_⊥`` the reference with
+its components along ``C`` removed, so ``L̄(r) = L(θ_⊥) − s r^L + ½ r^{2L} + …``; ``|∂θ/∂r|² = L``, mobility
+``1/L``.  The ridge at r = 0 is degenerate (no shock): the escape integral of docs/theory.md §1 gives
+``t ≈ 1/(s (L − 2) r_0^{L−2})``.
 """
 
 from __future__ import annotations
@@ -41,7 +57,7 @@ from shockflow.geometry.flat import flatten, unflatten
 from shockflow.geometry.registry import register
 from shockflow.models.base import Model
 
-__all__ = ["AutoGeometry", "Modes", "find_modes"]
+__all__ = ["AutoGeometry", "Modes", "find_chain_modes", "find_modes"]
 
 
 @dataclass(frozen=True)
@@ -52,15 +68,46 @@ class Modes:
     directions: np.ndarray
     rates: np.ndarray
     spectrum: np.ndarray
+    errors: np.ndarray | None = None     # standard error of each kept rate (the sample's own noise)
+    spectrum_errors: np.ndarray | None = None
 
 
 def _layout(model):
     from shockflow.models.units import unit_layout
 
+    _refuse(model)
     try:
         return unit_layout(model)
     except ValueError as exc:
         raise GeometryError(f"model: the automatic charts need interchangeable units; {exc}") from None
+
+
+#: model families the automatic charts refuse, and why (``shockflow validate`` names the reason, exit 2)
+REFUSED = {
+    "moe": "the mixture of experts' origin is not a saddle: near zero weights the gate is uniform and "
+           "f ≈ (mean expert)·x is linear in the experts (no product of a unit's parameters), so the mean "
+           "expert is learned without a plateau; the gate's specialisation then escapes from the symmetric "
+           "point where every expert equals that linear fit, not from the origin, and the automatic charts "
+           "do not chart that point (the saddle chain's, issue 19)",
+}
+
+
+def _refuse(model):
+    name = getattr(model, "name", None)
+    if name in REFUSED:
+        raise GeometryError(f"model: the automatic charts do not chart the {name!r} network: {REFUSED[name]}")
+
+
+def _chain(model):
+    """The chain layout of a deep network (None: not a chain model; GeometryError: a chain that cannot be charted)."""
+    from shockflow.models.units import CHAIN_MODELS, chain_layout
+
+    if getattr(model, "name", None) not in CHAIN_MODELS:
+        return None
+    try:
+        return chain_layout(model)
+    except ValueError as exc:
+        raise GeometryError(str(exc)) from None
 
 
 #: how many modes the automatic charts keep, and how slow a mode may be against the fastest
@@ -72,36 +119,74 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     """The unstable modes of ``model``'s origin on the data ``(X, y)`` (module docstring).
 
     Keeps the modes whose rate is at least ``min_rate_ratio`` times the largest, at most
-    ``max_modes`` of them.  Cost: ``2p`` full-batch gradients (``p`` parameters per unit)."""
+    ``max_modes`` of them, and above its own standard error: ``Y`` is a mean over the samples, and an
+    eigenvalue ``λ_k`` moves by ``e_kᵀ (Y_μ − Y) e_k / n`` per sample (first-order perturbation); one not
+    one standard error above zero cannot be told from the sample's noise (a rank-2 teacher head's QK
+    form has four positive eigenvalues at n = 2048, two of them 0.96 and 0.7 standard errors).
+    Cost: ``2p`` per-sample gradient passes (``p`` parameters per unit)."""
+    if _chain(model) is not None:
+        return find_chain_modes(model, X, y, max_modes=max_modes, min_rate_ratio=min_rate_ratio)
     layout = _layout(model)
     p, d = layout.unit_dim, layout.units
     zero = model.copy()
     size = zero.num_parameters
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
     first, second = layout.index[0], (layout.index[1] if d > 1 else None)
-    H = np.zeros((p, p))
-    H_pair = np.zeros((p, p))
+    S_mu = np.zeros((n, p, p))          # per-sample −(H − H_pair), columns j
     for j in range(p):
         cols = []
         for sign in (1.0, -1.0):
             theta = np.zeros(size)
             theta[first[j]] = sign * h
             zero.set_parameter_vector(theta)
-            _, grads = zero.loss_and_grad(X, y)
-            cols.append(zero.grad_vector(grads))
+            grads = zero.per_sample_grads(X, y)
+            cols.append(np.concatenate([np.asarray(grads[k]).reshape(n, -1) for k in zero.params], axis=1))
         column = (cols[0] - cols[1]) / (2.0 * h)
-        H[:, j] = column[first]
+        S_mu[:, :, j] = -column[:, first]
         if second is not None:
-            H_pair[:, j] = column[second]
-    S = -0.5 * ((H - H_pair) + (H - H_pair).T)
+            S_mu[:, :, j] += column[:, second]
+    S_mu = 0.5 * (S_mu + S_mu.transpose(0, 2, 1))
+    S = S_mu.mean(axis=0)
     if not np.all(np.isfinite(S)):
         raise GeometryError("model: the loss Hessian at zero weights is not finite; no modes can be found")
     values, vectors = np.linalg.eigh(S)
     order = np.argsort(values)[::-1]
     values, vectors = values[order], vectors[:, order]
+    # the standard error of each eigenvalue (first order in the sample's noise: e_kᵀ (Y_sample − Y) e_k)
+    rayleigh = np.einsum("ik,nij,jk->nk", vectors, S_mu - S, vectors, optimize=True)
+    error = np.sqrt(np.sum(rayleigh ** 2, axis=0)) / n
+    keep = _select(values, vectors, max_modes, min_rate_ratio) & (values > error)
+    return Modes(vectors[:, keep], values[keep], values, error[keep], error)
+
+
+def _select(values, vectors, max_modes, min_rate_ratio):
     top = values[0] if values.size else 0.0
     keep = (values > 0) & (values >= min_rate_ratio * top)
     keep &= np.cumsum(keep) <= max_modes
-    return Modes(vectors[:, keep], values[keep], values)
+    return keep
+
+
+def find_chain_modes(model: Model, X, y, *, max_modes: int = MAX_MODES,
+                     min_rate_ratio: float = MIN_RATE_RATIO) -> Modes:
+    """The modes of a chain of depth ≥ 3 (module docstring): ``directions (d + o, K)`` stacks ``[v_k; u_k]``
+    (input and output singular vectors of ``−c^{L−1} ∇_P L`` at ``P = 0``), ``rates`` its singular values
+    ``s_k``.  At most ``min(hidden widths)`` modes (each needs its own hidden direction in every layer)."""
+    chain = _chain(model)
+    zero = model.copy()
+    zero.set_parameter_vector(np.zeros(zero.num_parameters))
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    F0 = zero._forward(zero._check_inputs(X))[0]
+    G = zero.loss_function.grad(F0, zero.loss_function.targets(y, n, zero.output_dim)) / n
+    Xf = X.reshape(n, -1)
+    M = -(chain.slope ** (chain.depth - 1)) * (G.T @ Xf)        # (o, d): Σ_yx for the square loss
+    if not np.all(np.isfinite(M)):
+        raise GeometryError("model: the loss gradient at zero weights is not finite; no modes can be found")
+    U, sigma, Vt = np.linalg.svd(M, full_matrices=False)
+    keep = _select(sigma, None, min(max_modes, min(model.widths)), min_rate_ratio)
+    directions = np.concatenate([Vt[keep].T, U[:, keep]], axis=0)
+    return Modes(directions, sigma[keep], sigma)
 
 
 @register
@@ -114,7 +199,7 @@ class AutoGeometry(Geometry):
                 "unstable mode e_k of the origin, r = |Wᵀ e_k|")
 
     model: Model
-    modes: Any = None          # (p, K) mode directions in unit space; None: found by discover_charts
+    modes: Any = None          # (p, K) unit-space directions ([v; u] stacked for a chain); None: found by discover_charts
     mode: int = 0
     max_modes: int = MAX_MODES
     min_rate_ratio: float = MIN_RATE_RATIO
@@ -126,7 +211,9 @@ class AutoGeometry(Geometry):
 
     def __post_init__(self):
         self.check_model()
-        layout = _layout(self.model)
+        chain = _chain(self.model)
+        object.__setattr__(self, "_chain_layout", chain)
+        layout = _layout(self.model) if chain is None else None
         if not (isinstance(self.max_modes, int) and self.max_modes >= 1):
             raise GeometryError(f"max_modes: expected a whole number >= 1, found {self.max_modes!r}")
         if not (0.0 < float(self.min_rate_ratio) <= 1.0):
@@ -139,11 +226,16 @@ class AutoGeometry(Geometry):
         E = np.asarray(self.modes, dtype=np.float64)
         if E.ndim == 1:
             E = E[:, None]
-        if E.ndim != 2 or E.shape[0] != layout.unit_dim or not np.all(np.isfinite(E)):
-            raise GeometryError(f"modes: expected a finite array ({layout.unit_dim}, K) of unit-space directions "
+        rows = layout.unit_dim if chain is None else self.model.input_dim + self.model.output_dim
+        what = "unit-space directions" if chain is None else "stacked input/output singular vectors [v; u]"
+        if E.ndim != 2 or E.shape[0] != rows or not np.all(np.isfinite(E)):
+            raise GeometryError(f"modes: expected a finite array ({rows}, K) of {what} "
                                 f"for the {self.model.name!r} model, found shape {E.shape}")
         if not (isinstance(self.mode, (int, np.integer)) and 0 <= self.mode < E.shape[1]):
             raise GeometryError(f"mode: expected a whole number in [0, {E.shape[1]}), found {self.mode!r}")
+        if chain is not None:
+            self._build_chain(E)
+            return
         e = E[:, int(self.mode)]
         e = e / np.linalg.norm(e)
         theta0 = self.model.parameter_vector()
@@ -163,6 +255,54 @@ class AutoGeometry(Geometry):
         object.__setattr__(self, "_e", e)
         object.__setattr__(self, "_base", base)
         object.__setattr__(self, "_direction", direction)
+
+    def _build_chain(self, E):
+        """The balanced section of mode ``self.mode`` (module docstring, "Chains")."""
+        chain, d = self._chain_layout, self.model.input_dim
+        V, U = E[:d], E[d:]
+        V = V / np.linalg.norm(V, axis=0)
+        U = U / np.linalg.norm(U, axis=0)
+        Ws = [np.asarray(self.model.params[k]) for k in chain.keys]
+        k = int(self.mode)
+        # hidden directions: the forward images of every mode's v, orthonormalised over the modes in order
+        qs, H = [V[:, k]], V.copy()
+        for W in Ws[:-1]:
+            H = W @ H
+            Q = np.linalg.qr(H[:, : k + 1])[0] if H.shape[0] >= k + 1 else None
+            if Q is None:
+                raise GeometryError(f"mode: {k} needs its own hidden direction in a layer of width {H.shape[0]}")
+            q = Q[:, k]
+            if not np.all(np.isfinite(q)) or np.linalg.norm(H[:, k]) == 0.0:
+                q = np.zeros(H.shape[0])
+                q[k] = 1.0
+            qs.append(q)
+        qs.append(U[:, k])
+        units = [np.outer(qs[l + 1], qs[l]) for l in range(chain.depth)]
+        theta0 = {key: np.array(v) for key, v in self.model.params.items()}
+        perp = dict(theta0)
+        for key, C in zip(chain.keys, units):
+            perp[key] = theta0[key] - float(np.sum(theta0[key] * C)) * C
+        object.__setattr__(self, "_u", U[:, k])
+        object.__setattr__(self, "_v", V[:, k])
+        object.__setattr__(self, "_perp", flatten(self.model, perp))
+        object.__setattr__(self, "_direction", flatten(self.model, {key: (dict(zip(chain.keys, units)).get(key, 0.0 * v))
+                                                                    for key, v in theta0.items()}))
+
+    def _chain_radius(self, theta) -> float:
+        """``(|∇_θ z|²/L)^{1/(2L−2)}`` of the mode strength ``z = uᵀ W_L ⋯ W_1 v`` (module docstring)."""
+        chain = self._chain_layout
+        params = unflatten(self.model, theta)
+        Ws = [np.asarray(params[k]) for k in chain.keys]
+        L = chain.depth
+        forward = [self._v]
+        for W in Ws[:-1]:
+            forward.append(W @ forward[-1])          # c_l = W_{l-1} ... W_1 v  (c_1 = v)
+        backward = [self._u]
+        for W in Ws[:0:-1]:
+            backward.append(W.T @ backward[-1])     # b_l = W_{l+1}^T ... W_L^T u  (b_L = u)
+        backward = backward[::-1]
+        total = sum(float(b @ b) * float(c @ c) for b, c in zip(backward, forward))
+        return (total / L) ** (1.0 / (2 * L - 2))
 
     # -- charts from the data ------------------------------------------------------------------
     @classmethod
@@ -192,6 +332,8 @@ class AutoGeometry(Geometry):
     def coordinates(self, params):
         self._require_modes()
         theta = flatten(self.model, self.check_params(params))
+        if self._chain_layout is not None:
+            return np.array([self._chain_radius(theta)])
         return np.array([float(np.linalg.norm(self._layout.unit_matrix(theta).T @ self._e))])
 
     def conserved(self, params):
@@ -200,15 +342,25 @@ class AutoGeometry(Geometry):
 
     def mobility(self, points):
         p = np.asarray(points, dtype=np.float64)
-        return np.ones((*p.shape[:-1], 1, 1))
+        scale = 1.0 if self._chain_layout is None else 1.0 / self._chain_layout.depth   # |∂θ/∂r|² = L
+        return np.full((*p.shape[:-1], 1, 1), scale)
 
     def strength(self, points):
-        """The mode strength ``z = r² = e_kᵀ W Wᵀ e_k`` (what enters the network's function, as for gram)."""
-        return np.asarray(points, dtype=np.float64) ** 2
+        """The mode strength ``z = r² = e_kᵀ W Wᵀ e_k`` (what enters the network's function, as for gram);
+        ``z = r^L`` for a chain of depth L."""
+        power = 2 if self._chain_layout is None else self._chain_layout.depth
+        return np.asarray(points, dtype=np.float64) ** power
+
+    def chart_loss(self, points, X, y):
+        """``L̄`` at ``points``; the chart is even in r (the coordinate is a norm, the extraction mirrors it
+        at 0), so a point r < 0 — a parabola's vertex fitted just across the mirror — is read as |r|."""
+        return super().chart_loss(np.abs(np.asarray(points, dtype=np.float64)), X, y)
 
     def section(self, points):
         self._require_modes()
         p = self.chart.check(points)
+        if self._chain_layout is not None:
+            return unflatten(self.model, self._perp + p[..., :1] * self._direction)
         theta = self._base + p[..., :1] * self._direction
         return unflatten(self.model, theta)
 

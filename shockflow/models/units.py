@@ -22,6 +22,11 @@ Unit layouts (``UNIT_LAYOUTS``; the registry names of :mod:`shockflow.models`):
 ``diagonal``       one unit [u] (``u2``) or [u ; v] (``uv``)
 ``fourier``        one unit [W ; a] (the P pairs are not interchangeable: s_k, ψ_k differ)
 =================  ==========================================================================
+
+Chains of depth L ≥ 3 (``deep_linear``, ``deep_mlp``) have no such sum: their leading form near zero
+weights is the product of one weight per layer.  ``chain_layout(model)`` names their layers instead
+(the weight keys in order, the activation's slope at 0); :mod:`shockflow.geometry.auto` charts them
+on the balanced section (docs/theory.md §6, "Depth").
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["UnitLayout", "UNIT_LAYOUTS", "supported_models", "unit_layout", "unit_matrix"]
+__all__ = ["ChainLayout", "UnitLayout", "UNIT_LAYOUTS", "chain_layout", "supported_models", "unit_layout", "unit_matrix"]
 
 
 @dataclass(frozen=True)
@@ -160,3 +165,43 @@ def unit_matrix(model) -> np.ndarray:
     return unit_layout(model).unit_matrix(model.parameter_vector())
 
 
+
+
+#: models that are chains of weight matrices (one weight per layer in every product)
+CHAIN_MODELS = ("deep_linear", "deep_mlp")
+
+
+@dataclass(frozen=True)
+class ChainLayout:
+    """A chain ``f(x) ≈ c^{L−1} W_L ⋯ W_1 x`` near zero weights: the weight keys ``W1 … WL`` in order and
+    ``slope`` = φ'(0) (``c``; 1 for a linear chain)."""
+
+    keys: tuple[str, ...]
+    slope: float
+
+    @property
+    def depth(self) -> int:
+        return len(self.keys)
+
+
+def chain_layout(model) -> ChainLayout:
+    """The chain layout of a ``deep_linear`` / ``deep_mlp`` network of depth ≥ 3 (weight matrices).
+
+    Refused (``ValueError`` naming the model and why): depth 2 (a sum over units: :func:`unit_layout`),
+    an activation with φ(0) ≠ 0 (its layers do not vanish at zero weights: a bias-like offset the
+    product form does not have) or with φ'(0) = 0 (no linear part at zero: e.g. relu's kink, whose
+    leading form is not the product of the layers)."""
+    name = getattr(model, "name", type(model).__name__)
+    if name not in CHAIN_MODELS:
+        raise ValueError(f"model: {name!r} is not a chain of weight matrices ({', '.join(CHAIN_MODELS)})")
+    depth = int(model.depth)
+    if depth < 3:
+        raise ValueError(f"model: the {name!r} network has {depth} weight matrices; a chain needs at least 3 "
+                         f"(two layers are a sum over hidden units: use 'linear2' or 'mlp')")
+    act = model.activation
+    at_zero = float(np.asarray(act.fn(np.zeros(1)))[0])
+    if at_zero != 0.0 or not act.grad_at_zero > 0:
+        raise ValueError(f"model: the {name!r} chain with activation {act.name!r} has φ(0) = {at_zero:g}, "
+                         f"φ'(0) = {act.grad_at_zero:g}; the balanced section needs φ(0) = 0 and φ'(0) > 0 "
+                         f"(the layers' product is the leading form near zero weights only then)")
+    return ChainLayout(tuple(f"W{l}" for l in range(1, depth + 1)), float(act.grad_at_zero))

@@ -16,7 +16,9 @@ the matching first maximises the number of pairs and then minimises their total 
 * ``recall`` = matched true transitions / all true transitions;
 * ``precision`` = matched predictions / predictions within the run (a prediction beyond the
   training horizon, or ``inf`` = "no transition", is listed under ``beyond_run`` and is neither a
-  hit nor a false alarm: the run cannot show it);
+  hit nor a false alarm: the run cannot show it; it is never matched, even to a true transition
+  within a factor 2 of it; ``shockflow run --json`` and the result file flag it per prediction as
+  ``beyond_horizon``);
 * ``median_relative_error_all`` = the median over ALL true transitions of ``min(|p − o|/o, 1)`` for a
   matched one and ``1`` for a miss; a miss always costs at least as much as any match, so moving
   a prediction further away never improves it, and a prediction that leaves transitions out
@@ -182,6 +184,7 @@ def match_transitions(predicted: Sequence[float], observed: Sequence[float], *, 
         with np.errstate(divide="ignore", invalid="ignore"):
             cost = np.abs(np.log(np.maximum(p[:, None], 1e-300) / np.maximum(o[None, :], 1e-300)))
         allowed = np.isfinite(cost) & (cost <= math.log(max_ratio) * (1 + 1e-12))
+        allowed &= (p <= horizon)[:, None]   # a prediction beyond the run is reported as such, never matched
         big = 1e6 * (1.0 + float(np.max(np.where(allowed, cost, 0.0))))
         rows, cols = linear_sum_assignment(np.where(allowed, cost, big))
         for i, j in zip(rows, cols):
@@ -190,7 +193,7 @@ def match_transitions(predicted: Sequence[float], observed: Sequence[float], *, 
                 used_p.add(int(i))
                 used_o.add(int(j))
     matches.sort(key=lambda m: m.observed_step)
-    beyond = tuple(i for i in range(p.size) if i not in used_p and not (p[i] <= horizon))
+    beyond = tuple(i for i in range(p.size) if not (p[i] <= horizon))
     return Comparison(tuple(p.tolist()), tuple(o.tolist()), tuple(matches),
                       tuple(i for i in range(p.size) if i not in used_p),
                       tuple(j for j in range(o.size) if j not in used_o),

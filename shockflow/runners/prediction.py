@@ -54,7 +54,8 @@ class RunOutcome:
         c = self.comparison
         return {"case": self.case, "result_file": str(self.result_file), "log_file": str(self.log_file),
                 "shocks": self.shock_rows(),
-                "predicted": [p.as_dict() for p in self.stage.predicted],
+                "predicted": [{**p.as_dict(), "beyond_horizon": bool(flag)}
+                              for p, flag in zip(self.stage.predicted, beyond_horizon(self.stage, self.comparison))],
                 "saddles": [s.as_dict() for s in self.stage.saddles],
                 "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop, "count": t.count}
                              for t in self.observed],
@@ -109,6 +110,11 @@ class RunOutcome:
         return "\n".join(lines)
 
 
+def beyond_horizon(stage: PredictionStage, comparison) -> list[bool]:
+    """Per prediction: past the run's last step (docs/theory.md §6, "Abstention"), reported and never matched."""
+    return [not (p.step <= comparison.horizon) for p in stage.predicted]
+
+
 def prediction_result(case, stage: PredictionStage, comparison, observed, *, seed, wall_time, log_path):
     from shockflow.cases.schema import to_plain
     from shockflow.logs.provenance import package_versions
@@ -143,6 +149,7 @@ def prediction_result(case, stage: PredictionStage, comparison, observed, *, see
     predicted["saddle"] = np.array([p.saddle for p in stage.predicted], dtype=np.int64)
     predicted = {"chart": np.array([p.chart for p in stage.predicted], dtype=object), **predicted}
     predicted["method"] = np.array([p.method for p in stage.predicted], dtype=object)
+    predicted["beyond_horizon"] = np.array(beyond_horizon(stage, comparison), dtype=np.int8)  # 1: past the last step
     observed_cols = {c: np.array([getattr(t, c) for t in observed], dtype=np.float64)
                      for c in ("midpoint", "onset", "end", "steepest", "drop")}
     observed_cols = {"step": observed_cols.pop("midpoint"), **observed_cols,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,11 +17,21 @@ from shockflow.cases.builtin import builtin_names
 from shockflow.cli import main
 from shockflow.storage import read_result
 
+def _auto_suite():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("auto_suite", Path(__file__).parents[1] / "geometry" / "test_auto_suite.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.SUITE
+
+
 CHECKED = {"burgers-riemann", "burgers-sine", "viscous-burgers", "hj-cosine-ridge", "hj-sphere"}
 NETWORK_CHECKED = {"diagonal-staircase", "two-layer-staircase", "saxe-linear",  # tests/cases/test_network_cases.py, tests/prediction/test_prediction_cases.py
                    "attention-qk", "cnn-relu-channels", "mean-field-linear", "sphere-direction",  # tests/prediction/test_prediction_more_cases.py
                    "mlp-tanh-teacher", "linear2-momentum",  # tests/geometry/test_geometry_auto.py
                    "diagonal-correlated", "diagonal-noncommuting"}  # tests/prediction/test_saddle_chain.py
+NETWORK_CHECKED |= {name for name in _auto_suite() if " " not in name}  # tests/geometry/test_auto_suite.py
 
 
 def solve(name, tmp_path, capsys, *overrides):

@@ -71,14 +71,52 @@ def test_auto_agrees_with_gram_on_the_diagonal_network():
     np.testing.assert_allclose(steps[True], steps[False], rtol=1e-6)
 
 
-def test_a_network_without_interchangeable_units_is_refused_by_validate(tmp_path, capsys):
+def test_a_chain_whose_activation_has_no_linear_part_at_zero_is_refused_by_validate(tmp_path, capsys):
+    # relu has φ'(0) = 0 in the activation table: the layers' product is not the leading form at zero
     path = tmp_path / "deep.toml"
-    path.write_text('kind = "network"\n[model]\nname = "deep_linear"\ninput_dim = 4\nwidths = [6, 6]\n'
-                    'output_dim = 2\ninit_scale = 0.01\n[data]\nname = "linear_teacher"\nn = 64\nd = 4\n'
-                    'singular_values = [2.0, 1.0]\n[training]\nsteps = 10\n')
+    path.write_text('kind = "network"\n[model]\nname = "deep_mlp"\nactivation = "relu"\ninput_dim = 4\n'
+                    'widths = [6, 6]\noutput_dim = 2\ninit_scale = 0.01\n[data]\nname = "linear_teacher"\n'
+                    'n = 64\nd = 4\nsingular_values = [2.0, 1.0]\n[training]\nsteps = 10\n')
     code = main(["validate", str(path)])
     err = capsys.readouterr().err
-    assert code == 2 and "deep.toml" in err and "model" in err and "deep_linear" in err
+    assert code == 2 and "deep.toml" in err and "model" in err and "deep_mlp" in err and "relu" in err
+
+
+def test_the_modes_of_a_deep_linear_chain_are_the_singular_triples_of_the_teacher():
+    # docs/theory.md §6 "Depth": the modes of a chain are the singular triples of Σ_yx (whitened inputs)
+    d, o, s = 6, 3, (3.0, 1.7, 0.6)
+    data = linear_teacher(4000, d, s, whiten=True, seed=3)
+    net = models.build("deep_linear", input_dim=d, widths=[5, 5], output_dim=o, init_scale=0.1, seed=1)
+    modes = find_modes(net, data.X, data.y)
+    U, sigma, Vt = np.linalg.svd(data.y.T @ data.X / data.X.shape[0])
+    np.testing.assert_allclose(modes.rates, sigma, rtol=1e-10)
+    for k in range(3):
+        assert abs(modes.directions[:d, k] @ Vt[k]) == pytest.approx(1.0, rel=1e-10)
+        assert abs(modes.directions[d:, k] @ U[:, k]) == pytest.approx(1.0, rel=1e-10)
+
+
+@pytest.mark.parametrize("depth", [3, 4])
+def test_the_balanced_section_of_a_chain(depth):
+    # on the section every layer carries r q_l q_{l-1}ᵀ: z = uᵀ P v grows as r^L, the coordinate (the
+    # balanced radius with the same speed) reads r back, and the loss is ½ E|y − r^L u vᵀ x − …|²
+    d, o, s = 6, 2, (2.0, 1.0)
+    data = linear_teacher(3000, d, s, whiten=True, seed=0)
+    net = models.build("deep_linear", input_dim=d, widths=[5] * (depth - 1), output_dim=o, init_scale=1e-3, seed=2)
+    modes = find_modes(net, data.X, data.y)
+    geo = geometry.build("auto", model=net, modes=modes.directions, mode=0, extent=3.0)
+    u, v = modes.directions[d:, 0], modes.directions[:d, 0]
+    for r in (0.3, 1.0, 1.4):
+        params = {k: x[0] for k, x in geo.section(np.array([[r]])).items()}
+        P = params["W1"]
+        for l in range(2, depth + 1):
+            P = params[f"W{l}"] @ P
+        assert u @ P @ v == pytest.approx(r ** depth, rel=1e-5)
+        assert geo.coordinates(params)[0] == pytest.approx(r, rel=1e-4)
+    assert geo.mobility(np.array([[1.0]]))[0, 0, 0] == pytest.approx(1.0 / depth)
+    assert geo.strength(np.array([[1.1]]))[0, 0] == pytest.approx(1.1 ** depth)
+    # the chart's loss falls by s r^L to leading order (the ridge at 0 is degenerate)
+    L = geo.chart_loss(np.array([[0.0], [0.3]]), data.X, data.y)
+    assert L[0] - L[1] == pytest.approx(modes.rates[0] * 0.3 ** depth - 0.5 * 0.3 ** (2 * depth), rel=1e-3)
 
 
 def test_a_chart_free_origin_is_refused_with_the_reason():
@@ -132,3 +170,44 @@ def test_two_layer_linear_net_with_momentum_first_three_modes(tmp_path):
 def test_two_layer_linear_net_with_momentum_meets_the_suite_bar(tmp_path):
     out = _suite_run("linear2-momentum", tmp_path)
     assert out.comparison.recall >= 0.9 and out.comparison.median_relative_error <= 0.10
+
+
+def test_modes_inside_the_sampling_noise_of_the_sample_are_not_charted():
+    # a rank-2 teacher head: the QK form's gradient at zero has four positive eigenvalues at n = 2048,
+    # two of them (0.0024, 0.001) less than one standard error (0.0025, 0.0014): only two modes
+    modes = find_modes(models.build("attention_qk", d_model=4, d_k=2, init_scale=1e-3, seed=0), *_teacher_tokens(2048))
+    assert modes.rates.size == 2
+    assert np.all(modes.rates > 4 * modes.errors)
+    assert np.sum(modes.spectrum > 0) == 4
+    assert np.all(modes.spectrum[2:4] < modes.spectrum_errors[2:4])
+    # the standard error shrinks like 1/sqrt(n): four times the data, about half of it
+    more = find_modes(models.build("attention_qk", d_model=4, d_k=2, init_scale=1e-3, seed=0), *_teacher_tokens(8192))
+    assert 0.35 < more.errors[0] / modes.errors[0] < 0.7
+
+
+def _teacher_tokens(n):
+    from shockflow.data.tokens import token_sequences
+
+    data = token_sequences(n, 4, 4, teacher={"name": "attention_qk", "d_model": 4, "d_k": 2, "init_scale": 1.5,
+                                             "seed": 5}, noise=0.01, seed=0)
+    return data.X, data.y
+
+
+def test_a_mixture_of_experts_is_refused_by_validate_with_the_reason(tmp_path, capsys):
+    # measured before the refusal: charts from the origin predicted the three specialisation steps
+    # 42-62 % early (recall 1/3): the gate specialises from the symmetric linear fit, not from zero
+    path = tmp_path / "moe.toml"
+    path.write_text('kind = "network"\n[model]\nname = "moe"\ninput_dim = 6\nexperts = 3\ninit_scale = 0.001\n'
+                    '[data]\nname = "teacher_student"\nn = 64\nd = 6\n'
+                    'teacher = { name = "moe", input_dim = 6, experts = 3, init_scale = 4.0, seed = 3 }\n'
+                    '[training]\nsteps = 10\n')
+    code = main(["validate", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "moe.toml" in err and "'moe'" in err and "not a saddle" in err
+    assert "Traceback" not in err
+
+
+def test_chains_of_depth_three_and_four_are_accepted_by_validate(capsys):
+    # before issue 18's second part these were refused ("no unit layout")
+    for name in ("deep-linear-3", "deep-linear-4", "deep-mlp-tanh"):
+        assert main(["validate", name]) == 0, capsys.readouterr().err

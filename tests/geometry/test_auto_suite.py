@@ -1,0 +1,67 @@
+"""The automatic-charts suite (issue 18): each case in cases/ scored against its parameter truth.
+
+Acceptance: recall ≥ 90 % and median relative error ≤ 10 % over all true transitions (misses count 1).
+Cases that miss the bar are listed as strict xfails with the measured cause (the README's suite table).
+"""
+
+import pytest
+
+from shockflow.cases import RunOptions, load_case
+
+#: suite entry -> (built-in case, --set overrides): the explicit-geometry cases charted automatically
+RUNS = {
+    "mean-field-linear (auto)": ("mean-field-linear", ['geometry={name = "auto"}']),
+    "two-layer-staircase (auto)": ("two-layer-staircase", ['geometry={name = "auto"}', "extraction.charts=[]",
+                                                           "extraction.chart_key=mode"]),
+}
+
+#: suite entry -> None (meets the bar) or the measured reason it does not
+SUITE = {
+    "mean-field-linear (auto)": None,      # measured 1/1, 0.3 %
+    "two-layer-staircase (auto)": None,    # measured 4/4, 1.4 %
+    "diagonal-staircase": None,            # the uv form, no [geometry]: measured 3/3 within 6 %
+    "cnn2d-images": None,                  # measured 1/1, −8.3 % (one mode: the patch sum's linear part)
+    "wine-linear": None,                   # measured 2/2, 2.0 % (−1.8, −2.2 %); needs scikit-learn
+    "breast-cancer-mlp": "measured 0/1: predicted step 55, truth 1039: the tanh MLP keeps growing its weights on "
+                         "the separable ±1 labels after the mode is learned (no plateau of r), so half its final "
+                         "strength is reached late; with the identity activation the same case is 1/1 at "
+                         "−13.8 % (30 strongly correlated features)",
+    "fourier-features": "measured 6/6 within a factor 2, median 12.4 % (−29, −14, −21, −4, +11, −13 %; the same "
+                        "at lr 0.1): the tanh of every pair saturates before its mode is learned (s_1 a_1 √2 ≈ 2 "
+                        "at the minimum), so the balanced split of the section departs from the run's",
+
+    "attention-qk-4x2": "measured 1/2 within a factor 2, 57 % median (−14 %, −62 %): the second mode of the QK "
+                        "form is learned after the first (truth 583, 1296 steps); on its staircase chart (the "
+                        "first mode at its minimum) it is predicted with the first, the saddle chain's "
+                        "transition (issue 19)",
+    "deep-linear-3": "measured 4/4 at 24 % median, every mode early (−21, −28, −12, −33 %): the balanced radius "
+                     "with the initial speed of a random small initialisation overestimates the escape speed "
+                     "(an isolated mode alone is 17 % early: the alignment of the random layers is not on the "
+                     "balanced section), and the slower modes wait longer while the faster ones are learned",
+    "deep-linear-4": "measured 4/4 at 30 % median (−0.4, −33, −26, −47 %): the same cause as deep-linear-3, "
+                     "larger at depth 4 (an isolated mode alone is 31–35 % early)",
+    "deep-mlp-tanh": "measured 2/4 within a factor 2, 69 % median: the tanh chain saturates (targets up to 5 "
+                     "need r ≈ 1.7 per layer), its strong modes are learned last (truth 702, 662, 546, 1133 "
+                     "steps) while the balanced section of the linearised chain predicts them first",
+}
+
+
+def _run(name, tmp_path):
+    from shockflow.runners.prediction import run_prediction_case
+
+    case_name, overrides = RUNS.get(name, (name, []))
+    case = load_case(case_name, list(overrides))
+    if case.settings.data.name == "sklearn_table":
+        pytest.importorskip("sklearn")
+    return run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SUITE))
+def test_suite_case_meets_the_bar(name, tmp_path, request):
+    if SUITE[name] is not None:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=SUITE[name]))
+    out = _run(name, tmp_path)
+    assert out.comparison.truth == "parameters"
+    assert out.comparison.recall >= 0.9
+    assert out.comparison.median_relative_error <= 0.10
