@@ -78,10 +78,15 @@ class ForecastOutcome:
     @property
     def predicted(self) -> list[dict]:
         charts = {c.label: c for c in self.stage.extraction.charts}
+        # with the saddle chain the loss after a transition is that of the saddle it leads to (the learned
+        # charts re-minimised); without it, the chart's own minimum with the others at their initial values
+        after = {}
+        for before, reached in zip(self.stage.saddles, self.stage.saddles[1:]):
+            after.update({c: reached.loss for c in reached.active if c not in before.active})
         rows = []
         for p in self.stage.predicted:
             rows.append({"step": p.step, "chart": p.chart, "gamma_star": p.gamma_star, "critical_lr": p.critical_lr,
-                         "loss_after": float(charts[p.chart].loss_at_min),
+                         "loss_after": float(after.get(p.chart, charts[p.chart].loss_at_min)),
                          "beyond_horizon": bool(not (p.step <= self.horizon)), "method": p.method})
         return rows
 

@@ -152,3 +152,14 @@ def test_the_target_rate_makes_the_transition_happen_by_the_target_step(tmp_path
                                             X=data.X, y=data.y).extraction)
     step = {t.chart: t.step for t in truth.transitions}[f.target["chart"]]
     assert abs(step - 150.0) <= 0.1 * 150.0
+
+
+def test_the_loss_after_each_forecast_transition_is_the_saddle_it_leads_to(tmp_path):
+    """Default net, w* = (8, 3, 1, 0.35), isotropic inputs: the saddle after k modes fits them, so the loss
+    left is ½ Σ_{j>k} w_j² (+ the noise floor): 5.06, 0.56, 0.06, ~0 within 5 % (finite n)."""
+    out = forecast_case(load_case("two-layer-staircase", overrides=["data.n=4096"]), _options(tmp_path))
+    w = np.array([8.0, 3.0, 1.0, 0.35])
+    left = [0.5 * float(np.sum(w[k + 1:] ** 2)) for k in range(4)]
+    got = [r["loss_after"] for r in sorted(out.predicted, key=lambda r: r["step"])]
+    assert got[:3] == pytest.approx(left[:3], rel=0.05)
+    assert got[3] < 1e-3
