@@ -250,18 +250,32 @@ def nqf_layout(experiment: str):
     run logs its loss at its own times ``loss_t``; the power laws on the grid ``t``)."""
     from shockflow.storage.theory_results import Layout
 
-    dims = {**NQF_LAYOUT_DIMS, **({"curves/loss": ("loss_t",)} if experiment == "five_mode" else {})}
+    dims = {**NQF_LAYOUT_DIMS, **({"curves/loss": ("loss_t",)} if experiment in ("five_mode", "failure_modes") else {})}
     return Layout(dims=dims, describe=NQF_DESCRIPTIONS, labels={"bound": ("lower", "upper")})
 
 
-def _document(value):
-    """The result as the file keeps it: curves included, the per-run details (whole five-mode results
-    of the failure modes, figures only) left out."""
-    if isinstance(value, dict):
-        return {k: _document(v) for k, v in value.items() if k != "details"}
-    if isinstance(value, (list, tuple)):
-        return [_document(v) for v in value]
-    return value
+def _document(result: dict) -> dict:
+    """The result as the file keeps it, curves included.  The failure modes keep each run whole
+    (``details``: the five-mode result with its curves, of which ``runs`` is a summary) under ``runs``,
+    so nothing is stored twice; :func:`_from_document` gives the result back."""
+    if "details" in result:
+        return {**{k: v for k, v in result.items() if k not in ("runs", "details")}, "runs": result["details"]}
+    return dict(result)
+
+
+def _from_document(doc: dict) -> dict:
+    """The experiment's result from the file's document (inverse of :func:`_document`)."""
+    doc = {k: v for k, v in doc.items() if k != "experiment"}
+    if doc.get("runs") and isinstance(doc["runs"], dict) and all("curves" in r for r in doc["runs"].values()):
+        details = doc["runs"]
+        doc["runs"] = {name: {k: run[k] for k in _RUN_SUMMARY if k in run} for name, run in details.items()}
+        doc["details"] = details
+    return doc
+
+
+#: what :func:`shockflow.nqf.experiments.failure_modes` reports of each run
+_RUN_SUMMARY = ("max_abs_relative_error", "relative_error", "t_measured", "t_predicted", "successive_ratio_measured",
+                "successive_ratio_predicted", "final_loss", "z0", "steps")
 
 
 def _plain(value):
@@ -374,18 +388,16 @@ def run_nqf_case(case, options) -> NQFOutcome:
 
 def reopen(result, path: Path) -> NQFOutcome:
     """The outcome of a run, from its result file (:mod:`shockflow.runners.theories`)."""
-    doc = dict(result.document)
-    tag = doc.pop("experiment")
-    return NQFOutcome(result.case_name, tag, _plain(doc), path, result.wall_time)
+    tag = result.document["experiment"]
+    return NQFOutcome(result.case_name, tag, _plain(_from_document(result.document)), path, result.wall_time)
 
 
 def redraw(result, out: Path, stem: str, options) -> tuple[Path, ...]:
-    """The run's figures from its result file (the failure modes keep no curves in it: none)."""
+    """The run's figures from its result file alone."""
     from types import SimpleNamespace
 
-    doc = dict(result.document)
-    tag = doc.pop("experiment")
-    return _figures(SimpleNamespace(TAG=tag), doc, out, stem, options) if tag != "failure_modes" else ()
+    tag = result.document["experiment"]
+    return _figures(SimpleNamespace(TAG=tag), _from_document(result.document), out, stem, options)
 
 
 NQF_KIND = register_kind(CaseKind(

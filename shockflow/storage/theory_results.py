@@ -176,11 +176,13 @@ def _write_variables(g: h5py.Group, variables: dict, layout: Layout, path: str) 
     from shockflow.storage.results import _dataset
 
     sizes: dict[str, int] = {}
-    for name, (dims, a, _) in variables.items():
+    for name, (dims, a, extra) in list(variables.items()):
+        # a list shorter than its declared dimension (a run whose later modes never switched on)
+        # keeps a dimension of its own, <name>_<dim>, rather than failing the write
+        dims = tuple(d if sizes.setdefault(d, n) == n else f"{name}_{d}" for d, n in zip(dims, a.shape))
         for d, n in zip(dims, a.shape):
-            if sizes.setdefault(d, n) != n:
-                raise ValueError(f"write_theory_result: /{path}: dimension {d!r} has {sizes[d]} entries, "
-                                 f"but {name!r} has {n} along it")
+            sizes.setdefault(d, n)
+        variables[name] = (dims, a, extra)
     for d, n in sizes.items():
         own = variables.get(d)
         if own is not None and own[0] == (d,):

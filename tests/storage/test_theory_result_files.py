@@ -71,12 +71,17 @@ def test_every_kind_of_value_comes_back_exactly(tmp_path):
         assert f["hit"].dtype == np.uint8 and f["hit"].attrs["flag_meanings"] == "false true"
 
 
+def test_a_list_shorter_than_its_dimension_keeps_a_dimension_of_its_own(tmp_path):
+    doc = {"rates": [1.0, 2.0, 3.0], "gaps": [1.0, 2.0]}
+    path = write_theory_result(tmp_path / "short.h5", doc, LAYOUT, case=_Case, seed=None, settings={}, versions={})
+    back = read_theory_result(path)
+    assert back.document == doc
+    assert back.groups[""]["variables"]["gaps"][0] == ("gaps_mode",) and back.groups[""]["variables"]["rates"][0] == ("mode",)
+
+
 def test_a_list_the_layout_cannot_hold_is_named_and_no_file_is_left(tmp_path):
     with pytest.raises(ValueError, match=r"/rows/q2: expected a rectangular list"):
         write_theory_result(tmp_path / "bad.h5", {"rows": [{"q2": [1.0]}, {"q2": [1.0, 2.0]}]}, LAYOUT,
-                            case=_Case, seed=None, settings={}, versions={})
-    with pytest.raises(ValueError, match=r"dimension 'mode' has 3 entries, but 'gaps' has 2"):
-        write_theory_result(tmp_path / "bad.h5", {"rates": [1.0, 2.0, 3.0], "gaps": [1.0, 2.0]}, LAYOUT,
                             case=_Case, seed=None, settings={}, versions={})
     with pytest.raises(ValueError, match=r"provenance attributes"):
         write_theory_result(tmp_path / "bad.h5", {"seed": 3}, LAYOUT, case=_Case, seed=None, settings={}, versions={})
@@ -264,3 +269,26 @@ def test_show_prints_a_theory_files_table_and_redraws_its_figures_from_the_file(
     shown = json.loads(capsys.readouterr().out)
     assert shown["kind"] == "nqf" and shown["experiment"] == "power_law" and shown["figures"] == []
     assert shown["result"]["fit"] == doc["result"]["fit"]
+
+
+def test_failure_modes_keep_each_run_whole_once_and_come_back_as_reported(tmp_path):
+    """The failure modes report a summary of each run (``runs``) and the whole runs (``details``, their
+    curves); the file keeps the whole runs once and gives both back (a run whose later modes never
+    switch on has fewer switch-on times than modes)."""
+    from shockflow.nqf.case import _RUN_SUMMARY, _document, _from_document, _plain, nqf_layout
+    from shockflow.nqf.experiments import five_mode_switch_on
+
+    run = five_mode_switch_on(eps=1e-3, lr=0.02, strengths=(1.0, 0.5, 0.25))
+    short = {**run, "t_measured": run["t_measured"][:1], "t_predicted": run["t_predicted"][:1],
+             "relative_error": run["relative_error"][:1]}
+    details = {"baseline_gd": run, "large_init": short}
+    result = {"runs": {k: {key: r[key] for key in _RUN_SUMMARY} for k, r in details.items()}, "details": details}
+    path = write_theory_result(tmp_path / "fm.h5", {"experiment": "failure_modes", **_document(result)},
+                               nqf_layout("failure_modes"), case=_Case, seed=None, settings={}, versions={})
+    back = read_theory_result(path)
+    with h5py.File(path) as f:
+        assert "details" not in f and "curves" in f["runs/large_init"]
+        assert [d[0].name for d in f["runs/large_init/t_measured"].dims] == ["/runs/large_init/t_measured_mode"]
+    again = _from_document(back.document)
+    _same(_plain(result), _plain(again))
+    assert np.asarray(again["details"]["large_init"]["curves"]["z"]).shape == np.asarray(run["curves"]["z"]).shape
