@@ -32,10 +32,6 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _median_time(fn, steps: int, repeats: int) -> float:
-    return fn(steps)
-
-
 def step_ratios(repeats: int = 7, steps: int = 200) -> list[dict]:
     """Per-step time of the library's loss_and_grad + GD update over the bare NumPy step."""
     from shockflow import models
