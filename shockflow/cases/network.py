@@ -107,8 +107,8 @@ class Extraction:
     chart_key: str = setting("modes", doc="The geometry keyword that selects a chart (`modes` for gram, `unit` "
                                           "for rescaling).")
     cells: int = setting(801, doc="Grid cells per chart.", bounds=at_least(16))
-    margin: float = setting(0.25, doc="Relative margin of the chart box around the initial point, the landscape "
-                                      "minimum and the trajectory.", bounds=at_least(0))
+    margin: float = setting(0.25, doc="Relative margin of the chart box around the initial point and the landscape "
+                                      "minimum (the prediction never reads the run's trajectory).", bounds=at_least(0))
     sequential: bool = setting(True, doc="The saddle chain: each waiting chart grows at the rate of the saddle the "
                                          "network sits at, the saddles found from the landscape "
                                          "(shockflow.prediction.saddle_chain); false: every chart escapes from "

@@ -125,5 +125,5 @@ class TrainSettings:
         return self.batch_size
 
     def to_dict(self) -> dict:
-        """JSON-serialisable dict; ``TrainSettings(**d)`` rebuilds."""
-        return asdict(self)
+        """JSON-serialisable dict (``frozen`` as a list, as JSON reads it back); ``TrainSettings(**d)`` rebuilds."""
+        return {**asdict(self), "frozen": list(self.frozen)}
