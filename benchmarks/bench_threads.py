@@ -6,7 +6,8 @@ For 1-D 10⁶ and 4·10⁶ cells and 2-D 1024² (first order, Euler, periodic, 4
 ``--repeats``, in two conditions of one run: the machine as it is, then beside one busy process that this script
 starts (a Python busy loop in a subprocess; killed at the end, also on errors).  Variants:
 
-* ``serial``: ``threads=1``;
+* ``serial``: ``threads=1``; ``serial_again``: the same once more, whose ratio to ``serial`` is the noise floor of
+  the run (on a loaded machine identical code differs by tens of per cent);
 * ``threads_2``: two threads forced (one barrier per step);
 * ``default``: ``threads=None``, the policy of :mod:`solvers.conservation.thread_policy`;
 * ``blocked_serial``, ``blocked_threads_2``, ``blocked_default``: the same with ``time_blocking=16`` (one barrier
@@ -40,7 +41,7 @@ from benchmarks.throughput import step_estimate  # noqa: E402
 from solvers.conservation import solve_conservation  # noqa: E402
 
 CASES = (("burgers_1d", 1_000_000), ("burgers_1d", 4_000_000), ("burgers_2d", 1024))
-VARIANTS = {"serial": (1, None), "threads_2": (2, None), "default": (None, None),
+VARIANTS = {"serial": (1, None), "serial_again": (1, None), "threads_2": (2, None), "default": (None, None),
             "blocked_serial": (1, 16), "blocked_threads_2": (2, 16), "blocked_default": (None, 16)}
 
 

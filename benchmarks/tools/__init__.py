@@ -16,13 +16,13 @@ from __future__ import annotations
 from benchmarks.tools.c_loop import CLoop
 from benchmarks.tools.pyclaw_classic import PyClawClassic
 from benchmarks.tools.pypde_burgers import PyPDEBurgers
-from benchmarks.tools.shockflow_runs import NumPyReference, Shockflow, ShockflowParallel
+from benchmarks.tools.shockflow_runs import NumPyReference, Shockflow, ShockflowBlocked, ShockflowParallel
 
 
 def all_tools() -> dict:
     """Every tool of the suite by name (availability is checked by the caller)."""
     tools = [
-        Shockflow(), ShockflowParallel(), NumPyReference(),
+        Shockflow(), ShockflowBlocked(), ShockflowParallel(), NumPyReference(),
         CLoop("plain", "strict"), CLoop("blocked", "strict"), CLoop("plain", "fair"), CLoop("blocked", "fair"),
         PyClawClassic(), PyPDEBurgers(),
     ]

@@ -111,6 +111,34 @@ class ShockflowParallel:
         return run
 
 
+class ShockflowBlocked:
+    """``solve_conservation(threads=1, time_blocking=K)``: K first-order Euler steps per pass over cache-sized tiles
+    (:mod:`solvers.conservation.temporal_blocking`); differs from :class:`Shockflow` by O(dt), see there."""
+
+    def __init__(self, steps: int = 16):
+        self.steps = int(steps)
+        self.name = "shockflow_blocked"
+        self.label = f"shockflow time_blocking={self.steps} (1 thread)"
+        self.kernel = None
+
+    def unavailable(self):
+        return None
+
+    def supports(self, problem) -> bool:
+        return problem.kind in ("burgers", "viscous_burgers")
+
+    def prepare(self, problem, grid, q0, t0, t_end):
+        q0 = np.array(q0)
+
+        def run():
+            sol = solve_conservation(grid, q0, [t_end], t0=t0, nu=problem.nu, integrator="euler", threads=1,
+                                     time_blocking=self.steps)
+            self.kernel = sol.kernel
+            return sol.final, sol.steps
+
+        return run
+
+
 class NumPyReference:
     """shockflow's NumPy reference stages (:func:`stage_reference`, :meth:`HJDiscretisation.stage_reference`)
     with NumPy ghost fills, driven with the solver's step rule."""

@@ -171,8 +171,10 @@ def _cells_1d(q, out, bits, lo, hi, g, dt, dx, a, nu, limiter, blend, rows):
             beta = blend[2]
             for k in range(length):
                 os[k] = alpha * q0s[k] + beta * os[k]
+        block_peak = 0  # a per-block maximum, as in 2-D per row
         for k in range(length):
-            m = max(m, ob[k] & ABS_BITS)
+            block_peak = max(block_peak, ob[k] & ABS_BITS)
+        m = max(m, block_peak)
     return m
 
 

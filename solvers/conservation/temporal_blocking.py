@@ -15,7 +15,7 @@ has one barrier per ``K`` steps instead of one per step.
 state (the same rule as the one-step solve, :func:`solvers.conservation.burgers_fast_path._next_step`), held for
 the ``K`` steps.  Why it stays stable: under that CFL bound (``cfl <= 1``) the first-order Godunov scheme, with or
 without the explicit viscous term, is monotone, so ``max q`` does not increase and ``min q`` does not decrease from
-step to step (docs/theory.md §1); the hyperbolic rate ``a max|q| / dx`` of every later state of the block is at
+step to step (docs/theory.md §5, the maximum principle); the hyperbolic rate ``a max|q| / dx`` of every later state of the block is at
 most the start state's, and the step chosen for the start satisfies the CFL bound of every step of the block.
 The safety margin is the one of the one-step solve: ``cfl`` (0.9 by default) below the bound 1, and nothing is
 taken for granted beyond the maximum principle.  The last block before an output time takes

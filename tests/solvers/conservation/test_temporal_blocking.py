@@ -209,3 +209,24 @@ def test_time_blocking_rejects_bad_values(value):
 def test_time_blocking_longer_than_the_grid_is_refused():
     with pytest.raises(SolverInputError, match="time_blocking: expected at most 10"):
         solve_conservation(Grid.line(10), np.full(10, 0.5), [0.1], integrator="euler", time_blocking=11)
+
+
+@pytest.mark.parametrize("shape", [(20_000,), (96, 80)])
+def test_blocked_time_loop_allocates_nothing(shape):
+    """The peak traced memory of a solve of many blocks is that of a solve of one block: nothing per step."""
+    import tracemalloc
+
+    grid = _grid(shape)
+    q0 = _data(grid)
+    dt = 0.9 * min(grid.dx) / 0.75
+    solve_conservation(grid, q0, [dt], integrator="euler", threads=1, time_blocking=8)  # compiles outside the trace
+    peaks = []
+    for steps in (8, 400):
+        tracemalloc.start()
+        try:
+            sol = solve_conservation(grid, q0, [steps * dt], integrator="euler", threads=1, time_blocking=8)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert sol.steps >= 0.5 * steps
+    assert peaks[1] <= peaks[0] + 4096, peaks
