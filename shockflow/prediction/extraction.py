@@ -234,7 +234,9 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
             y0, y1, y2 = L[k - 1], L[k], L[k + 1]
             denom = y0 - 2 * y1 + y2
             step = pts[1] - pts[0]
-            shift = 0.5 * (y0 - y2) / denom * step if denom > 0 else 0.0
+            # the vertex of the parabola, kept inside its bracket [pts[k-1], pts[k+1]] (a nearly flat
+            # minimum would otherwise put it beyond the chart's end: r < 0 on a mirrored chart)
+            shift = float(np.clip(0.5 * (y0 - y2) / denom * step, -step, step)) if denom > 0 else 0.0
             xm = float(pts[k] + shift)
             return geo, xm, float(geo.chart_loss(np.array([[xm]]), X, y)[0])
         if "extent" not in kw and not hasattr(geo, "extent"):
