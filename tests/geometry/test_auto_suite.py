@@ -38,11 +38,12 @@ SUITE = {
                      "with the initial speed of a random small initialisation overestimates the escape speed "
                      "(an isolated mode alone is 17 % early: the alignment of the random layers is not on the "
                      "balanced section), and the slower modes wait longer while the faster ones are learned",
-    "deep-linear-4": "measured 4/4 at 30 % median (−0.4, −33, −26, −47 %): the same cause as deep-linear-3, "
-                     "larger at depth 4 (an isolated mode alone is 31–35 % early)",
-    "deep-mlp-tanh": "measured 2/4 within a factor 2, 69 % median: the tanh chain saturates (targets up to 5 "
-                     "need r ≈ 1.7 per layer), its strong modes are learned last (truth 702, 662, 546, 1133 "
-                     "steps) while the balanced section of the linearised chain predicts them first",
+    "deep-linear-4": "exit 1 (InvalidPrediction): chart r0 starts at the balanced radius 1.82 against its minimum's "
+                     "4.05, ln(d_exit/d0) = 0.8 < 1, refused as no plateau; without that check 4/4 at 30 % median "
+                     "(-0.4, -33, -26, -47 %), the cause of deep-linear-3 larger at depth 4",
+    "deep-mlp-tanh": "measured 1/4 within a factor 2, 100 % median (-80, -63, -30, +812 %; 2/4 at 69 % before the "
+                     "saddle chain): the tanh chain saturates (targets up to 5 need r = 1.7 per layer), its strong "
+                     "modes are learned last while the balanced section of the linearised chain predicts them first",
 }
 
 

@@ -147,7 +147,7 @@ def test_correlated_inputs_three_modes_against_the_parameter_truth(tmp_path):
 @pytest.mark.parametrize("name", ["diagonal-correlated", "diagonal-noncommuting"])
 def test_saddle_chain_suite_cases_recall_and_median(name, tmp_path):
     """The issue's bar on the full-size suite cases: recall >= 90 %, median relative error <= 10 % over all
-    true transitions (measured: correlated 2.0/0.9/-2.9/-8.1 %, non-commuting 1.4/0.8/3.3/-4.4 %)."""
+    true transitions (measured: correlated +2.0/+0.9/-0.8/-3.2 %, non-commuting +1.4/+0.8/-2.6/+1.1 %)."""
     out = _run(name, [], tmp_path)
     c = out.comparison
     assert c.truth == "parameters" and len(c.observed) == 4
