@@ -91,7 +91,7 @@ class RunOutcome:
             lines.append(f"{p.chart:>6}  {p.gamma_star:10.4g}  {p.critical_lr:9.3g}  {p.d0:9.3g}  {p.d_exit:8.3g}  "
                          f"{p.nu:8.2g}  {p.step:10.1f}  {p.flow_step:10.1f}")
         if self.stage.saddles:
-            lines.append("saddle chain (learned -> loss, rates 1/gamma* of the waiting charts): " + "; ".join(
+            lines.append("saddle chain (charts learned, the step it reaches them -> the loss there): " + "; ".join(
                 f"{'+'.join(s.active) or 'origin'} at {s.step:.1f} -> {s.loss:.4g}" for s in self.stage.saddles))
         if self.truth is not None:
             lines.append("true transitions (half-learned steps from the parameter snapshots): " +
