@@ -3,7 +3,7 @@
 Each panel draws ``u0 = L̄`` along the chart (the PDE's initial data, :mod:`shockflow.prediction.extraction`)
 and, on it, the logged parameter snapshots mapped to the chart (``x(step)``, ``L̄(x(step))``,
 coloured by log step), the initial point, the ridge where the shock forms and the landscape
-minimum.  matplotlib is imported inside the function (DESIGN.md).
+minimum (with the saddle chain, the chart's minimum at the saddle it escapes from).  matplotlib is imported inside the function (DESIGN.md).
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ def landscape_figure(extraction, *, ridges=None, fig=None):
                 fig.colorbar(sc, ax=ax, label="log10 step")
         x0 = abs(c.x0) if c.mirrored else c.x0
         ax.plot([x0], [np.interp(x0, x, u0)], "o", mfc="none", mec="k", label="start")
-        ax.axvline(c.x_min, color="g", lw=0.8, ls=":", label="minimum")
+        # with the saddle chain, the minimum of the chart at the saddle it escapes from (the curve is the
+        # origin's: the two differ where the modes couple)
+        ax.axvline(c.x_min, color="g", lw=0.8, ls=":", label="minimum (at its saddle)")
         if ridges is not None and np.isfinite(ridges[k]):
             ax.axvline(ridges[k], color="r", lw=0.8, ls="--", label="shock (ridge)")
         ax.set_xlabel(c.coordinate)
