@@ -64,7 +64,8 @@ class _GivenLoss:
         return np.zeros((n, 1))
 
     def value(self, F, Y):
-        return np.asarray(F, dtype=np.float64)[:, 0]
+        # the Loss contract: F may carry leading batch axes (..., n, 1); the result is (..., n)
+        return np.asarray(F, dtype=np.float64)[..., 0]
 
     def check_output_dim(self, output_dim):
         return None

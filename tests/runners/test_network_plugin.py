@@ -90,6 +90,27 @@ def test_the_plugins_are_found_and_the_adapter_reaches_the_users_loss(installed)
     model.set_parameter_vector(theta)
 
 
+def test_the_batched_chart_losses_of_a_users_network_are_its_own_losses(installed):
+    """The chunked batched evaluation the charts use (shockflow.geometry.batched_loss) at several parameter sets
+    equals the user's own loss at each (it read the first sample of each set once: predictions 10x late)."""
+    from shockflow.geometry.batched_loss import batched_loss, batched_sample_losses
+    from shockflow.runners.training import adapt_network
+
+    ridge = sys.modules["ridge_net"]
+    net = ridge.RidgeNet(init_scale=0.3, seed=2)
+    data = ridge.ridge_teacher(n=40)
+    model, ds = adapt_network(net, data.X, data.y)
+    rng = np.random.default_rng(0)
+    sets = {k: v[None] + 0.1 * rng.standard_normal((3, *v.shape)) for k, v in model.params.items()}
+    direct, per = [], []
+    for b in range(3):
+        net.set_params({k: v[b] for k, v in sets.items()})
+        direct.append(net.loss(data.X, data.y))
+        per.append(net.per_sample_losses(data.X, data.y))
+    assert batched_loss(model, sets, ds.X, ds.y) == pytest.approx(direct, rel=1e-12)
+    assert np.allclose(batched_sample_losses(model, sets, ds.X, ds.y), np.array(per), rtol=1e-12)
+
+
 def test_a_network_without_units_is_refused_by_the_automatic_charts(installed, tmp_path):
     from shockflow.cases import CaseError
 
