@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from shockflow.plugins import PluginGroup
+
 from .arrays import load_arrays
 from .dataset import Dataset
 from .fourier import fourier_grid
@@ -30,37 +32,18 @@ GENERATORS: dict[str, Callable[..., Dataset]] = {
 }
 
 
-_PLUGINS: dict | None = None
+def _check_plugin(name: str, obj, where: str) -> None:
+    if not callable(obj) or name in GENERATORS:
+        raise ValueError(f"{where}: expected a data generator function under a new name, found {obj!r}")
 
 
-def _plugins() -> dict:
-    global _PLUGINS
-    if _PLUGINS is None:
-        from importlib import metadata
-
-        found = {}
-        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-            where = f"entry point {ep.name!r} = {ep.value!r} in group {ENTRY_POINT_GROUP!r}"
-            try:
-                obj = ep.load()
-            except Exception as exc:  # a broken plug-in must say which one it is
-                raise ValueError(f"{where}: failed to load ({type(exc).__name__}: {exc})") from exc
-            if not callable(obj) or ep.name in GENERATORS:
-                raise ValueError(f"{where}: expected a data generator function under a new name, found {obj!r}")
-            found[ep.name] = obj
-        _PLUGINS = found
-    return _PLUGINS
-
-
-def reload_plugins() -> None:
-    """Forget the plug-ins read so far; the next lookup reads the entry points again."""
-    global _PLUGINS
-    _PLUGINS = None
+_PLUGINS = PluginGroup(ENTRY_POINT_GROUP, _check_plugin)
+reload_plugins = _PLUGINS.reload
 
 
 def generators() -> dict[str, Callable[..., Dataset]]:
     """Every data generator by name: the built-in ones and those of the ``shockflow.data`` entry points."""
-    return {**GENERATORS, **_plugins()}
+    return {**GENERATORS, **_PLUGINS.entries()}
 
 
 def available() -> list[str]:

@@ -16,17 +16,16 @@ point name raises :class:`~shockflow.geometry.base.GeometryError` naming the ent
 from __future__ import annotations
 
 import difflib
-from importlib import metadata
 from typing import Any
 
 from shockflow.geometry.base import Geometry, GeometryError
+from shockflow.plugins import PluginGroup
 
 __all__ = ["register", "available", "geometry_class", "build", "reload_plugins", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "shockflow.geometries"
 
 _BUILTIN: dict[str, type[Geometry]] = {}
-_PLUGINS: dict[str, type[Geometry]] | None = None
 
 
 def register(cls: type[Geometry]) -> type[Geometry]:
@@ -47,34 +46,20 @@ def _check_class(cls, where: str) -> None:
             raise GeometryError(f"{where}: the class {cls.__name__} needs a non-empty class attribute {attr!r}")
 
 
-def _plugins() -> dict[str, type[Geometry]]:
-    global _PLUGINS
-    if _PLUGINS is None:
-        found: dict[str, type[Geometry]] = {}
-        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-            where = f"entry point {ep.name!r} = {ep.value!r} in group {ENTRY_POINT_GROUP!r}"
-            try:
-                cls = ep.load()
-            except Exception as exc:  # a broken plug-in must say which one it is
-                raise GeometryError(f"{where}: failed to load ({type(exc).__name__}: {exc})") from exc
-            _check_class(cls, where)
-            if cls.name != ep.name:
-                raise GeometryError(f"{where}: the class's name is {cls.name!r}, expected {ep.name!r}")
-            if ep.name in _BUILTIN:
-                raise GeometryError(f"{where}: the name {ep.name!r} is taken by a built-in geometry")
-            found[ep.name] = cls
-        _PLUGINS = found
-    return _PLUGINS
+def _check_plugin(name: str, cls, where: str) -> None:
+    _check_class(cls, where)
+    if cls.name != name:
+        raise GeometryError(f"{where}: the class's name is {cls.name!r}, expected {name!r}")
+    if name in _BUILTIN:
+        raise GeometryError(f"{where}: the name {name!r} is taken by a built-in geometry")
 
 
-def reload_plugins() -> None:
-    """Forget the plug-ins read so far; the next lookup reads the entry points again."""
-    global _PLUGINS
-    _PLUGINS = None
+_PLUGINS = PluginGroup(ENTRY_POINT_GROUP, _check_plugin, GeometryError)
+reload_plugins = _PLUGINS.reload
 
 
 def _all() -> dict[str, type[Geometry]]:
-    return {**_BUILTIN, **_plugins()}
+    return {**_BUILTIN, **_PLUGINS.entries()}
 
 
 def available() -> list[str]:

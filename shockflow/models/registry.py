@@ -15,40 +15,24 @@ from __future__ import annotations
 from typing import Any
 
 from shockflow.models.base import Model
+from shockflow.plugins import PluginGroup
 
 __all__ = ["register", "build", "available", "model_class", "reload_plugins", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "shockflow.models"
 
 _REGISTRY: dict[str, type[Model]] = {}
-_PLUGINS: dict | None = None
 
 
-def _plugins() -> dict:
-    global _PLUGINS
-    if _PLUGINS is None:
-        from importlib import metadata
-
-        found = {}
-        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-            where = f"entry point {ep.name!r} = {ep.value!r} in group {ENTRY_POINT_GROUP!r}"
-            try:
-                obj = ep.load()
-            except Exception as exc:  # a broken plug-in must say which one it is
-                raise ValueError(f"{where}: failed to load ({type(exc).__name__}: {exc})") from exc
-            if not callable(obj):
-                raise ValueError(f"{where}: expected a model class or a function returning a network, found {obj!r}")
-            if ep.name in _REGISTRY:
-                raise ValueError(f"{where}: the name {ep.name!r} is taken by a built-in model")
-            found[ep.name] = obj
-        _PLUGINS = found
-    return _PLUGINS
+def _check_plugin(name: str, obj, where: str) -> None:
+    if not callable(obj):
+        raise ValueError(f"{where}: expected a model class or a function returning a network, found {obj!r}")
+    if name in _REGISTRY:
+        raise ValueError(f"{where}: the name {name!r} is taken by a built-in model")
 
 
-def reload_plugins() -> None:
-    """Forget the plug-ins read so far; the next lookup reads the entry points again."""
-    global _PLUGINS
-    _PLUGINS = None
+_PLUGINS = PluginGroup(ENTRY_POINT_GROUP, _check_plugin)
+reload_plugins = _PLUGINS.reload
 
 
 def register(cls: type[Model]) -> type[Model]:
@@ -64,12 +48,12 @@ def register(cls: type[Model]) -> type[Model]:
 
 def available() -> list[str]:
     """Sorted names of the registered models (plug-ins included)."""
-    return sorted({**_REGISTRY, **_plugins()})
+    return sorted({**_REGISTRY, **_PLUGINS.entries()})
 
 
 def model_class(name: str) -> type[Model]:
     """The class registered as ``name``; raises ``ValueError`` listing valid names otherwise."""
-    found = _REGISTRY.get(name) or _plugins().get(name)
+    found = _REGISTRY.get(name) or _PLUGINS.entries().get(name)
     if found is None:
         raise ValueError(f"model: unknown name {name!r}; valid names: {', '.join(available())}")
     return found

@@ -76,7 +76,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["ChartShock", "Optimiser", "PredictedTransition", "predict_transitions", "steps_for_growth",
+__all__ = ["ChartShock", "Optimiser", "PredictedTransition", "escape_integral", "predict_transitions", "steps_for_growth",
            "PredictionError", "InvalidPrediction"]
 
 
@@ -315,12 +315,18 @@ def _starts_linearised(chart: ChartShock, x0: float, d0: float) -> bool:
     return 1.0 / _LINEAR_FACTOR <= ratio <= _LINEAR_FACTOR
 
 
-def _escape_integral(chart: ChartShock) -> float:
-    x = np.abs(np.asarray(chart.escape_x, dtype=np.float64)) if chart.mirrored else np.asarray(chart.escape_x)
-    rate = np.asarray(chart.escape_rate, dtype=np.float64)
+def escape_integral(x, rate, mirrored: bool = False) -> float:
+    """``∫ dx/|a ∂_x L̄|`` along an escape profile (``|x|`` on a mirrored chart); ``inf`` where the rate
+    vanishes or the profile has fewer than two points."""
+    x = np.abs(np.asarray(x, dtype=np.float64)) if mirrored else np.asarray(x, dtype=np.float64)
+    rate = np.asarray(rate, dtype=np.float64)
     if x.size < 2 or np.any(rate <= 0):
         return math.inf
     return float(abs(np.trapezoid(1.0 / rate, x)))
+
+
+def _escape_integral(chart: ChartShock) -> float:
+    return escape_integral(chart.escape_x, chart.escape_rate, chart.mirrored)
 
 
 def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> list[PredictedTransition]:

@@ -245,6 +245,7 @@ def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y
     extraction with each chart's minimum at the saddle it escapes from)``."""
     from dataclasses import replace
 
+    from shockflow.prediction.mapping import escape_integral
     from shockflow.prediction.saddle_chain import Landscape, chain_transitions
 
     by_label = {p.chart: p for p in predicted}
@@ -261,9 +262,7 @@ def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y
             float(cum[-1] + (step - rates.size) * rates[-1]) if math.isfinite(step) else math.inf
         escape = p.escape_time
         if i in escaped_from[i].profiles:   # the escape integral on the chart at the saddle it escapes from
-            x, rate = escaped_from[i].profiles[i]
-            x = np.abs(x) if extraction.charts[i].mirrored else np.asarray(x)
-            escape = float(abs(np.trapezoid(1.0 / np.maximum(rate, 1e-300), x)))
+            escape = escape_integral(*escaped_from[i].profiles[i], extraction.charts[i].mirrored)
         out.append(replace(p, step=float(step), flow_step=float(step), time=t, saddle=int(k), escape_time=escape))
     out.sort(key=lambda p: p.step)
     # each chart's landscape minimum is the one at the saddle it escapes from (what the truth reads)
