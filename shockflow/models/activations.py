@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.special import erf, expit
+
+# scipy.special (about 0.25 s to import) is imported by the activations that use it, on their first call
 
 __all__ = ["Activation", "get_activation", "available_activations"]
 
@@ -68,14 +69,20 @@ def _relu_grad(z):
 
 
 def _gelu(z):
+    from scipy.special import erf
+
     return 0.5 * z * (1.0 + erf(z / _SQRT2))
 
 
 def _gelu_grad(z):
+    from scipy.special import erf
+
     return 0.5 * (1.0 + erf(z / _SQRT2)) + z * _INV_SQRT_2PI * np.exp(-0.5 * z * z)
 
 
 def _erf(z):
+    from scipy.special import erf
+
     return erf(z / _SQRT2)
 
 
@@ -83,8 +90,14 @@ def _erf_grad(z):
     return 2.0 * _INV_SQRT_2PI * np.exp(-0.5 * z * z)
 
 
+def _sigmoid(z):
+    from scipy.special import expit
+
+    return expit(z)
+
+
 def _sigmoid_grad(z):
-    s = expit(z)
+    s = _sigmoid(z)
     return s * (1.0 - s)
 
 
@@ -102,7 +115,7 @@ _ACTIVATIONS: dict[str, Activation] = {
         Activation("tanh", np.tanh, _tanh_grad, 1.0, _tanh_grad_from_output),
         Activation("relu", _relu, _relu_grad, 0.0),
         Activation("gelu", _gelu, _gelu_grad, 0.5),
-        Activation("sigmoid", expit, _sigmoid_grad, 0.25, _sigmoid_grad_from_output),
+        Activation("sigmoid", _sigmoid, _sigmoid_grad, 0.25, _sigmoid_grad_from_output),
         Activation("identity", _identity, _identity_grad, 1.0),
         Activation("erf", _erf, _erf_grad, float(2.0 * _INV_SQRT_2PI)),
     )

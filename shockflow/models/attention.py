@@ -30,7 +30,6 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from scipy.special import softmax
 
 from shockflow.models.base import Model, check_positive_int, parameter_gradient
 from shockflow.models.registry import register
@@ -40,6 +39,8 @@ __all__ = ["MultiHeadAttention", "QueryKeyAttention"]
 
 def _attention_forward(X, WQ, WK, V, R, d_k):
     """Core: returns F (n, 1) and the cache. V (n, H, T, d_v) values, R (H, d_v) readout."""
+    from scipy.special import softmax   # here, not at import: scipy.special takes 0.25 s to import
+
     Q = np.einsum("ntD,hDk->nhtk", X, WQ, optimize=True)
     K = np.einsum("ntD,hDk->nhtk", X, WK, optimize=True)
     S = np.einsum("nhtk,nhsk->nhts", Q, K, optimize=True) / np.sqrt(d_k)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import abc
 
 import numpy as np
-from scipy.special import expit, logsumexp, softmax
 
 __all__ = ["Loss", "HalfMSE", "MSE", "CrossEntropy", "Logistic", "get_loss", "available_losses"]
 
@@ -141,9 +140,13 @@ class CrossEntropy(Loss):
         return Y
 
     def value(self, F, Y):
+        from scipy.special import logsumexp
+
         return logsumexp(F, axis=-1) * Y.sum(axis=-1) - np.sum(Y * F, axis=-1)
 
     def grad(self, F, Y):
+        from scipy.special import softmax
+
         return softmax(F, axis=1) * Y.sum(axis=1, keepdims=True) - Y
 
 
@@ -169,6 +172,8 @@ class Logistic(Loss):
         return np.logaddexp(0.0, -Y * F)[..., 0]
 
     def grad(self, F, Y):
+        from scipy.special import expit
+
         return -Y * expit(-Y * F)
 
 

@@ -16,7 +16,6 @@ Initialisation (ε = ``init_scale``): Γ, β, w entries ~ N(0, ε²/d); α ~ N(0
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import softmax
 
 from shockflow.models.activations import get_activation
 from shockflow.models.base import Model, check_choice, check_positive_int, parameter_gradient
@@ -68,9 +67,13 @@ class MixtureOfExperts(Model):
 
     def gate_weights(self, X: np.ndarray) -> np.ndarray:
         """g(x) of shape (n, K)."""
+        from scipy.special import softmax   # here, not at import: scipy.special takes 0.25 s to import
+
         return softmax(self._check_inputs(X) @ self.params["gate"].T, axis=1)
 
     def _forward(self, X):
+        from scipy.special import softmax
+
         p = self.params
         g = softmax(X @ p["gate"].T, axis=1)
         if self.expert == "linear":

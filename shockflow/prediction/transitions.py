@@ -17,7 +17,7 @@
    local (e.g. power-law) decay, so smooth power-law decay between drops has e ≈ 0. (The
    trailing median keeps a drop that never returns to a plateau, such as the last mode decaying
    to zero, whose rate grows like t, from becoming its own background.)
-5. **Peaks.** ``scipy.signal.find_peaks`` on e, padded with e = 0 at both ends (so a drop that
+5. **Peaks.** the local maxima of e (``smoothing.find_peaks``), padded with e = 0 at both ends (so a drop that
    is still going at the end of the log still counts), with prominence ≥ ``min_prominence``;
    a peak must also exceed, in height and prominence, ``noise_factor`` standard deviations
    of the rate noise at that point. That noise is propagated from the scatter of the samples
@@ -85,8 +85,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-# scipy.ndimage and scipy.signal (about 1 s to import, scipy.stats with them) are imported in the
-# functions that use them, so that importing the prediction package stays cheap.
+
+from shockflow.prediction.smoothing import find_peaks, running_median, savgol_coeffs, savgol_filter
 
 __all__ = ["Transition", "TransitionSettings", "find_transitions", "transitions_table"]
 
@@ -214,14 +214,11 @@ def _rate_noise(u, y, grid, ys, counts, win, polyorder, h, bwin) -> np.ndarray:
     var_bin = (π/2) σ_s²/ρ with ρ the count averaged over the smoothing window. The rate is
     a linear filter Σ_j c_j y_{i+j}, so var(r_i) = Σ_j c_j² var_bin(i+j).
     """
-    from scipy.ndimage import median_filter
-    from scipy.signal import savgol_coeffs
-
     res = np.abs(y - np.interp(u, grid, ys))
     med_abs, _ = _binned_median(u, res, grid, h)
     # local scatter, floored by the global one: where samples are sparse the smoothed curve
     # follows them and the residuals understate the noise.
-    sigma = 1.4826 * np.maximum(median_filter(med_abs, size=bwin, mode="nearest"), np.median(res))
+    sigma = 1.4826 * np.maximum(running_median(med_abs, bwin), np.median(res))
     rho = np.convolve(counts, np.ones(win) / win, mode="same")
     # where the samples are further apart than the window, one sample per gap (a bin between two
     # samples is interpolated from them, it is not empty; issue 17: sparse logs)
@@ -243,9 +240,7 @@ def _background(rate: np.ndarray, bwin: int) -> np.ndarray:
     point) keeps a drop that never returns to a plateau (the last mode decaying to zero, whose
     rate −d ln L/d ln t grows without bound) from becoming its own background.
     """
-    from scipy.ndimage import median_filter
-
-    centred = median_filter(rate, size=bwin, mode="nearest")
+    centred = running_median(rate, bwin)
     padded = np.r_[np.full(bwin - 1, rate[0]), rate]
     trailing = np.median(np.lib.stride_tricks.sliding_window_view(padded, bwin), axis=1)
     return np.minimum(centred, trailing)
@@ -385,8 +380,6 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
     ``settings`` (a ``TransitionSettings``) or keyword overrides of its fields set the detector.
     Returns the transitions ordered by step.
     """
-    from scipy.signal import find_peaks, savgol_filter
-
     s = settings if settings is not None else TransitionSettings()
     if overrides:
         s = TransitionSettings(**{**asdict(s), **overrides})
@@ -402,8 +395,8 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
 
     # detection: smoothed drop rate, its background and its noise
     win = _odd_window(s.smooth_decades, s.bins_per_decade, s.polyorder, n_grid)
-    ys = savgol_filter(y, win, s.polyorder, mode="interp")
-    rate = -savgol_filter(y, win, s.polyorder, deriv=1, delta=h, mode="interp")
+    ys = savgol_filter(y, win, s.polyorder)
+    rate = -savgol_filter(y, win, s.polyorder, deriv=1, delta=h)
     bwin = max(3, int(round(s.background_decades * s.bins_per_decade)) | 1)
     bwin = min(bwin, n_grid - (1 - n_grid % 2))
     background = _background(rate, bwin)
@@ -411,9 +404,8 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
     sigma_rate = _rate_noise(u_raw, y_raw, grid, ys, counts, win, s.polyorder, h, bwin)
 
     padded = np.r_[0.0, excess, 0.0]
-    peaks, props = find_peaks(padded, prominence=s.min_prominence)
+    peaks, prom = find_peaks(padded, s.min_prominence)
     peaks = peaks - 1
-    prom = props["prominences"]
     thresh = s.noise_factor * sigma_rate[peaks]
     strong = (prom >= thresh) & (excess[peaks] >= thresh)
     # a peak the rate-noise test cannot confirm (a sharp drop between sparse logged points inflates the
@@ -464,7 +456,7 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
 
     # midpoint: half-amplitude crossing of the locally detrended loss (module doc, item 8)
     mwin = _odd_window(s.midpoint_smooth_decades, s.bins_per_decade, 3, n_grid)
-    ym = savgol_filter(y, mwin, 3, mode="interp")
+    ym = savgol_filter(y, mwin, 3)
     windows = []
     for i, (lo, hi, p, drop) in enumerate(found):
         prev_end = found[i - 1][1] if i > 0 else 0
