@@ -205,11 +205,9 @@ def follow(monitor: Monitor, *, interval: float = 0.2, idle: float | None = None
 
 
 def _load_detector() -> None:
-    """Import what the detector imports on its first call (SciPy's signal, ndimage and optimize modules), so
-    that the first transition is not reported late by the import."""
-    import scipy.ndimage  # noqa: F401
+    """Import what the detector imports on its first call (SciPy's optimize module), so that the first
+    transition is not reported late by the import."""
     import scipy.optimize  # noqa: F401
-    import scipy.signal  # noqa: F401
 
     import shockflow.prediction.transitions  # noqa: F401
 
