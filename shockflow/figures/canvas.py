@@ -14,8 +14,8 @@ import numpy as np
 
 from shockflow.storage import atomic_path
 
-__all__ = ["new_figure", "save_figure", "can_draw", "figure_of", "PALETTE", "field_colours", "FIGURE_FORMATS",
-           "DEFAULT_DPI"]
+__all__ = ["new_figure", "facet_figure", "save_figure", "can_draw", "figure_of", "PALETTE", "field_colours",
+           "FIGURE_FORMATS", "DEFAULT_DPI"]
 
 #: Okabe & Ito (2008), safe for the common colour-vision deficiencies
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -43,6 +43,48 @@ def new_figure(width: float, height: float, *, layout: str | None = "constrained
     fig = Figure(figsize=(width, height), dpi=DEFAULT_DPI, layout=layout)
     FigureCanvasAgg(fig)
     return fig
+
+
+#: room in inches around a facet: y tick labels and label (left), x tick labels and label (below), the
+#: facet title (above); a colour bar's width, its gap to the axes, and its tick labels and label
+_FACET_LEFT, _FACET_BELOW, _FACET_ABOVE, _FIGURE_RIGHT = 0.72, 0.55, 0.3, 0.3
+_BAR_WIDTH, _BAR_PAD, _BAR_LABELS = 0.12, 0.08, 0.85
+
+
+def facet_figure(n: int, *, cols: int = 4, panel: tuple[float, float] = (2.6, 2.3), colorbar: str | None = None,
+                 title: bool = False):
+    """A new figure of ``n`` panels of ``panel`` inches, in rows of at most ``cols``, placed with fixed
+    margins (no layout pass: constrained layout cost as much as drawing the figure).
+
+    ``colorbar``: ``"each"`` gives every panel a colour-bar axes at its right, ``"shared"`` one for the
+    figure at the right end, ``None`` none; ``title``: room for a suptitle.  Returns ``(fig, axes,
+    bars)``: ``n`` axes, and the colour-bar axes (``n`` of them, one, or none).
+    """
+    cols = max(1, min(int(cols), n))
+    rows = (n + cols - 1) // cols
+    w, h = panel
+    bar = _BAR_PAD + _BAR_WIDTH + _BAR_LABELS
+    cell_w = _FACET_LEFT + w + (bar if colorbar == "each" else 0.0)
+    cell_h = _FACET_ABOVE + h + _FACET_BELOW
+    shared_gap = 0.25          # the last panel's rightmost tick label reaches past its axes
+    width = cols * cell_w + (shared_gap + bar if colorbar == "shared" else 0.0) + _FIGURE_RIGHT
+    top = 0.35 if title else 0.0
+    height = rows * cell_h + top
+    fig = new_figure(width, height, layout=None)
+    axes, bars = [], []
+    for k in range(n):
+        row, col = divmod(k, cols)
+        x0 = col * cell_w + _FACET_LEFT
+        y0 = height - top - (row + 1) * cell_h + _FACET_BELOW
+        axes.append(fig.add_axes((x0 / width, y0 / height, w / width, h / height)))
+        if colorbar == "each":
+            bars.append(fig.add_axes(((x0 + w + _BAR_PAD) / width, y0 / height, _BAR_WIDTH / width, h / height)))
+    if colorbar == "shared":
+        x0 = cols * cell_w + shared_gap + _BAR_PAD
+        y_lo = height - top - rows * cell_h + _FACET_BELOW
+        bars.append(fig.add_axes((x0 / width, y_lo / height, _BAR_WIDTH / width,
+                                  (rows * cell_h - _FACET_BELOW - _FACET_ABOVE) / height)))
+    return fig, axes, bars
 
 
 def figure_of(ax, width: float, height: float):

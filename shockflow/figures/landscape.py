@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockflow.figures.canvas import new_figure
+from shockflow.figures.canvas import facet_figure
 
 __all__ = ["landscape_figure"]
 
@@ -23,9 +23,12 @@ def landscape_figure(extraction, *, ridges=None, fig=None):
         raise ValueError("landscape_figure: the extraction holds no charts")
     cols = min(len(charts), 4)
     rows = (len(charts) + cols - 1) // cols
+    bar = None
     if fig is None:
-        fig = new_figure(3.2 * cols, 2.8 * rows)
-    axes = np.atleast_1d(fig.subplots(rows, cols)).reshape(-1)
+        fig, axes, bars = facet_figure(len(charts), panel=(2.5, 2.1), colorbar="shared")
+        bar = bars[0]
+    else:
+        axes = np.atleast_1d(fig.subplots(rows, cols)).reshape(-1)
     for k, (ax, c) in enumerate(zip(axes, charts)):
         x, u0 = np.asarray(c.x), np.asarray(c.u0)
         if c.mirrored:
@@ -37,8 +40,8 @@ def landscape_figure(extraction, *, ridges=None, fig=None):
             ut = np.interp(xt, x, u0)
             steps = np.maximum(np.asarray(c.trajectory_steps, dtype=float), 1.0)
             sc = ax.scatter(xt, ut, c=np.log10(steps), cmap="viridis", s=12, zorder=3)
-            if k == len(charts) - 1:
-                fig.colorbar(sc, ax=ax, label="log10 step")
+            if k == len(charts) - 1:     # the same snapshots on every chart: one colour scale
+                fig.colorbar(sc, **({"cax": bar} if bar is not None else {"ax": ax}), label="log10 step")
         x0 = abs(c.x0) if c.mirrored else c.x0
         ax.plot([x0], [np.interp(x0, x, u0)], "o", mfc="none", mec="k", label="start")
         # with the saddle chain, the minimum of the chart at the saddle it escapes from (the curve is the

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from shockflow.figures.canvas import PALETTE, field_colours, new_figure
+from shockflow.figures.canvas import PALETTE, facet_figure, field_colours, new_figure
 
 __all__ = ["solution_figure", "steepness_panel"]
 
@@ -115,12 +115,13 @@ def steepness_panel(ax, times, steepness, formation_time, fit_points: int, *, ti
     ax.legend(fontsize=8)
 
 
-def _chart_facets(fig, result) -> None:
+def _chart_facets(fig, result, axes=None, bars=None) -> None:
     labels = result.charts
-    cols = min(len(labels), 4)
-    rows = (len(labels) + cols - 1) // cols
-    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).reshape(-1)
-    for ax, label in zip(axes, labels):
+    if axes is None:
+        cols = min(len(labels), 4)
+        rows = (len(labels) + cols - 1) // cols
+        axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).reshape(-1)
+    for k, (ax, label) in enumerate(zip(axes, labels)):
         c = result.extraction["charts"][label]
         a = c["attrs"]
         x, g, u = np.asarray(c["x"]), np.asarray(c["times"]), np.asarray(c["values"])
@@ -130,7 +131,7 @@ def _chart_facets(fig, result) -> None:
             x, p = x[keep], p[:, keep]
         cmap, norm = field_colours(p)
         mesh = ax.pcolormesh(x, g, p, shading="auto", cmap=cmap, norm=norm, rasterized=True)
-        fig.colorbar(mesh, ax=ax, label="p = ∂u/∂" + str(a.get("coordinate", "x")))
+        fig.colorbar(mesh, **({"cax": bars[k]} if bars else {"ax": ax}), label="p = ∂u/∂" + str(a.get("coordinate", "x")))
         gs, g0 = a.get("gamma_star"), a.get("gamma_star_initial_data")
         if isinstance(gs, float) and math.isfinite(gs):
             ax.axhline(gs, color="k", ls="--", lw=1.2, label=f"γ* = {gs:.4g} (measured)")
@@ -151,11 +152,11 @@ def solution_figure(result, *, fig=None):
     """Draw the figure of a result (:class:`shockflow.storage.Result`) and return the Figure."""
     p = result.problem
     if result.charts:
-        n = len(result.charts)
-        cols = min(n, 4)
         if fig is None:
-            fig = new_figure(max(3.4 * cols, 6.5), 3.0 * ((n + cols - 1) // cols) + 0.4)  # room for the title
-        _chart_facets(fig, result)
+            fig, axes, bars = facet_figure(len(result.charts), panel=(2.5, 2.3), colorbar="each", title=True)
+            _chart_facets(fig, result, axes, bars)
+        else:
+            _chart_facets(fig, result)
         fig.suptitle(f"{result.case_name}: the HJ equation of each chart (geometry {p.get('geometry')})", fontsize=10)
         return fig
     if fig is None:

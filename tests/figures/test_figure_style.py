@@ -179,3 +179,61 @@ def test_spectra_figure_histogram_with_marchenko_pastur_outliers_and_q2():
     q = [l for l in q2.get_lines() if l.get_label().startswith("q² measured")]
     np.testing.assert_allclose(q[0].get_ydata(), trace.q2)
     assert evo.get_xscale() == "log"
+
+
+def _boxes_apart(fig):
+    """The texts of ``fig`` (tick labels, axis labels, titles, offsets) as drawn: (all inside the figure,
+    no two overlapping and none over another axes' drawing area)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    W, H = fig.bbox.width, fig.bbox.height
+    texts = []           # (owner axes, extent)
+    def drawn_tick_labels(axis, along):
+        lo, hi = sorted(axis.get_view_interval())
+        span = 1e-9 * max(abs(lo), abs(hi), 1.0)
+        return [t for t in axis.get_ticklabels() if lo - span <= t.get_position()[along] <= hi + span]
+
+    for ax in (a for a in fig.axes if a.get_visible()):
+        parts = [ax.title, ax.xaxis.label, ax.yaxis.label, ax.xaxis.offsetText, ax.yaxis.offsetText,
+                 *drawn_tick_labels(ax.xaxis, 0), *drawn_tick_labels(ax.yaxis, 1)]
+        texts += [(ax, t.get_window_extent(renderer)) for t in parts if t.get_visible() and t.get_text()]
+    texts += [(None, t.get_window_extent(renderer)) for t in fig.texts if t.get_text()]
+
+    def overlap(a, b, slack=0.5):
+        return min(a.x1, b.x1) - max(a.x0, b.x0) > slack and min(a.y1, b.y1) - max(a.y0, b.y0) > slack
+
+    inside = all(b.x0 >= -1 and b.y0 >= -1 and b.x1 <= W + 1 and b.y1 <= H + 1 for _, b in texts)
+    apart = not any(overlap(a, b) for i, (_, a) in enumerate(texts) for _, b in texts[i + 1:])
+    clear = not any(overlap(box, ax.bbox) for owner, box in texts for ax in fig.axes
+                    if ax.get_visible() and ax is not owner)
+    return inside, apart and clear
+
+
+@pytest.mark.parametrize("n", [1, 4, 6])
+def test_fixed_margin_facets_keep_every_label_inside_the_figure_and_apart(n):
+    """The facet figures place their axes by fixed margins, without a layout pass: the margins must hold
+    the tick labels, axis labels, titles and colour bars of a typical panel."""
+    from shockflow.figures.canvas import facet_figure
+
+    for colorbar in ("each", "shared", None):
+        fig, axes, bars = facet_figure(n, panel=(2.5, 2.3), colorbar=colorbar, title=True)
+        assert len(axes) == n and len(bars) == {"each": n, "shared": 1, None: 0}[colorbar]
+        for k, ax in enumerate(axes):
+            x = np.linspace(0, 10 ** (k % 4), 50)       # tick labels up to four digits wide
+            mesh = ax.pcolormesh(x, x, np.outer(x, -x) - 0.5, shading="auto")
+            ax.set_xlabel("r0"), ax.set_ylabel("γ"), ax.set_title(f"chart r{k}", fontsize=9)
+            if colorbar == "each":
+                fig.colorbar(mesh, cax=bars[k], label="p = ∂u/∂r0")
+        if colorbar == "shared":
+            fig.colorbar(mesh, cax=bars[0], label="log10 step")
+        fig.suptitle("a title", fontsize=10)
+        assert _boxes_apart(fig) == (True, True), colorbar
+
+
+def test_the_result_facet_figures_keep_their_labels_apart():
+    from shockflow.figures.landscape import landscape_figure
+    from shockflow.figures.result import _charts
+
+    r = read_result(V1_RUN)
+    assert _boxes_apart(solution_figure(r)) == (True, True)
+    assert _boxes_apart(landscape_figure(_charts(r))) == (True, True)
