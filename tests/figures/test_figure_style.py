@@ -230,10 +230,17 @@ def test_fixed_margin_facets_keep_every_label_inside_the_figure_and_apart(n):
         assert _boxes_apart(fig) == (True, True), colorbar
 
 
-def test_the_result_facet_figures_keep_their_labels_apart():
+def test_the_result_figures_keep_their_labels_apart():
     from shockflow.figures.landscape import landscape_figure
     from shockflow.figures.result import _charts
 
     r = read_result(V1_RUN)
     assert _boxes_apart(solution_figure(r)) == (True, True)
     assert _boxes_apart(landscape_figure(_charts(r))) == (True, True)
+    tr = r.transitions
+    pred, obs = tr["predicted"], tr["observed"]
+    steps = np.geomspace(1, 3000, 400)
+    fig = loss_figure(steps, 30 / (1 + steps / 100), predicted=pred["step"], charts=pred["chart"],
+                      observed=obs["step"], bands=list(zip(obs["onset"], obs["end"])), matches=tr.get("matches"),
+                      title="a title")
+    assert _boxes_apart(fig) == (True, True)
