@@ -397,6 +397,14 @@ def _choose_fit(t, y, t_lo: float, t_hi: float, onset: float, end: float, s: "Tr
         if nxt is None:
             break
         ladder.append(nxt)
+    # back down: each K fit started from the K + 1 fit without its smallest switch-on (a climb can miss the
+    # K-switch-on minimum that the fit with one more, idle, switch-on finds)
+    for K in range(len(ladder) - 1, 0, -1):
+        comps = np.asarray(ladder[K][1][2:2 + 3 * (K + 1)]).reshape(K + 1, 3)
+        start = list(ladder[K][1][:2]) + list(np.delete(comps, int(np.argmin(comps[:, 0])), axis=0).ravel())
+        back = _fit_one(t, y, K, [start])
+        if back is not None and back[0] < ladder[K - 1][0]:
+            ladder[K - 1] = back
 
     raw = t if t_raw is None else t_raw
     for K, _ in _count_switch_ons([r for r, _ in ladder], t.size, s.split_factor):
