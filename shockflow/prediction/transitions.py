@@ -49,18 +49,27 @@
 10. **Close drops and sparse logs** (issue 17).  Each detection is refitted on the logged points
    of its window (the plateau before to the plateau after, step 0 included) by the switch-on model
    of docs/theory.md §2, ln L = ln(A + Σ_k V_k (1 − σ(r_k (t − t_k)))²) − β ln(1 + t) (σ the logistic, exact
-   for a mode of a two-layer net under gradient flow), with K = 1, 2, … ``max_components`` switch-ons.
-   K + 1 is tried only while the K fit misses ln L by more than ``fit_tolerance`` rms, and preferred
-   only if it lowers the residual sum of squares by more than a factor ``split_factor`` and every
-   switch-on carries at least ``min_share`` of the window's drop (noise cannot pass this: it lowers
-   the residuals by far less).  K > 1 switch-ons are reported as K transitions (midpoint t_k;
+   for a mode of a two-layer net under gradient flow), by Levenberg–Marquardt with the model's analytic
+   Jacobian.  A ladder of fits, K = 1, 2, …, each K started from the K − 1 fit (one more switch-on at its
+   largest residual; the switch-on there split in two; the quantiles of the drop), climbs while each added
+   switch-on lowers the residual sum of squares by more than ``split_factor`` (and to ``max_components`` + 1),
+   then comes back down (each K refitted from the K + 1 fit without its smallest switch-on).  The count is
+   the **elbow of the residual gains** G_K = rss_{K−1}/rss_K: K switch-ons where G_K ≥ ``split_factor`` and
+   G_K ≥ ``split_factor`` × G_{K+1}, the largest such ratio first, among the fits whose switch-ons each carry
+   at least ``min_share`` of the window's drop and lie inside the window; else one.  A single drop that is not
+   a logistic switch-on (a direction on the sphere, a mean-field population, a Gompertz curve) is approximated
+   better and better by more switch-ons with gains of one order after another (measured: sphere 38, 24, 20;
+   mean-field 161, 117, 112, 8, elbow 14 at four; Saxe 160, 174, 18.5, elbow 9.4): no elbow, one transition.
+   K close drops give one large gain at K and small ones after it (the teacher (8, 7, 6): 61, 2585, 3.9, elbow
+   671 at three).  An elbow whose fit puts a switch-on outside the window (the next drop's onset) or one with
+   less than ``min_share`` (the curvature of a plateau's end) is not a count.  Residuals are floored at ``_RMS_FLOOR`` (rounding),
+   so an exact fit is an elbow; noise is a floor too: a switch-on is counted only where the fit without it
+   misses ln L by several times the noise of the fitted points (the three drops of the (8, 7, 6) shape with
+   2 % noise per logged step are two).  K > 1 switch-ons are reported as K transitions (midpoint t_k;
    onset/end where σ = 0.05/0.95) if each has ``min_samples`` logged points within its onset–end;
    otherwise (too sparse to place them), and where two midpoints are closer than half an e-folding
    time 1/(2 r), they cannot be told apart and are reported as ONE transition with ``count`` = the
-   number it stands for.  The tolerance is a limit of the model: a single drop that is not a
-   logistic switch-on (a direction on the sphere, many units with spread clocks) misses it by
-   0.4–1.7 % rms and must not be split, while the teacher (8, 7, 6), whose last two modes are 6 %
-   apart, fits two switch-ons to 1.1 % rms: its third is NOT resolved (``docs/prediction.md``).  For K = 1 the midpoint of item 8 stays, except where the
+   number it stands for.  For K = 1 the midpoint of item 8 stays, except where the
    log is sparser than the midpoint smoothing around the crossing: there the fit's t_1 is used
    (the logistic interpolates between the logged points exactly where the smoothed curve cannot).
    A detection running back to the first positive logged step is kept if the loss at step 0
@@ -137,7 +146,8 @@ class TransitionSettings:
     min_samples: int = 8               # a transition must span at least this many logged points
     max_rise_decades: float = 0.5      # onset → midpoint must take at most this many decades
     max_components: int = 4            # switch-ons fitted per detection (1: no refit of close drops)
-    split_factor: float = 20.0         # K+1 switch-ons must lower the residuals by more than this factor
+    split_factor: float = 20.0         # a switch-on counts if it lowers the residuals by this factor, and this
+                                       # times more than the next one does (the elbow, item 10)
     min_share: float = 0.1             # ... and each must carry at least this share of the drop
 
     def __post_init__(self):
