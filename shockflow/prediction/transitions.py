@@ -62,10 +62,10 @@
    mean-field 161, 117, 112, 8, elbow 14 at four; Saxe 160, 174, 18.5, elbow 9.4): no elbow, one transition.
    K close drops give one large gain at K and small ones after it (the teacher (8, 7, 6): 61, 2585, 3.9, elbow
    671 at three).  An elbow whose fit puts a switch-on outside the window (the next drop's onset) or one with
-   less than ``min_share`` (the curvature of a plateau's end) is not a count.  Residuals are floored at ``_RMS_FLOOR`` (rounding),
-   so an exact fit is an elbow; noise is a floor too: a switch-on is counted only where the fit without it
-   misses ln L by several times the noise of the fitted points (the three drops of the (8, 7, 6) shape with
-   2 % noise per logged step are two).  K > 1 switch-ons are reported as K transitions (midpoint t_k;
+   less than ``min_share`` (the curvature of a plateau's end) is not a count.  Residuals are floored at
+   ``_RMS_FLOOR`` (rounding), so an exact fit is an elbow; noise is a floor too: a switch-on is counted only
+   where the fit without it misses ln L by several times the noise of the fitted points (three synthetic drops
+   of the (8, 7, 6) shape with 2 % noise per logged step are two or one, ``docs/prediction.md``).  K > 1 switch-ons are reported as K transitions (midpoint t_k;
    onset/end where σ = 0.05/0.95) if each has ``min_samples`` logged points within its onset–end;
    otherwise (too sparse to place them), and where two midpoints are closer than half an e-folding
    time 1/(2 r), they cannot be told apart and are reported as ONE transition with ``count`` = the
@@ -426,8 +426,8 @@ def _choose_fit(t, y, t_lo: float, t_hi: float, onset: float, end: float, s: "Tr
         if min(logged) >= s.min_samples:
             return K, rss, p, K
         if np.all((times >= onset) & (times <= end)):
-            return 1, first[0], first[1], K   # K switch-ons inside this drop, too few points to place them
-    return 1, first[0], first[1], 1
+            return 1, *ladder[0], K   # K switch-ons inside this drop, too few points to place them
+    return 1, *ladder[0], 1
 
 
 def _confirmed_by_fit(t_all, y_all, t_lo, t_hi, onset, end, s: "TransitionSettings") -> bool:
