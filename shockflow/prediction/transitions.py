@@ -49,18 +49,27 @@
 10. **Close drops and sparse logs** (issue 17).  Each detection is refitted on the logged points
    of its window (the plateau before to the plateau after, step 0 included) by the switch-on model
    of docs/theory.md §2, ln L = ln(A + Σ_k V_k (1 − σ(r_k (t − t_k)))²) − β ln(1 + t) (σ the logistic, exact
-   for a mode of a two-layer net under gradient flow), with K = 1, 2, … ``max_components`` switch-ons.
-   K + 1 is tried only while the K fit misses ln L by more than ``fit_tolerance`` rms, and preferred
-   only if it lowers the residual sum of squares by more than a factor ``split_factor`` and every
-   switch-on carries at least ``min_share`` of the window's drop (noise cannot pass this: it lowers
-   the residuals by far less).  K > 1 switch-ons are reported as K transitions (midpoint t_k;
+   for a mode of a two-layer net under gradient flow), by Levenberg–Marquardt with the model's analytic
+   Jacobian.  A ladder of fits, K = 1, 2, …, each K started from the K − 1 fit (one more switch-on at its
+   largest residual; the switch-on there split in two; the quantiles of the drop), climbs while each added
+   switch-on lowers the residual sum of squares by more than ``split_factor`` (and to ``max_components`` + 1),
+   then comes back down (each K refitted from the K + 1 fit without its smallest switch-on).  The count is
+   the **elbow of the residual gains** G_K = rss_{K−1}/rss_K: K switch-ons where G_K ≥ ``split_factor`` and
+   G_K ≥ ``split_factor`` × G_{K+1}, the largest such ratio first, among the fits whose switch-ons each carry
+   at least ``min_share`` of the window's drop and lie inside the window; else one.  A single drop that is not
+   a logistic switch-on (a direction on the sphere, a mean-field population, a Gompertz curve) is approximated
+   better and better by more switch-ons with gains of one order after another (measured: sphere 38, 24, 20;
+   mean-field 161, 117, 112, 8, elbow 14 at four; Saxe 160, 174, 18.5, elbow 9.4): no elbow, one transition.
+   K close drops give one large gain at K and small ones after it (the teacher (8, 7, 6): 61, 2585, 3.9, elbow
+   671 at three).  An elbow whose fit puts a switch-on outside the window (the next drop's onset) or one with
+   less than ``min_share`` (the curvature of a plateau's end) is not a count.  Residuals are floored at
+   ``_RMS_FLOOR`` (rounding), so an exact fit is an elbow; noise is a floor too: a switch-on is counted only
+   where the fit without it misses ln L by several times the noise of the fitted points (three synthetic drops
+   of the (8, 7, 6) shape with 2 % noise per logged step are two or one, ``docs/prediction.md``).  K > 1 switch-ons are reported as K transitions (midpoint t_k;
    onset/end where σ = 0.05/0.95) if each has ``min_samples`` logged points within its onset–end;
    otherwise (too sparse to place them), and where two midpoints are closer than half an e-folding
    time 1/(2 r), they cannot be told apart and are reported as ONE transition with ``count`` = the
-   number it stands for.  The tolerance is a limit of the model: a single drop that is not a
-   logistic switch-on (a direction on the sphere, many units with spread clocks) misses it by
-   0.4–1.7 % rms and must not be split, while the teacher (8, 7, 6), whose last two modes are 6 %
-   apart, fits two switch-ons to 1.1 % rms: its third is NOT resolved (``docs/prediction.md``).  For K = 1 the midpoint of item 8 stays, except where the
+   number it stands for.  For K = 1 the midpoint of item 8 stays, except where the
    log is sparser than the midpoint smoothing around the crossing: there the fit's t_1 is used
    (the logistic interpolates between the logged points exactly where the smoothed curve cannot).
    A detection running back to the first positive logged step is kept if the loss at step 0
@@ -137,9 +146,9 @@ class TransitionSettings:
     min_samples: int = 8               # a transition must span at least this many logged points
     max_rise_decades: float = 0.5      # onset → midpoint must take at most this many decades
     max_components: int = 4            # switch-ons fitted per detection (1: no refit of close drops)
-    split_factor: float = 20.0         # K+1 switch-ons must lower the residuals by more than this factor
+    split_factor: float = 20.0         # a switch-on counts if it lowers the residuals by this factor, and this
+                                       # times more than the next one does (the elbow, item 10)
     min_share: float = 0.1             # ... and each must carry at least this share of the drop
-    fit_tolerance: float = 2e-2        # no split once the rms residual of ln L is below this (2 %)
 
     def __post_init__(self):
         checks = [("bins_per_decade", self.bins_per_decade >= 10 and isinstance(self.bins_per_decade, int)),
@@ -152,8 +161,7 @@ class TransitionSettings:
                   ("min_samples", isinstance(self.min_samples, int) and self.min_samples >= 1),
                   ("max_rise_decades", self.max_rise_decades > 0),
                   ("max_components", isinstance(self.max_components, int) and self.max_components >= 1),
-                  ("split_factor", self.split_factor > 1), ("min_share", 0 < self.min_share < 0.5),
-                  ("fit_tolerance", self.fit_tolerance > 0)]
+                  ("split_factor", self.split_factor > 1), ("min_share", 0 < self.min_share < 0.5)]
         for name, ok in checks:
             if not ok:
                 raise ValueError(f"TransitionSettings: invalid {name} = {getattr(self, name)!r}")
@@ -271,14 +279,39 @@ def _odd_window(decades: float, bins_per_decade: int, polyorder: int, n_grid: in
 
 _LN19 = float(np.log(19.0))
 
+#: Levenberg–Marquardt from a start next to the answer converges in a few evaluations per parameter; a fit
+#: still moving after this many slides along a degenerate valley (a vanishing or duplicated switch-on)
+_NFEV_PER_PARAMETER = 30
 
-def _switch_on_model(p: np.ndarray, t: np.ndarray, K: int) -> np.ndarray:
-    """ln of A + Σ_k V_k (1 − σ(r_k (t − t_k)))², times (1 + t)^−β (item 10)."""
-    total = np.exp(np.clip(p[0], -700, 700)) * np.ones_like(t)
-    for k in range(K):
-        V, tk, r = np.exp(np.clip(p[2 + 3 * k], -700, 700)), p[3 + 3 * k], np.exp(np.clip(p[4 + 3 * k], -50, 50))
-        total = total + V * (0.5 * (1.0 - np.tanh(0.5 * r * (t - tk)))) ** 2
-    return np.log(np.maximum(total, 1e-300)) - p[1] * np.log1p(t)
+#: rms of ln L below which residuals are rounding, not shape (a single-precision log holds ln L to ~1e-7)
+_RMS_FLOOR = 1e-6
+
+
+def _switch_on_model(p: np.ndarray, t: np.ndarray, K: int, jacobian: bool = False) -> np.ndarray:
+    """ln of A + Σ_k V_k (1 − σ(r_k (t − t_k)))², times (1 + t)^−β (item 10); with ``jacobian`` its analytic
+    Jacobian instead, columns (ln A, β, then ln V_k, t_k, ln r_k per switch-on).
+
+    With g_k = 1 − σ(x_k), x_k = r_k (t − t_k) and S the sum: ∂/∂ln A = A/S, ∂/∂β = −ln(1 + t),
+    ∂/∂ln V_k = w_k := V_k g_k²/S, ∂/∂t_k = 2 r_k w_k (1 − g_k), ∂/∂ln r_k = −2 x_k w_k (1 − g_k)
+    (dg/dx = −g (1 − g)).  Parameters are clipped to keep exp finite; a clipped one has derivative 0."""
+    A = np.exp(np.clip(p[0], -700, 700))
+    q = np.asarray(p[2:2 + 3 * K], dtype=np.float64).reshape(K, 3)
+    V = np.exp(np.clip(q[:, 0], -700, 700))[:, None]
+    r = np.exp(np.clip(q[:, 2], -50, 50))[:, None]
+    x = r * (t[None, :] - q[:, 1:2])
+    g = 0.5 * (1.0 - np.tanh(0.5 * x))
+    vg2 = V * g * g
+    total = np.maximum(A + vg2.sum(axis=0), 1e-300)
+    if not jacobian:
+        return np.log(total) - p[1] * np.log1p(t)
+    w = vg2 / total
+    J = np.empty((t.size, 2 + 3 * K))
+    J[:, 0] = (A / total) * (abs(p[0]) < 700)
+    J[:, 1] = -np.log1p(t)
+    J[:, 2::3] = (w * (np.abs(q[:, 0:1]) < 700)).T
+    J[:, 3::3] = (2.0 * r * w * (1.0 - g)).T
+    J[:, 4::3] = (-2.0 * x * w * (1.0 - g) * (np.abs(q[:, 2:3]) < 50)).T
+    return J
 
 
 def _chunk_medians(t: np.ndarray, y: np.ndarray, limit: int = 400) -> tuple[np.ndarray, np.ndarray]:
@@ -291,13 +324,16 @@ def _chunk_medians(t: np.ndarray, y: np.ndarray, limit: int = 400) -> tuple[np.n
 
 
 def _fit_one(t, y, K: int, starts) -> tuple[float, np.ndarray] | None:
+    """The least-squares fit of K switch-ons to (t, ln L) from each start (Levenberg–Marquardt, analytic
+    Jacobian); the best as (residual sum of squares, parameters), or None."""
     from scipy.optimize import least_squares
 
     best = None
     for p0 in starts:
         try:
             res = least_squares(lambda p: _switch_on_model(p, t, K) - y, np.asarray(p0, dtype=np.float64),
-                                method="lm", max_nfev=100 * (3 * K + 2))
+                                jac=lambda p: _switch_on_model(p, t, K, jacobian=True), method="lm",
+                                max_nfev=_NFEV_PER_PARAMETER * (3 * K + 2))
         except (ValueError, FloatingPointError):
             continue
         rss = float(np.sum(res.fun ** 2))
@@ -306,10 +342,34 @@ def _fit_one(t, y, K: int, starts) -> tuple[float, np.ndarray] | None:
     return best
 
 
+
+def _count_switch_ons(rss: list[float], n: int, split_factor: float) -> list[tuple[int, float]]:
+    """The counts K the ladder of fits supports, with their elbow ratios, best first (item 10).
+
+    ``rss[K - 1]`` is the residual sum of squares of the K-switch-on fit.  The gain of the K-th switch-on is
+    G_K = rss_{K-1}/rss_K (residuals floored at ``_RMS_FLOOR`` rms).  K > 1 is supported where G_K ≥
+    ``split_factor`` (the K-th switch-on explains a real part of the curve) and G_K ≥ ``split_factor`` × G_{K+1}
+    (an elbow: the next one adds far less).  A single drop that is not exactly logistic is approximated better
+    and better by more switch-ons, with gains of the same order one after another (no elbow); K drops show one
+    large gain at K and small ones after it.  A K whose G_{K+1} was not fitted is not supported."""
+    floored = [max(r, n * _RMS_FLOOR ** 2) for r in rss]
+    gain = [np.inf] + [floored[k - 1] / floored[k] for k in range(1, len(floored))]   # gain[K - 1] = G_K
+    out = []
+    for K in range(2, len(floored)):
+        elbow = gain[K - 1] / gain[K]
+        if gain[K - 1] >= split_factor and elbow >= split_factor:
+            out.append((K, elbow))
+    return sorted(out, key=lambda ke: -ke[1])
+
+
 def _choose_fit(t, y, t_lo: float, t_hi: float, onset: float, end: float, s: "TransitionSettings", t_raw=None):
-    """Fits with K = 1, 2, … switch-ons on (t, ln L), each K + 1 started from the K fit with one more
-    switch-on where the K fit's residual is largest (and from the quantiles of the drop); the K the
-    residuals support (item 10).  Returns (K, rss, params) or None."""
+    """A ladder of fits with K = 1, 2, … switch-ons on (t, ln L), each K + 1 started from the K fit with one
+    more switch-on where the K fit's residual is largest, with the switch-on there split in two, and from the
+    quantiles of the drop; it climbs while each switch-on lowers the residuals by ``split_factor`` and up to
+    ``max_components`` + 1 (the gain after the last count decides its elbow).  The count is chosen by
+    ``_count_switch_ons`` among the fits whose switch-ons each carry ``min_share`` of the drop and lie in
+    (t_lo, t_hi) (item 10).  Returns (K, rss, params, merged) or None; merged > K: the residuals want
+    ``merged`` switch-ons inside [onset, end], too few logged points to place them."""
     La, Lb = np.exp(np.min(y[-3:])), np.exp(np.max(y[:3]))
     drop = max(Lb - La, 1e-12 * Lb)
     f = (y[0] - np.minimum.accumulate(y)) / max(y[0] - y.min(), 1e-300)
@@ -321,35 +381,48 @@ def _choose_fit(t, y, t_lo: float, t_hi: float, onset: float, end: float, s: "Tr
             p0 += [np.log(drop / K), float(t[min(int(np.searchsorted(f, q)), t.size - 1)]), np.log(r0)]
         return p0
 
+    def grown_starts(p, K):
+        tk = float(t[int(np.argmax(np.abs(_switch_on_model(p, t, K - 1) - y)))])
+        added = list(p) + [np.log(drop / K), tk, float(np.max(p[4::3][:K - 1]))]
+        comps = np.asarray(p[2:2 + 3 * (K - 1)]).reshape(K - 1, 3)
+        j = int(np.argmin(np.abs(comps[:, 1] - tk) * np.exp(comps[:, 2])))
+        lv, tj, lr = comps[j]
+        split = list(p[:2]) + list(np.delete(comps, j, axis=0).ravel()) + [
+            lv - np.log(2.0), tj - np.exp(-lr), lr, lv - np.log(2.0), tj + np.exp(-lr), lr]
+        return [added, split, quantile_start(K)]
+
     first = _fit_one(t, y, 1, [quantile_start(1)])
     if first is None:
         return None
-    chosen = current = (1, *first)
-    merged = 1
-    raw = t if t_raw is None else t_raw
-    for K in range(2, s.max_components + 1):
-        _, rss, p = current
-        if rss / t.size < s.fit_tolerance ** 2:
-            break
-        resid = _switch_on_model(p, t, K - 1) - y
-        tk = float(t[int(np.argmax(np.abs(resid)))])
-        grown = list(p) + [np.log(drop / K), tk, float(np.max(p[4::3][:K - 1]))]
-        nxt = _fit_one(t, y, K, [grown, quantile_start(K)])
+    ladder = [first]
+    floor = t.size * _RMS_FLOOR ** 2
+    while (len(ladder) <= s.max_components and 2 * (3 * len(ladder) + 5) <= t.size
+           and (len(ladder) == 1 or max(ladder[-2][0], floor) >= s.split_factor * max(ladder[-1][0], floor))):
+        nxt = _fit_one(t, y, len(ladder) + 1, grown_starts(ladder[-1][1], len(ladder) + 1))
         if nxt is None:
             break
-        V, times, rates = np.exp(nxt[1][2::3][:K]), nxt[1][3::3][:K], np.exp(nxt[1][4::3][:K])
-        if not (nxt[0] * s.split_factor < rss and np.all(V / V.sum() >= s.min_share)
-                and np.all((times > t_lo) & (times < t_hi))):
-            break
-        current = (K, *nxt)
+        ladder.append(nxt)
+    # back down: each K fit started from the K + 1 fit without its smallest switch-on (a climb can miss the
+    # K-switch-on minimum that the fit with one more, idle, switch-on finds)
+    for K in range(len(ladder) - 1, 0, -1):
+        comps = np.asarray(ladder[K][1][2:2 + 3 * (K + 1)]).reshape(K + 1, 3)
+        start = list(ladder[K][1][:2]) + list(np.delete(comps, int(np.argmin(comps[:, 0])), axis=0).ravel())
+        back = _fit_one(t, y, K, [start])
+        if back is not None and back[0] < ladder[K - 1][0]:
+            ladder[K - 1] = back
+
+    raw = t if t_raw is None else t_raw
+    for K, _ in _count_switch_ons([r for r, _ in ladder], t.size, s.split_factor):
+        rss, p = ladder[K - 1]
+        V, times, rates = np.exp(p[2::3][:K]), p[3::3][:K], np.exp(p[4::3][:K])
+        if not (np.all(V / V.sum() >= s.min_share) and np.all((times > t_lo) & (times < t_hi))):
+            continue
         logged = [np.count_nonzero(np.abs(raw - tk) <= _LN19 / max(r, 1e-300)) for tk, r in zip(times, rates)]
         if min(logged) >= s.min_samples:
-            chosen, merged = current, K
-        elif np.all((times >= onset) & (times <= end)):
-            merged = K   # the residuals want K switch-ons inside this drop, too few points to place them
-        else:
-            break
-    return (*chosen, max(merged, chosen[0]))
+            return K, rss, p, K
+        if np.all((times >= onset) & (times <= end)):
+            return 1, *ladder[0], K   # K switch-ons inside this drop, too few points to place them
+    return 1, *ladder[0], 1
 
 
 def _confirmed_by_fit(t_all, y_all, t_lo, t_hi, onset, end, s: "TransitionSettings") -> bool:

@@ -286,3 +286,79 @@ def test_a_midpoint_never_lies_outside_its_onset_and_end():
 @pytest.mark.slow
 def test_a_midpoint_never_lies_outside_its_onset_and_end_many_logs():
     assert _midpoints_inside(range(3), [0.0, 0.1, 0.3], [1, 7, 50]) >= 50
+
+
+# --- the count of switch-ons per detection (module doc, item 10) ---------------------------------------------
+
+@pytest.mark.parametrize("K", [1, 2, 3, 4])
+def test_switch_on_model_jacobian_matches_finite_differences(K):
+    from shockflow.prediction.transitions import _switch_on_model
+
+    rng = np.random.default_rng(K)
+    t = np.r_[0.0, np.sort(rng.uniform(0, 600, 150))]
+    p = np.r_[np.log(0.01), 0.3, np.column_stack([rng.normal(0, 1, K), rng.uniform(100, 400, K),
+                                                  np.log(rng.uniform(0.02, 0.2, K))]).ravel()]
+    J = _switch_on_model(p, t, K, jacobian=True)
+    assert J.shape == (t.size, 2 + 3 * K)
+    h = 1e-6 * np.maximum(1.0, np.abs(p))
+    fd = np.column_stack([(_switch_on_model(p + e, t, K) - _switch_on_model(p - e, t, K)) / (2 * e.max())
+                          for e in np.diag(h)])
+    np.testing.assert_allclose(J, fd, rtol=1e-6, atol=1e-7 * np.abs(J).max())
+    # a parameter clipped to keep exp finite has derivative 0, as the clipped model has
+    p[2] = -800.0
+    assert np.all(_switch_on_model(p, t, K, jacobian=True)[:, 2] == 0.0)
+
+
+def test_count_is_the_elbow_of_the_residual_gains():
+    from shockflow.prediction.transitions import _count_switch_ons
+
+    n = 200
+    # gains of the same order one after another: a shape approximated better and better, no count
+    assert _count_switch_ons([30.0 ** -k for k in range(5)], n, 20.0) == []
+    # one large gain at K = 3 and small ones after it: three switch-ons (elbow 1e4 / 2)
+    (K, elbow), = _count_switch_ons([1.0, 1e-2, 1e-6, 5e-7, 2e-7], n, 20.0)
+    assert K == 3 and elbow == pytest.approx(5e3)
+    # a gain below the factor is no switch-on, however sharp the elbow after it
+    assert _count_switch_ons([1.0, 0.1, 1e-3, 1e-3], n, 20.0) == [(3, pytest.approx(100.0))]
+    assert _count_switch_ons([1.0, 0.1, 0.1], n, 20.0) == []
+    # a count whose next gain was not fitted is not claimed
+    assert _count_switch_ons([1.0, 1e-4], n, 20.0) == []
+    # residuals below the rounding floor are the floor: an exact fit is an elbow, not a division by zero
+    assert [k for k, _ in _count_switch_ons([1.0, 0.0, 0.0], n, 20.0)] == [2]
+
+
+@pytest.mark.parametrize("times", [[100, 125, 132], [300, 330, 350]])
+def test_three_close_switch_ons_are_counted_and_placed(times):
+    # three switch-ons of one staircase (r_k t_k = 15 shared, amplitudes 64 : 49 : 36 as the teacher (8, 7, 6)),
+    # the last two 0.8-0.9 e-folding times 1/r apart: one detection, whose fits' gains have their elbow at three
+    t = np.arange(0, 2001.0)
+    found = find_transitions(t, _logistic_drops(t, times, [15.0 / x for x in times], [64.0, 49.0, 36.0], floor=1e-3))
+    assert [f.count for f in found] == [1, 1, 1]
+    np.testing.assert_allclose([f.midpoint for f in found], times, rtol=0.01)
+    assert all(f.onset <= f.midpoint <= f.end for f in found)
+
+
+@pytest.mark.parametrize("gap", [0.5, 2.0, 4.0])
+def test_switch_ons_closer_than_half_an_e_folding_are_one_merged_transition_of_two(gap):
+    # r = 0.1: half an e-folding time is 5 steps; the fits want two switch-ons, their midpoints cannot be told apart
+    t = np.arange(0, 2001.0)
+    found = find_transitions(t, _logistic_drops(t, [300, 300 + gap], [0.1, 0.1], [1.0, 0.8]))
+    assert len(found) == 1 and found[0].count == 2
+    assert 300 - 1 <= found[0].midpoint <= 300 + gap + 1
+    assert found[0].onset <= found[0].midpoint <= found[0].end
+    # 8 steps (0.8 e-foldings) apart they are two
+    two = find_transitions(t, _logistic_drops(t, [300, 308], [0.1, 0.1], [1.0, 0.8]))
+    assert [f.count for f in two] == [1, 1]
+    np.testing.assert_allclose([f.midpoint for f in two], [300, 308], rtol=0.005)
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.05])
+def test_a_single_drop_that_is_not_logistic_is_not_split(noise):
+    # L = 0.01 + (1 − s)², s a Gompertz curve (asymmetric, no logistic fits it exactly): the gains of more
+    # switch-ons do not show an elbow, and noise adds none
+    t = np.arange(0, 2001.0)
+    rng = np.random.default_rng(2)
+    s = np.exp(-np.exp(-0.05 * (t - 300)))
+    found = find_transitions(t, (0.01 + (1 - s) ** 2) * np.exp(noise * rng.standard_normal(t.size)))
+    assert [f.count for f in found] == [1]
+    assert found[0].onset <= found[0].midpoint <= found[0].end
