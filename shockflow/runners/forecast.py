@@ -318,6 +318,7 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
                   transition: int = 1, network=None) -> ForecastOutcome:
     """Forecast, write the forecast file and the figure (module docstring).  ``scan_rates``: learning rates
     for the scan; ``target_step``/``transition``: the smallest rate for that transition by that step."""
+    from shockflow.prediction.stability import overshoot_rate
     from shockflow.progress import status
 
     if case.kind != "network":
@@ -328,7 +329,10 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
     stage, model, data, settings = forecast_stage(case, seed, progress=show, network=network)
     initial_loss = float(model.copy().loss_and_grad(data.X, data.y)[0])
     kappa = max((sharpest_curvature(c) for c in stage.extraction.charts), default=0.0)
-    limit = stability_limit(kappa, settings.optimizer, settings.momentum)
+    linear = stability_limit(kappa, settings.optimizer, settings.momentum)
+    # the escape's overshoot past the minimum meets steeper curvature than κ_max: the update rule run on
+    # the charts (shockflow.prediction.stability) flags from the first rate whose iterate leaves its basin
+    limit = min(linear, overshoot_rate(stage.extraction, model.copy(), data.X, data.y, settings, linear)[0])
     scan = lr_scan(stage, settings, scan_rates, limit) if scan_rates is not None else ()
     target = None
     if target_step is not None:
