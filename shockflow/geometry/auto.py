@@ -57,7 +57,7 @@ from shockflow.geometry.flat import flatten, unflatten
 from shockflow.geometry.registry import register
 from shockflow.models.base import Model
 
-__all__ = ["AutoGeometry", "Modes", "find_chain_modes", "find_modes", "free_origin"]
+__all__ = ["AutoGeometry", "Modes", "check_frozen_origin", "find_chain_modes", "find_modes", "free_origin"]
 
 
 @dataclass(frozen=True)
@@ -223,6 +223,17 @@ def _refuse_sloped_origin(model, origin, layout, free, frozen, X, y):
                             f"stationary at zero free weights (slope {np.linalg.norm(slope):.3g} against the "
                             f"saddle's pull {pull:.3g} at the initial weights): the origin is no saddle of the free "
                             f"parameters, and the automatic charts chart the saddles of the origin only")
+
+
+def check_frozen_origin(model, X, y, frozen) -> None:
+    """Every refusal of :func:`find_modes` for ``frozen`` parameters, before any work (``GeometryError``)."""
+    if not frozen:
+        return
+    if _chain(model) is not None:
+        _refuse_frozen_chain(model, frozen)
+    layout = _layout(model)
+    origin, free = free_origin(model, layout, frozen)
+    _refuse_sloped_origin(model, origin, layout, free, frozen, np.asarray(X, dtype=np.float64), y)
 
 
 def _refuse_frozen_chain(model, frozen):

@@ -234,7 +234,7 @@ def forecast_stage(case, seed: int, *, progress: bool = False, network=None):
 
     refuse_unmodelled(case)
     model, data = network if network is not None else build_model_and_data(case, seed)[::2]
-    verify_geometry(case, model)
+    verify_geometry(case, model, data)
     settings = case.settings.training.train_settings(seed)
     stage = predict_from_start(case, model.copy(), data, settings, progress=progress)
     return stage, model, data, settings

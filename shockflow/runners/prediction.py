@@ -227,7 +227,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     start = time.perf_counter()
     seed = options.seed if options.seed is not None else (case.seed or 0)
     model, spec, data, _ = build_model_and_data(case, seed)
-    verify_geometry(case, model)   # every refusal of the charts before any training
+    verify_geometry(case, model, data)   # every refusal of the charts before any training
     initial = model.copy()
     settings = case.settings.training.train_settings(seed)
     out = Path(options.out)

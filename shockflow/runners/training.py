@@ -227,16 +227,24 @@ def _verify(case) -> None:
     verify_geometry(case, model)
 
 
-def verify_geometry(case, model) -> None:
+def verify_geometry(case, model, data=None) -> None:
     """``[geometry]`` and ``[extraction]`` checked the way ``shockflow run`` uses them: the geometry built on the
-    case's network, once per chart (``extraction.chart_key = chart``), each chart 1-D."""
+    case's network, once per chart (``extraction.chart_key = chart``), each chart 1-D; with ``[training] frozen``
+    every section holding the frozen parameters (the automatic charts: on ``data``, their free origin)."""
     s = case.settings
     from shockflow import geometry
 
     frozen = tuple(s.training.frozen)
+    if s.geometry is not None and "frozen" in s.geometry.kwargs():
+        raise CaseError.at(case, "geometry.frozen", "the charts hold the parameters of [training] frozen; set them "
+                                                    "there (the optimiser and the charts then agree)")
     if s.geometry is None:  # `shockflow run` charts the network automatically (shockflow.geometry.auto)
         try:
             geometry.build("auto", model=model, frozen=frozen)
+            if frozen and data is not None:
+                from shockflow.geometry.auto import check_frozen_origin
+
+                check_frozen_origin(model, data.X, data.y, frozen)
         except geometry.GeometryError as exc:
             if str(exc).startswith("frozen:"):
                 raise CaseError.at(case, "training.frozen", f"`shockflow run` cannot chart the {model.name!r} "

@@ -71,7 +71,9 @@ def test_a_frozen_parameter_the_charts_cannot_hold_is_refused_naming_it_before_a
     assert not out.exists() or not any(out.rglob("*.h5"))
 
 
-def test_a_soft_committee_machine_with_a_frozen_equal_readout_is_refused_its_origin_is_sloped(tmp_path, capsys):
+@pytest.mark.parametrize("command", ["forecast", "run"])
+def test_a_soft_committee_machine_with_a_frozen_equal_readout_is_refused_its_origin_is_sloped(tmp_path, capsys,
+                                                                                            command):
     # the erf soft committee machine f = Σ_i a φ(w_i·x) with a held equal in every unit: near zero weights
     # f ≈ a φ'(0) Σ_i w_i·x is linear in the free weights, the loss has slope a φ'(0) |E[y x]| at their origin and
     # no saddle there (its plateau is the symmetric point, a later saddle the automatic charts do not chart)
@@ -80,22 +82,34 @@ def test_a_soft_committee_machine_with_a_frozen_equal_readout_is_refused_its_ori
     params["a"] = np.full_like(params["a"], 0.25)
     np.savez(tmp_path / "init.npz", **params)
     path = _case(tmp_path, MLP, '["a"]', 'initial = "init.npz"\n')
-    assert main(["forecast", path, "--out", str(tmp_path / "out")]) == 2
+    out = tmp_path / "out"
+    assert main([command, path, "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "training.frozen" in err and "'a'" in err and "not stationary" in err and "Traceback" not in err
+    assert not out.exists() or not any(out.rglob("*.h5"))       # refused before any training
 
 
-def test_an_explicit_geometry_whose_section_moves_a_frozen_parameter_is_refused_naming_it(tmp_path, capsys):
+@pytest.mark.parametrize("command", ["forecast", "run"])
+def test_an_explicit_geometry_whose_section_moves_a_frozen_parameter_is_refused_naming_it(tmp_path, capsys, command):
     # the default case's gram charts move u, the only parameter: freezing it cannot be predicted by them
     out = tmp_path / "out"
-    assert main(["forecast", "two-layer-staircase", "--set", 'training.frozen=["u"]', "--out", str(out)]) == 2
+    assert main([command, "two-layer-staircase", "--set", 'training.frozen=["u"]', "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "training.frozen" in err and "'gram'" in err and "'u'" in err and "Traceback" not in err
+    assert not out.exists() or not any(out.rglob("*.h5"))
+
+
+def test_the_frozen_parameters_are_set_in_training_not_in_the_geometry(tmp_path, capsys):
+    assert main(["run", _case(tmp_path, MLP, '[]'), "--set", 'geometry={name = "auto", frozen = ["a"]}',
+                 "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "geometry.frozen" in err and "[training] frozen" in err and "Traceback" not in err
 
 
 @pytest.mark.slow
 def test_a_net_with_frozen_biases_is_predicted_against_its_parameter_truth(tmp_path):
-    """Measured (n = 1024): recall 100 %, median relative error 8.7 % (n = 2048: 8.7 %, the last mode 41 % late)."""
+    """Measured: n = 1024, recall 100 %, median relative error 8.2 % (the last mode, r4, 29 % late); n = 2048 (the
+    case itself), 100 % and 8.7 % (r4 41 % late)."""
     from shockflow.runners.prediction import run_prediction_case
     from shockflow.logs.hdf5 import read_training_log
 
