@@ -18,9 +18,11 @@ is forecast to sit on once that mode is learned.
 rates (the charts' landscapes do not depend on the rate; their viscosity ``ν = T/2`` is proportional
 to it, and the schedule is scaled with it) and flags a rate *critical* where the forecast stops being
 a forecast: ``η ≥ γ*`` of a chart (the proximal step of docs/theory.md §1 is no longer single-valued), or
-the discrete escape overshoots the minimum it escapes to — the update rule's linear map at the
+the discrete escape overshoots the minimum it escapes to: the update rule's linear map at the
 largest quotient curvature ``κ_max`` of the charts' landscape minima leaves its stable region
-(``ηκ_max ≥ 2`` for gradient descent, ``2(1 + μ)`` for heavy ball, ``2(1 + μ)/(1 + 2μ)`` for Nesterov).
+(``ηκ_max ≥ 2`` for gradient descent, ``2(1 + μ)`` for heavy ball, ``2(1 + μ)/(1 + 2μ)`` for Nesterov),
+or — earlier, for momentum, whose escape arrives with speed and overshoots to steeper curvature — the
+update rule run on the charts' landscapes leaves a basin (:mod:`shockflow.prediction.stability`).
 ``target_step`` bisects the rate (log scale, below the stability limit) for the smallest one at
 which a chosen transition is forecast by a given step.
 """
