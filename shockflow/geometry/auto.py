@@ -159,11 +159,9 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
         _refuse_sloped_origin(model, origin, layout, free, frozen, X, y)
     if not np.all(np.isfinite(S)):
         raise GeometryError("model: the loss Hessian at zero weights is not finite; no modes can be found")
-    values, vectors = np.linalg.eigh(S)
-    if not free.all():   # the frozen entries' zero eigenvalues are no modes: their eigenvectors sit on them
-        on_free = np.sum(vectors[free] ** 2, axis=0) > 0.5
-        values, vectors = values[on_free], vectors[:, on_free]
-        vectors[~free] = 0.0
+    values, sub = np.linalg.eigh(S[np.ix_(free, free)])   # the free entries' block (all of Y: none frozen)
+    vectors = np.zeros((p, sub.shape[1]))
+    vectors[free] = sub
     order = np.argsort(values)[::-1]
     values, vectors = values[order], vectors[:, order]
     # the standard error of each eigenvalue (first order in the sample's noise: e_kᵀ (Y_sample − Y) e_k)
@@ -177,9 +175,8 @@ def free_origin(model, layout, frozen) -> tuple[np.ndarray, np.ndarray]:
     """``(θ_origin, free)``: the origin of the free parameters (zero weights, the ``frozen`` parameters at
     the model's current values) and the mask over a unit's ``p`` entries of those that are trained.  A
     frozen parameter must hold the same values in every unit (else the units are no longer
-    interchangeable: the permutation symmetry the charts rest on is broken by it), and the loss must be
-    stationary at that origin in the free parameters (else it is no saddle: a frozen readout makes the
-    network linear in the weights before it, near zero); a :class:`GeometryError` names the frozen key."""
+    interchangeable: the permutation symmetry the charts rest on is broken by it); a :class:`GeometryError`
+    names the frozen key.  (That the origin is stationary is :func:`_refuse_sloped_origin`'s check.)"""
     theta = model.parameter_vector()
     origin = np.zeros_like(theta)
     if not frozen:
