@@ -16,6 +16,14 @@ coordinate (``x ← x − η a ∂_x L̄``, the rule's velocity in between), for
 ``OVERSHOOT_BOX`` times wider than the chart's (the escape overshoots beyond the chart box, which
 only reaches 1 + margin past the minimum).  A rate is unstable when its iterate leaves that box.  The
 smallest unstable rate of any chart is the flag; the ladder's spacing is its resolution (1 %).
+
+What it leaves out: gradient noise (sgd is run as gd), the other modes (each chart's landscape is the
+one at the initial parameters, not at the saddle of the chain it escapes from), rates below
+``1/LADDER_SPAN`` of the linear bound, and directions off the chart (a path that stays in its basin
+along the chart while the curvature across it exceeds the bound is not seen; the linear bound at the
+chart minima, which the flag never exceeds, covers the sharpest of them in the cases measured: the
+Hessian's largest eigenvalue at the trained minimum was within 1.5 % of the sharpest chart's κ on
+the default case, ``linear2-momentum``, ``deep-linear-3`` and ``saxe-linear``).
 """
 
 from __future__ import annotations
