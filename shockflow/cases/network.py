@@ -81,7 +81,9 @@ class Training:
     noise_batch: int | None = setting(_D["noise_batch"], doc="Samples for per-sample gradients (not set: the batch).",
                                       bounds=at_least(2))
     frozen: tuple[str, ...] = setting((), doc="Parameters not trained (e.g. `[\"a\"]`: a readout layer held at "
-                                              "its initial values); the optimiser skips them.")
+                                              "its initial values); the optimiser skips them, and the prediction "
+                                              "charts the free parameters only (docs/theory.md §6, \"Frozen "
+                                              "parameters\": what it refuses).")
     initial: str | None = setting(None, doc="An `.npz` file of initial parameters (one array per parameter name, "
                                             "relative to the case file), loaded over the model's own initialisation.")
 

@@ -57,7 +57,7 @@ from shockflow.geometry.flat import flatten, unflatten
 from shockflow.geometry.registry import register
 from shockflow.models.base import Model
 
-__all__ = ["AutoGeometry", "Modes", "find_chain_modes", "find_modes"]
+__all__ = ["AutoGeometry", "Modes", "check_frozen_origin", "find_chain_modes", "find_modes", "free_origin"]
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ MAX_MODES, MIN_RATE_RATIO = 8, 0.02
 
 
 def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODES,
-               min_rate_ratio: float = MIN_RATE_RATIO) -> Modes:
+               min_rate_ratio: float = MIN_RATE_RATIO, frozen: tuple = ()) -> Modes:
     """The unstable modes of ``model``'s origin on the data ``(X, y)`` (module docstring).
 
     Keeps the modes whose rate is at least ``min_rate_ratio`` times the largest, at most
@@ -123,22 +123,28 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     eigenvalue ``λ_k`` moves by ``e_kᵀ (Y_μ − Y) e_k / n`` per sample (first-order perturbation); one not
     one standard error above zero cannot be told from the sample's noise (a rank-2 teacher head's QK
     form has four positive eigenvalues at n = 2048, two of them 0.96 and 0.7 standard errors).
-    Cost: ``2p`` per-sample gradient passes (``p`` parameters per unit)."""
+    Cost: ``2p`` per-sample gradient passes (``p`` parameters per unit).
+
+    ``frozen``: parameter names held at their initial values (``[training] frozen``): the origin is that of
+    the free parameters (:func:`free_origin`), ``Y`` is taken over a unit's free entries only and the modes
+    are zero on the frozen ones, so no section moves them."""
     if _chain(model) is not None:
+        _refuse_frozen_chain(model, frozen)
         return find_chain_modes(model, X, y, max_modes=max_modes, min_rate_ratio=min_rate_ratio)
     layout = _layout(model)
     p, d = layout.unit_dim, layout.units
     zero = model.copy()
     size = zero.num_parameters
+    origin, free = free_origin(model, layout, frozen)
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     first, second = layout.index[0], (layout.index[1] if d > 1 else None)
     S_mu = np.zeros((n, p, p))          # per-sample −(H − H_pair), columns j
-    for j in range(p):
+    for j in np.flatnonzero(free):
         cols = []
         for sign in (1.0, -1.0):
-            theta = np.zeros(size)
-            theta[first[j]] = sign * h
+            theta = origin.copy()
+            theta[first[j]] += sign * h
             zero.set_parameter_vector(theta)
             grads = zero.per_sample_grads(X, y)
             cols.append(np.concatenate([np.asarray(grads[k]).reshape(n, -1) for k in zero.params], axis=1))
@@ -146,11 +152,16 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
         S_mu[:, :, j] = -column[:, first]
         if second is not None:
             S_mu[:, :, j] += column[:, second]
+    S_mu[:, ~free, :] = 0.0             # frozen entries: no row either (the modes do not move them)
     S_mu = 0.5 * (S_mu + S_mu.transpose(0, 2, 1))
     S = S_mu.mean(axis=0)
+    if frozen:
+        _refuse_sloped_origin(model, origin, layout, free, frozen, X, y)
     if not np.all(np.isfinite(S)):
         raise GeometryError("model: the loss Hessian at zero weights is not finite; no modes can be found")
-    values, vectors = np.linalg.eigh(S)
+    values, sub = np.linalg.eigh(S[np.ix_(free, free)])   # the free entries' block (all of Y: none frozen)
+    vectors = np.zeros((p, sub.shape[1]))
+    vectors[free] = sub
     order = np.argsort(values)[::-1]
     values, vectors = values[order], vectors[:, order]
     # the standard error of each eigenvalue (first order in the sample's noise: e_kᵀ (Y_sample − Y) e_k)
@@ -158,6 +169,75 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     error = np.sqrt(np.sum(rayleigh ** 2, axis=0)) / n
     keep = _select(values, vectors, max_modes, min_rate_ratio) & (values > error)
     return Modes(vectors[:, keep], values[keep], values, error[keep], error)
+
+
+def free_origin(model, layout, frozen) -> tuple[np.ndarray, np.ndarray]:
+    """``(θ_origin, free)``: the origin of the free parameters (zero weights, the ``frozen`` parameters at
+    the model's current values) and the mask over a unit's ``p`` entries of those that are trained.  A
+    frozen parameter must hold the same values in every unit (else the units are no longer
+    interchangeable: the permutation symmetry the charts rest on is broken by it); a :class:`GeometryError`
+    names the frozen key.  (That the origin is stationary is :func:`_refuse_sloped_origin`'s check.)"""
+    theta = model.parameter_vector()
+    origin = np.zeros_like(theta)
+    if not frozen:
+        return origin, np.ones(layout.unit_dim, dtype=bool)
+    owner = np.concatenate([np.full(np.asarray(v).size, k, dtype=object) for k, v in model.params.items()])
+    unknown = [k for k in frozen if k not in model.params]
+    if unknown:
+        raise GeometryError(f"frozen: {unknown[0]!r} is not a parameter of the {model.name!r} model "
+                            f"({', '.join(model.params)})")
+    held = np.isin(owner, list(frozen))
+    origin[held] = theta[held]
+    free = ~held[layout.index[0]]
+    if not np.array_equal(held[layout.index], np.broadcast_to(~free, layout.index.shape)):
+        raise GeometryError("frozen: the frozen parameters take different entries of different units")
+    values = theta[layout.index][:, ~free]
+    for key in frozen:
+        cols = owner[layout.index[0]][~free] == key
+        if layout.units > 1 and not np.allclose(values[:, cols], values[:1, cols], rtol=1e-12, atol=0.0):
+            raise GeometryError(f"frozen: {key!r} holds different values in different units, so its units are no "
+                                f"longer interchangeable (the automatic charts need the permutation symmetry); "
+                                f"freeze it at one value for every unit (an `initial` file) or train it")
+    return origin, free
+
+
+def _refuse_sloped_origin(model, origin, layout, free, frozen, X, y):
+    """The origin of the free parameters must be a stationary point for its modes to be a saddle's: refused
+    (naming the frozen keys) when the loss's slope there, over the free entries, exceeds the saddle's own pull
+    at the initial weights (``|g(θ_0) − g(origin)|``): the escape is then driven by the slope, not by the
+    instability (a readout frozen at nonzero values makes the network linear in the weights before it)."""
+    def free_grad(theta):
+        m = model.copy()
+        m.set_parameter_vector(theta)
+        grads = m.loss_and_grad(X, y)[1]
+        g = np.concatenate([np.asarray(grads[k]).ravel() for k in m.params])
+        return g[layout.index[:, free]].ravel()
+
+    slope, start = free_grad(origin), free_grad(model.parameter_vector())
+    pull = float(np.linalg.norm(start - slope))
+    if float(np.linalg.norm(slope)) > pull:
+        raise GeometryError(f"frozen: with {', '.join(map(repr, frozen))} held at the initial values the loss is not "
+                            f"stationary at zero free weights (slope {np.linalg.norm(slope):.3g} against the "
+                            f"saddle's pull {pull:.3g} at the initial weights): the origin is no saddle of the free "
+                            f"parameters, and the automatic charts chart the saddles of the origin only")
+
+
+def check_frozen_origin(model, X, y, frozen) -> None:
+    """Every refusal of :func:`find_modes` for ``frozen`` parameters, before any work (``GeometryError``)."""
+    if not frozen:
+        return
+    if _chain(model) is not None:
+        _refuse_frozen_chain(model, frozen)
+    layout = _layout(model)
+    origin, free = free_origin(model, layout, frozen)
+    _refuse_sloped_origin(model, origin, layout, free, frozen, np.asarray(X, dtype=np.float64), y)
+
+
+def _refuse_frozen_chain(model, frozen):
+    if frozen:
+        raise GeometryError(f"frozen: {frozen[0]!r}: the automatic charts of a chain move every layer along the "
+                            f"balanced section of a mode, so they cannot hold a layer of the {model.name!r} "
+                            f"network fixed; train it, or use `shockflow train` to only train")
 
 
 def _select(values, vectors, max_modes, min_rate_ratio):
@@ -205,6 +285,7 @@ class AutoGeometry(Geometry):
     min_rate_ratio: float = MIN_RATE_RATIO
     extent: float = 1.0
     active: tuple = ()         # modes learned at the reference (a saddle of the chain): split this one orthogonally
+    frozen: tuple = ()         # parameters held at their initial values ([training] frozen): no mode moves them
 
     #: the keyword through which the saddle chain names the learned modes (shockflow.prediction.saddle_chain)
     saddle_keyword = "active"
@@ -221,6 +302,11 @@ class AutoGeometry(Geometry):
         if not (math.isfinite(self.extent) and self.extent > 0):
             raise GeometryError(f"extent: expected a number > 0, found {self.extent!r}")
         object.__setattr__(self, "_layout", layout)
+        object.__setattr__(self, "frozen", tuple(self.frozen))
+        if chain is not None:
+            _refuse_frozen_chain(self.model, self.frozen)
+        elif self.frozen:
+            _, free = free_origin(self.model, layout, self.frozen)
         if self.modes is None:
             return
         E = np.asarray(self.modes, dtype=np.float64)
@@ -237,6 +323,8 @@ class AutoGeometry(Geometry):
             self._build_chain(E)
             return
         e = E[:, int(self.mode)]
+        if self.frozen:
+            e = np.where(free, e, 0.0)   # a mode never moves a frozen entry
         e = e / np.linalg.norm(e)
         theta0 = self.model.parameter_vector()
         units = layout.unit_matrix(theta0)
@@ -312,7 +400,8 @@ class AutoGeometry(Geometry):
             E = np.asarray(kwargs["modes"], dtype=np.float64)
             return dict(kwargs), list(range(1 if E.ndim == 1 else E.shape[1])), "mode"
         found = find_modes(model, X, y, max_modes=int(kwargs.get("max_modes", MAX_MODES)),
-                           min_rate_ratio=float(kwargs.get("min_rate_ratio", MIN_RATE_RATIO)))
+                           min_rate_ratio=float(kwargs.get("min_rate_ratio", MIN_RATE_RATIO)),
+                           frozen=tuple(kwargs.get("frozen", ())))
         if found.rates.size == 0:
             raise GeometryError(f"model: the origin of the {model.name!r} network has no unstable direction on "
                                 f"these data (largest eigenvalue of Y: {found.spectrum[0]:.3g}); there is no "

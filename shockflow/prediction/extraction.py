@@ -58,7 +58,8 @@ import numpy as np
 from shockflow.geometry.base import Chart
 from shockflow.geometry.chart_interpolant import chart_loss_at
 
-__all__ = ["ChartData", "Extraction", "ExtractionError", "bind_geometry", "chart_temperature", "downhill_index",
+__all__ = ["ChartData", "Extraction", "ExtractionError", "bind_geometry", "chart_temperature", "check_frozen",
+           "downhill_index",
            "escape_profile", "extract"]
 
 #: how many times the chart may be widened (x4 each) to find the landscape minimum
@@ -351,11 +352,27 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
         sigma2=sigma2, temperature=T, nu=0.5 * T, gamma_data=gamma_data), geo
 
 
+def check_frozen(geo, points, init: Mapping, frozen: Sequence[str], where: str) -> None:
+    """Raise :class:`ExtractionError` if the geometry's section at chart ``points (k, 1)`` moves a frozen
+    parameter away from its initial value in ``init`` (``where`` names the geometry and chart)."""
+    if not frozen:
+        return
+    section = geo.section(np.asarray(points, dtype=np.float64).reshape(-1, 1))
+    for key in frozen:
+        ref = np.asarray(init[key])
+        moved = float(np.max(np.abs(np.asarray(section[key]) - ref[None])))
+        if moved > 1e-12 * max(1.0, float(np.max(np.abs(ref)))):
+            raise ExtractionError(f"frozen: {where} moves the frozen parameter {key!r} (by up to {moved:.3g} along "
+                                  f"its section), which training holds at its initial values, so its charts cannot "
+                                  f"predict this run; unfreeze {key!r}, or chart it with a geometry that holds it "
+                                  f"(the automatic charts: no [geometry] table)")
+
+
 def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = None,
             charts: Sequence = (None,), chart_key: str = "modes", snapshots: Mapping | None = None,
             lr: float, batch_size: int, cells: int = 801, margin: float = 0.25,
             noise_samples: int = 512, seed: int = 0, log_temperature: float = float("nan"),
-            on_chart: Callable[[str, int, int], None] | None = None) -> Extraction:
+            on_chart: Callable[[str, int, int], None] | None = None, frozen: Sequence[str] = ()) -> Extraction:
     """Extract one :class:`ChartData` per entry of ``charts``.
 
     ``model``: the network *at its initial parameters* (it is copied; the geometry is bound to the
@@ -366,6 +383,10 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
     keyword and :class:`ExtractionError` when a chart has no minimum.  Every chart is extracted at the
     initial parameters; the saddles visited later are :mod:`shockflow.prediction.saddle_chain`'s.
     ``on_chart(label, done, total)``, if given, is called after each chart extraction.
+    ``frozen``: parameters the training holds at their initial values.  A geometry with a ``frozen``
+    setting (the automatic charts) is given them and charts the free parameters only; every chart's
+    section is then checked to leave them at their initial values (:func:`check_frozen`), so a geometry
+    that moves one is refused naming it.
     """
     base = model.copy()
     init = {k: np.array(v) for k, v in base.params.items()}
@@ -375,6 +396,14 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
     n = X.shape[0]
     B = int(batch_size)
     raw = list(charts)
+    frozen = tuple(frozen)
+    if frozen:
+        from dataclasses import fields as _fields
+
+        from shockflow.geometry import geometry_class
+
+        if any(f.name == "frozen" for f in _fields(geometry_class(geometry))):
+            kwargs["frozen"] = frozen
     if raw == [None]:
         from shockflow.geometry import geometry_class
 
@@ -384,7 +413,11 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
     args = (geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin, noise_samples, seed)
     out = []
     for sel in raw:
-        out.append(_extract_chart(base, init, sel, *args)[0])
+        chart, geo = _extract_chart(base, init, sel, *args)
+        ends = np.abs([chart.lower, chart.upper, chart.x0, chart.x_min]) if chart.mirrored else \
+            np.array([chart.lower, chart.upper, chart.x0, chart.x_min])
+        check_frozen(geo, ends, init, frozen, f"the {geometry!r} geometry's chart {chart.label}")
+        out.append(chart)
         if on_chart is not None:
             on_chart(out[-1].label, len(out), len(raw))
     labels = [cd.label for cd in out]

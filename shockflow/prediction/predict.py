@@ -191,11 +191,12 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
                                  charts=ex.charts or (None,), chart_key=ex.chart_key, snapshots=snapshots,
                                  lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
                                  noise_samples=ex.noise_samples, seed=train_settings.seed,
-                                 log_temperature=log_temperature, on_chart=step_callback(bar))
-    except (GeometryError, TypeError) as exc:
-        raise CaseError.at(case, "geometry", str(exc)) from None
-    except ExtractionError as exc:
-        raise CaseError.at(case, "extraction", str(exc)) from None
+                                 log_temperature=log_temperature, on_chart=step_callback(bar),
+                                 frozen=train_settings.frozen)
+    except (GeometryError, TypeError, ExtractionError) as exc:
+        key = "training.frozen" if str(exc).startswith("frozen:") else \
+            "extraction" if isinstance(exc, ExtractionError) else "geometry"
+        raise CaseError.at(case, key, str(exc)) from None
     pr = s.prediction
     solutions, shocks = [], []
     with _progress(len(extraction.charts), f"solve the charts of {case.name}", enabled=progress, unit="chart",

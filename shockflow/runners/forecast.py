@@ -18,9 +18,11 @@ is forecast to sit on once that mode is learned.
 rates (the charts' landscapes do not depend on the rate; their viscosity ``ν = T/2`` is proportional
 to it, and the schedule is scaled with it) and flags a rate *critical* where the forecast stops being
 a forecast: ``η ≥ γ*`` of a chart (the proximal step of docs/theory.md §1 is no longer single-valued), or
-the discrete escape overshoots the minimum it escapes to — the update rule's linear map at the
+the discrete escape overshoots the minimum it escapes to: the update rule's linear map at the
 largest quotient curvature ``κ_max`` of the charts' landscape minima leaves its stable region
-(``ηκ_max ≥ 2`` for gradient descent, ``2(1 + μ)`` for heavy ball, ``2(1 + μ)/(1 + 2μ)`` for Nesterov).
+(``ηκ_max ≥ 2`` for gradient descent, ``2(1 + μ)`` for heavy ball, ``2(1 + μ)/(1 + 2μ)`` for Nesterov),
+or — earlier, for momentum, whose escape arrives with speed and overshoots to steeper curvature — the
+update rule run on the charts' landscapes leaves a basin (:mod:`shockflow.prediction.stability`).
 ``target_step`` bisects the rate (log scale, below the stability limit) for the smallest one at
 which a chosen transition is forecast by a given step.
 """
@@ -234,7 +236,7 @@ def forecast_stage(case, seed: int, *, progress: bool = False, network=None):
 
     refuse_unmodelled(case)
     model, data = network if network is not None else build_model_and_data(case, seed)[::2]
-    verify_geometry(case, model)
+    verify_geometry(case, model, data)
     settings = case.settings.training.train_settings(seed)
     stage = predict_from_start(case, model.copy(), data, settings, progress=progress)
     return stage, model, data, settings
@@ -318,6 +320,7 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
                   transition: int = 1, network=None) -> ForecastOutcome:
     """Forecast, write the forecast file and the figure (module docstring).  ``scan_rates``: learning rates
     for the scan; ``target_step``/``transition``: the smallest rate for that transition by that step."""
+    from shockflow.prediction.stability import overshoot_rate
     from shockflow.progress import status
 
     if case.kind != "network":
@@ -328,7 +331,10 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
     stage, model, data, settings = forecast_stage(case, seed, progress=show, network=network)
     initial_loss = float(model.copy().loss_and_grad(data.X, data.y)[0])
     kappa = max((sharpest_curvature(c) for c in stage.extraction.charts), default=0.0)
-    limit = stability_limit(kappa, settings.optimizer, settings.momentum)
+    linear = stability_limit(kappa, settings.optimizer, settings.momentum)
+    # the escape's overshoot past the minimum meets steeper curvature than κ_max: the update rule run on
+    # the charts (shockflow.prediction.stability) flags from the first rate whose iterate leaves its basin
+    limit = min(linear, overshoot_rate(stage.extraction, model.copy(), data.X, data.y, settings, linear)[0])
     scan = lr_scan(stage, settings, scan_rates, limit) if scan_rates is not None else ()
     target = None
     if target_step is not None:

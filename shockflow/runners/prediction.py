@@ -203,10 +203,6 @@ def refuse_unmodelled(case) -> None:
         raise CaseError.at(case, "training.optimizer", "the prediction (shockflow run, shockflow forecast) has no "
                                                        "validated escape model for 'adam'; use gd, sgd, momentum or "
                                                        "nesterov, or `shockflow train` to only train")
-    if case.settings.training.frozen:
-        raise CaseError.at(case, "training.frozen", "the prediction (shockflow run, shockflow forecast) cannot hold "
-                                                    "frozen parameters constant yet: its charts move every parameter "
-                                                    "of a unit; use `shockflow train` to train with frozen parameters")
 
 
 def predict_from_start(case, initial, data, settings, *, log_temperature=float("nan"), progress=False):
@@ -231,7 +227,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     start = time.perf_counter()
     seed = options.seed if options.seed is not None else (case.seed or 0)
     model, spec, data, _ = build_model_and_data(case, seed)
-    verify_geometry(case, model)   # every refusal of the charts before any training
+    verify_geometry(case, model, data)   # every refusal of the charts before any training
     initial = model.copy()
     settings = case.settings.training.train_settings(seed)
     out = Path(options.out)

@@ -227,16 +227,28 @@ def _verify(case) -> None:
     verify_geometry(case, model)
 
 
-def verify_geometry(case, model) -> None:
+def verify_geometry(case, model, data=None) -> None:
     """``[geometry]`` and ``[extraction]`` checked the way ``shockflow run`` uses them: the geometry built on the
-    case's network, once per chart (``extraction.chart_key = chart``), each chart 1-D."""
+    case's network, once per chart (``extraction.chart_key = chart``), each chart 1-D; with ``[training] frozen``
+    every section holding the frozen parameters (the automatic charts: on ``data``, their free origin)."""
     s = case.settings
     from shockflow import geometry
 
+    frozen = tuple(s.training.frozen)
+    if s.geometry is not None and "frozen" in s.geometry.kwargs():
+        raise CaseError.at(case, "geometry.frozen", "the charts hold the parameters of [training] frozen; set them "
+                                                    "there (the optimiser and the charts then agree)")
     if s.geometry is None:  # `shockflow run` charts the network automatically (shockflow.geometry.auto)
         try:
-            geometry.build("auto", model=model)
+            geometry.build("auto", model=model, frozen=frozen)
+            if frozen and data is not None:
+                from shockflow.geometry.auto import check_frozen_origin
+
+                check_frozen_origin(model, data.X, data.y, frozen)
         except geometry.GeometryError as exc:
+            if str(exc).startswith("frozen:"):
+                raise CaseError.at(case, "training.frozen", f"`shockflow run` cannot chart the {model.name!r} "
+                                                            f"network with it: {exc}") from None
             raise CaseError.at(case, "model", f"`shockflow run` finds no chart for the {model.name!r} network "
                                               f"({exc}); give a [geometry] table, or use `shockflow train` to "
                                               f"only train it") from None
@@ -263,6 +275,15 @@ def verify_geometry(case, model) -> None:
         if geo.dim != 1:
             raise CaseError.at(case, key, f"each chart must be 1-D for the prediction, found a {geo.dim}-D chart"
                                           + (f" for {s.extraction.chart_key} = {chart!r}" if chart is not None else ""))
+        if frozen:   # before any training: a section that moves a frozen parameter is refused naming it
+            from shockflow.prediction.extraction import ExtractionError, check_frozen
+
+            where = f"the {name!r} geometry" + (f" ({s.extraction.chart_key} = {chart!r})" if chart is not None else "")
+            try:
+                check_frozen(geo, [geo.chart.lower[0], geo.chart.upper[0], geo.coordinates(model.params)[0]],
+                             model.params, frozen, where)
+            except ExtractionError as exc:
+                raise CaseError.at(case, "training.frozen", str(exc)) from None
 
 
 NETWORK_KIND = register_kind(CaseKind(

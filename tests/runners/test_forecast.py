@@ -109,12 +109,18 @@ def _train(case, lr, steps=None):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, overrides", [SUITE[0], SUITE[2]])
-def test_at_a_flagged_learning_rate_training_is_unstable_or_reorders(tmp_path, name, overrides):
+def test_the_flag_is_placed_within_5_percent_of_where_training_turns_unstable(tmp_path, name, overrides):
+    """Just below the first flag (0.95x) training gives the same staircase; from just above it (1.03x, and 1.5x)
+    it does not.  Measured: two-layer-staircase (gd): flag 0.2507 (2/κ at the top mode's minimum = γ*); training
+    converges at 0.245 and 0.25 (loss 5e-5, 1.7e-4), not from 0.255 on (loss 0.69).  linear2-momentum (heavy ball
+    0.9, n = 1024): the linear bound at the minimum is 0.364 and γ* 0.19, but the escape overshoots: the flag is
+    the update rule run on the charts, 0.1501; training converges at 0.146, diverges at 0.148 and above
+    (non-monotone further up: 0.17 converges), so the flag is late by 1.5-2.5 % (it was γ* = 0.19, 28 % late)."""
     case = load_case(name, overrides)
     f = forecast_case(case, _options(tmp_path))
     gamma = min(p["gamma_star"] for p in f.predicted)
     first_flag = min(gamma, f.stability_lr)
-    rates = [0.6 * first_flag, 1.1 * first_flag, 1.5 * first_flag]
+    rates = [0.95 * first_flag, 1.03 * first_flag, 1.5 * first_flag]
     scan = forecast_case(case, _options(tmp_path), scan_rates=rates).scan
     assert [r.critical for r in scan] == [False, True, True]
     base_loss, base_order = _train(case, case.settings.training.lr)
@@ -122,9 +128,6 @@ def test_at_a_flagged_learning_rate_training_is_unstable_or_reorders(tmp_path, n
     assert ok_order == base_order and ok_loss <= 10 * base_loss           # below the flag: the same staircase
     for lr in rates[1:]:
         bad_loss, bad_order = _train(case, lr)
-        # measured: two-layer-staircase (gd, flagged from 2/κ = 0.258) ends at loss 1.7-2.5 against 4.9e-5;
-        # linear2-momentum (heavy ball, flagged from γ* = 0.19) diverges (it does from 0.16 on: the flag is late
-        # there by ~15 %)
         assert bad_loss is None or bad_loss > 100 * base_loss or bad_order != base_order, lr
 
 

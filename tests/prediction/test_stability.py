@@ -1,0 +1,43 @@
+"""The overshoot flag: the update rule run on a chart's landscape (shockflow.prediction.stability)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from shockflow.prediction.stability import escape_path
+from shockflow.runners.forecast import stability_limit
+
+RATES = np.geomspace(0.05, 1.0, 400)
+
+
+def _first_unstable(force, x0, optimizer, mu, lo, hi, mirrored, steps=3000):
+    alive, peak = escape_path(force, x0, RATES, np.ones(steps), optimizer, mu, lo, hi, mirrored)
+    return (float(RATES[np.argmin(alive)]) if not alive.all() else np.inf), peak
+
+
+@pytest.mark.parametrize("optimizer, mu", [("gd", 0.0), ("momentum", 0.9), ("momentum", 0.5), ("nesterov", 0.9)])
+def test_on_a_quadratic_the_path_leaves_its_basin_exactly_from_the_linear_bound(optimizer, mu):
+    # L = ½ κ x²: the iteration is linear, unstable from ηκ = 2, 2(1 + μ), 2(1 + μ)/(1 + 2μ) on (a box wide
+    # enough that heavy ball's transient growth below the bound stays inside it: only exponential growth leaves)
+    kappa = 7.0
+    first, _ = _first_unstable(lambda x: kappa * x, 1.0, optimizer, mu, -1e3, 1e3, False)
+    step = RATES[1] / RATES[0]
+    assert stability_limit(kappa, optimizer, mu) <= first <= stability_limit(kappa, optimizer, mu) * step ** 1.5
+
+
+def test_heavy_ball_escaping_a_double_well_overshoots_below_the_linear_bound_at_its_minimum():
+    # the mode chart L = ½(s − r²/2)² from r0 = 1e-3 (mirrored at 0): minimum r² = 2s with curvature 2s; the
+    # linear bound is 2(1 + μ)/(2s), but the escape arrives with the speed of 1/(1 − μ) steps and overshoots to
+    # where the curvature 3r²/2 − s is larger: the path leaves the basin from a clearly lower rate
+    s, mu = 5.0, 0.9
+    force = lambda r: -(s - r ** 2 / 2) * r        # noqa: E731
+    r_min = np.sqrt(2 * s)
+    linear = stability_limit(2 * s, "momentum", mu)
+    first, peak = _first_unstable(force, 1e-3, "momentum", mu, 0.0, 4 * 1.25 * r_min, True)
+    assert first < 0.6 * linear
+    below = RATES < first
+    assert np.all(peak[below] > 1.2 * r_min)         # the stable escapes overshoot the minimum too
+    # gradient descent arrives without speed: its path is stable up to the linear bound at the minimum
+    first_gd, peak_gd = _first_unstable(force, 1e-3, "gd", 0.0, 0.0, 4 * 1.25 * r_min, True)
+    assert first_gd >= 0.97 * stability_limit(2 * s, "gd", 0.0)
