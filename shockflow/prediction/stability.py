@@ -9,7 +9,7 @@ critical rate is set by the largest curvature the discrete path meets, which onl
 tells (measured: ``linear2-momentum``, heavy ball μ = 0.9: the linear bound at the top mode's minimum
 is 0.364, the overshoot reaches 1.4–1.8 ``r_min`` and training diverges from 0.148).
 
-:func:`overshoot_rate` runs the update rule itself — gd/sgd, heavy ball, Nesterov, with the case's
+:func:`overshoot_rate` runs the update rule itself (:func:`solvers.charts.descent.descent_paths`, compiled) — gd/sgd, heavy ball, Nesterov, with the case's
 learning-rate schedule, over the planned steps — on each chart's landscape ``L̄`` in the chart
 coordinate (``x ← x − η a ∂_x L̄``, the rule's velocity in between), for a geometric ladder of rates
 (ratio 1.01) below the linear bound, all at once.  ``L̄`` is evaluated by the chart's geometry on a box
@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-__all__ = ["OVERSHOOT_BOX", "escape_path", "overshoot_rate"]
+__all__ = ["OVERSHOOT_BOX", "overshoot_rate"]
 
 #: the landscape the discrete escape is followed on: this many times the chart box's reach from x0
 OVERSHOOT_BOX = 4.0
@@ -43,8 +43,8 @@ LADDER_SPAN, LADDER_RATIO = 100.0, 1.01
 
 
 def _landscape(extraction, chart, model, X, y, cells: int):
-    """``(force, lo, hi)``: ``a ∂_x L̄`` as a callable (cubic splines through ``cells`` values of ``L̄`` and
-    ``a``) on the widened box ``[lo, hi]`` (mirrored charts: ``x ≥ 0``, ``L̄`` even)."""
+    """``(nodes, table, lo, hi)``: ``a ∂_x L̄`` tabulated on uniform nodes of the widened box ``[lo, hi]``
+    (cubic splines through ``cells`` values of ``L̄`` and ``a``; mirrored charts: ``x ≥ 0``, ``L̄`` even)."""
     from scipy.interpolate import CubicSpline
 
     from shockflow.geometry.chart_interpolant import chart_loss_at
@@ -73,36 +73,7 @@ def _landscape(extraction, chart, model, X, y, cells: int):
     # unstable rate moved by 7 % between 1600 and 16000 samples), tabulated TABLE times finer for the loop
     fine = np.linspace(lo, hi, TABLE * cells)
     table = CubicSpline(xs, geo.mobility(xs[:, None])[:, 0, 0])(fine) * CubicSpline(xs, L).derivative()(fine)
-    return (lambda p: np.interp(p, fine, table)), lo, hi
-
-
-def escape_path(force_at, x0: float, rates: np.ndarray, profile: np.ndarray, optimizer: str, momentum: float,
-                lo: float, hi: float, mirrored: bool):
-    """The update rule's iterates from ``x0`` at every learning rate of ``rates`` (vectorised), the
-    schedule ``profile`` (η_t / η per step) over its length: ``(alive, peak)``, whether each stayed in
-    ``[lo, hi]`` and the farthest point it reached from ``x0`` (``|x|`` on a mirrored chart).
-    ``force_at(x)``: ``a ∂_x L̄`` at chart points ``x``."""
-    x = np.full(rates.size, float(x0))
-    v = np.zeros(rates.size)
-    alive = np.ones(rates.size, dtype=bool)
-    peak = np.abs(x - (0.0 if mirrored else x0))
-    mu = float(momentum) if optimizer in ("momentum", "nesterov") else 0.0
-    for scale in profile:
-        eta = rates * scale
-        g = np.sign(x) * force_at(np.abs(x)) if mirrored else force_at(x)
-        g[~alive] = 0.0
-        if mu:
-            v *= mu
-            v += g
-            x -= eta * (g + mu * v if optimizer == "nesterov" else v)
-        else:
-            x -= eta * g
-        out = (np.abs(x) > hi) if mirrored else (x > hi) | (x < lo)
-        out |= ~np.isfinite(x)
-        alive &= ~out
-        x[~alive], v[~alive] = x0, 0.0
-        peak = np.maximum(peak, np.where(alive, np.abs(x) if mirrored else np.abs(x - x0), peak))
-    return alive, peak
+    return fine, table, lo, hi
 
 
 def overshoot_rate(extraction, model, X, y, settings, ceiling: float) -> tuple[float, str]:
@@ -111,6 +82,7 @@ def overshoot_rate(extraction, model, X, y, settings, ceiling: float) -> tuple[f
     from dataclasses import replace
 
     from shockflow.training.schedules import learning_rate
+    from solvers.charts.descent import descent_paths
 
     if not (math.isfinite(ceiling) and ceiling > 0):
         return math.inf, ""
@@ -120,10 +92,10 @@ def overshoot_rate(extraction, model, X, y, settings, ceiling: float) -> tuple[f
     profile = np.array([learning_rate(s, i) for i in range(s.steps)])
     best, where = math.inf, ""
     for chart in extraction.charts:
-        force, lo, hi = _landscape(extraction, chart, model, X, y, cells=2 * chart.x.size)
+        nodes, table, lo, hi = _landscape(extraction, chart, model, X, y, cells=2 * chart.x.size)
         x0 = abs(chart.x0) if chart.mirrored else chart.x0
-        alive, _ = escape_path(force, x0, rates, profile, settings.optimizer,
-                               settings.momentum, lo, hi, chart.mirrored)
+        alive, _ = descent_paths(nodes, table, x0, rates, profile, settings.optimizer, settings.momentum,
+                                 lo, hi, chart.mirrored)
         if not alive.all():
             first = float(rates[int(np.argmin(alive))])
             if first < best:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shockflow.prediction.stability import escape_path
 from shockflow.runners.forecast import stability_limit
+from solvers.charts.descent import descent_paths
 
 RATES = np.geomspace(0.05, 1.0, 400)
 
 
 def _first_unstable(force, x0, optimizer, mu, lo, hi, mirrored, steps=3000):
-    alive, peak = escape_path(force, x0, RATES, np.ones(steps), optimizer, mu, lo, hi, mirrored)
+    nodes = np.linspace(lo, hi, 40001)           # the force tabulated, as overshoot_rate hands it over
+    alive, peak = descent_paths(nodes, force(nodes), x0, RATES, np.ones(steps), optimizer, mu, lo, hi, mirrored)
     return (float(RATES[np.argmin(alive)]) if not alive.all() else np.inf), peak
 
 
