@@ -250,9 +250,9 @@ def test_the_batched_minimum_search_agrees_with_brent(f, a, b, x_true):
 
 
 def test_the_chain_on_batched_calls_gives_the_brent_chains_steps(tmp_path, monkeypatch):
-    """The saddle chain of the correlated diagonal net with the batched minimum search, and with the bounded
-    Brent search it replaced (patched back in): the same steps to 1e-6 and the same saddle levels, in fewer
-    calls of the chart loss."""
+    """The saddle chain of the correlated diagonal net with the batched minimum search and its warm starts, and
+    with the bounded Brent search from a full scan every time that it replaced (patched back in): the same
+    steps to 1e-6 and the same saddle levels, in fewer calls of the chart loss."""
     from scipy.optimize import minimize_scalar
 
     import shockflow.prediction.saddle_chain as sc
@@ -267,14 +267,16 @@ def test_the_chain_on_batched_calls_gives_the_brent_chains_steps(tmp_path, monke
 
     monkeypatch.setattr(Geometry, "chart_loss", counted)
 
-    def brent(f, a, b):
+    def brent(f, a, b, rounds=None):
         res = minimize_scalar(lambda x: float(f(np.array([x]))[0]), bounds=(a, b), method="bounded",
                               options={"xatol": 1e-9 * max(abs(b), 1e-300)})
         return float(res.x), float(res.fun)
 
     outs = []
-    for search in (sc.refine_minimum, brent):
+    fast, warm = sc.refine_minimum, sc.Landscape._local_minimum
+    for search, local in ((fast, warm), (brent, lambda *args: None)):   # the second: no warm starts
         monkeypatch.setattr(sc, "refine_minimum", search)
+        monkeypatch.setattr(sc.Landscape, "_local_minimum", local)
         counts.append(0)
         outs.append(_run("diagonal-correlated", SMALL, tmp_path / search.__name__))
     fast, slow = outs
