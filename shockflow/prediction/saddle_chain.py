@@ -65,8 +65,8 @@ SWEEP_TOLERANCE, MAX_SWEEPS = 1e-4, 50
 #: the joint minimiser (``Landscape(joint=True)``) stops when an L-BFGS step lowers the loss by less than this
 #: fraction of the loss it started from (or after JOINT_MAX_ITER iterations)
 JOINT_FTOL, JOINT_MAX_ITER = 1e-7, 2000
-#: batched rounds of the minimum search on a chart's bracket (refine_minimum)
-REFINE_ROUNDS = 6
+#: batched rounds of the minimum search on a chart's bracket, and how much each narrows it (refine_minimum)
+REFINE_ROUNDS, REFINE_SHRINK = 6, 0.125
 #: the curvature stencil's half-width, as a fraction of the distance from the ridge to the minimum
 STENCIL = 0.02
 
@@ -377,26 +377,25 @@ class Landscape:
 
 def refine_minimum(f, a: float, b: float, rounds: int = REFINE_ROUNDS) -> tuple[float, float]:
     """``(x, f(x))``: the minimum of a smooth 1-D function on the bracket ``[a, b]`` in ``rounds`` batched calls of
-    ``f`` on 5 points (``f`` maps an array of points to their values).  Each round fits a parabola through the
-    best point and its neighbours and puts the next 5 points on a bracket a quarter as wide around its vertex
-    (clipped to ``[a, b]``); the answer is the best point evaluated.  Where a bounded Brent search makes one
+    ``f`` on 3 points each (``f`` maps an array of points to their values; its cost may grow with the points, as
+    for a network's loss on its samples).  Each round fits a parabola through the 3 points and puts the next
+    3 on a bracket an eighth as wide around its vertex (clipped to ``[a, b]``; around the best point where the
+    parabola is not convex); the answer is the best point evaluated.  Where a bounded Brent search makes one
     call per point (about 10 on a chart's bracket), this makes ``rounds``; a test compares the two."""
     lo, hi = float(min(a, b)), float(max(a, b))
     best_x, best_v = math.nan, math.inf
     left, right = lo, hi
     for _ in range(rounds):
-        xs = np.linspace(left, right, 5)
+        xs = np.linspace(left, right, 3)
         vs = np.asarray(f(xs), dtype=np.float64)
         i = int(np.argmin(vs))
         if vs[i] < best_v:
             best_x, best_v = float(xs[i]), float(vs[i])
-        width = 0.25 * (right - left)
+        width = REFINE_SHRINK * (right - left)
         centre = float(xs[i])
-        if 0 < i < 4:
-            (x0, x1, x2), (v0, v1, v2) = xs[i - 1:i + 2], vs[i - 1:i + 2]
-            curv = (v2 - 2.0 * v1 + v0)
-            if curv > 0:
-                centre = float(x1 + 0.5 * (x1 - x0) * (v0 - v2) / curv)
+        curv = vs[2] - 2.0 * vs[1] + vs[0]
+        if curv > 0:
+            centre = float(np.clip(xs[1] + 0.5 * (xs[1] - xs[0]) * (vs[0] - vs[2]) / curv, lo, hi))
         left, right = max(lo, centre - 0.5 * width), min(hi, centre + 0.5 * width)
         if right - left <= 1e-12 * max(abs(hi), abs(lo), 1e-300):
             break
