@@ -27,7 +27,7 @@ Two pieces:
   fit, which the 1-D sections cannot (they keep each mode along the origin's direction: 0.64 for 0.51 on
   ``linear2-momentum``).  It is not the default: on ``mlp-tanh-teacher`` the minimiser trades the learned
   tanh units' balance for a desaturated point the run reaches only slowly, and the chain's later steps,
-  within 1–10 % on the sections, move 14–21 % early (measured; see the issue's report).  At each saddle it measures, for every
+  within 1–10 % on the sections, move 14–21 % early (measured, docs/prediction.md).  At each saddle it measures, for every
   waiting chart, the quotient curvature at the chart's ridge (a fixed five-point stencil, the same at
   every saddle, so the rate ratio ``κ_k(S)/κ_k(∅)`` carries no stencil error), the exit distance and,
   for charts escaping by the integral ``∫ dx/|a L̄'|`` (degenerate ridges), the escape profile.  A
@@ -57,7 +57,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Landscape", "Saddle", "SaddleFailure", "chain_transitions", "read_chain", "write_chain"]
+__all__ = ["Landscape", "Saddle", "SaddleFailure", "chain_transitions", "read_chain", "refine_minimum", "write_chain"]
 
 #: block-coordinate sweeps over the active charts stop when a sweep lowers the loss by less than this
 #: fraction of it (or after MAX_SWEEPS)
@@ -156,8 +156,9 @@ class Landscape:
         scan of the chart box (widened x2 while the minimum sits at its far end; the points ``extra`` ride on
         its first call), then :func:`refine_minimum` in the bracket.  With a ``guess`` (where the minimum was:
         the chart's coordinate in a later sweep, its minimum at the previous saddle) a bracket a sixteenth of
-        the scan's around it first (:meth:`_local_minimum`, the same final resolution in two rounds fewer and
-        no scan); the scan if the minimum is not inside it."""
+        the scan's around it first (:meth:`_local_minimum`: no scan and two rounds fewer, its last bracket 4x
+        the cold search's, both far below what the parabola's vertex resolves); the scan if the minimum is not
+        inside it."""
         from shockflow.prediction.extraction import downhill_index
 
         c = self.charts[k]
@@ -225,9 +226,9 @@ class Landscape:
         ``values``: the loss at :meth:`_stencil_points` if already evaluated."""
         c, sh = self.charts[k], self.shocks[k]
         a = float(np.interp(sh.location, c.metric_x, c.metric_a))
-        x = sh.location + self._stencil[k] * np.sqrt(max(a, 1e-300)) * np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+        h = self._stencil[k] * np.sqrt(max(a, 1e-300))
         L = geo.chart_loss(self._stencil_points(k)[:, None], self.X, self.y) if values is None else values
-        d2 = (-L[0] + 16 * L[1] - 30 * L[2] + 16 * L[3] - L[4]) / (12.0 * (x[1] - x[0]) ** 2)
+        d2 = (-L[0] + 16 * L[1] - 30 * L[2] + 16 * L[3] - L[4]) / (12.0 * h ** 2)
         return float(-a * d2)
 
     def saddle(self, active: tuple[int, ...]) -> SaddleData:
