@@ -125,6 +125,7 @@ class Landscape:
         self._memo: dict[tuple, SaddleData] = {}
         self._extent: dict[int, float] = {}
         self._mode_spaces = self._find_mode_spaces() if joint else None
+        self._stencil_values: dict[int, tuple] = {}   # chart -> (geo, the loss at its stencil points on it)
         self._stencil = [STENCIL * max(abs(sh.distance(c.x_min)), 1e-300) for c, sh in zip(self.charts, shocks)]
 
     # -- geometry at a reference --------------------------------------------------------------------
@@ -220,14 +221,19 @@ class Landscape:
         x = sh.location + self._stencil[k] * np.sqrt(max(a, 1e-300)) * np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
         return np.abs(x) if c.mirrored else x
 
-    def _curvature(self, geo, k: int, values=None) -> float:
+    def _curvature(self, geo, k: int) -> float:
         """``κ = −Hess_g L̄`` at the chart's ridge, ``a(x_s) · (−L̄'')`` from a five-point stencil of fixed
-        width (the ridge is a stationary point of the flow, so the metric's derivative term vanishes);
-        ``values``: the loss at :meth:`_stencil_points` if already evaluated."""
+        width (the ridge is a stationary point of the flow, so the metric's derivative term vanishes).  The
+        loss at :meth:`_stencil_points` is the one evaluated along with the chart's minimum on the same
+        ``geo`` (``_stencil_values``), or evaluated here."""
         c, sh = self.charts[k], self.shocks[k]
         a = float(np.interp(sh.location, c.metric_x, c.metric_a))
         h = self._stencil[k] * np.sqrt(max(a, 1e-300))
-        L = geo.chart_loss(self._stencil_points(k)[:, None], self.X, self.y) if values is None else values
+        held = self._stencil_values.pop(k, None)
+        if held is not None and held[0] is geo:
+            L = held[1]
+        else:
+            L = geo.chart_loss(self._stencil_points(k)[:, None], self.X, self.y)
         d2 = (-L[0] + 16 * L[1] - 30 * L[2] + 16 * L[3] - L[4]) / (12.0 * h ** 2)
         return float(-a * d2)
 
@@ -262,7 +268,8 @@ class Landscape:
             try:
                 guess = self.saddle(active[:-1]).minimum[k][0] if active else None
                 x_min, L_min, stencil = self._minimum(geo, k, extra=self._stencil_points(k), guess=guess)
-                curvature[k] = self._curvature(geo, k, stencil)
+                self._stencil_values[k] = (geo, stencil)
+                curvature[k] = self._curvature(geo, k)
                 exits[k] = self.shocks[k].distance(x_min)
                 minima[k] = (x_min, L_min, float(np.asarray(geo.strength(np.array([[x_min]])))[0, 0]))
                 if k in self.escape_charts and active:
