@@ -21,7 +21,13 @@ Two pieces:
 * :class:`Landscape` — the saddles of the REAL network's loss.  ``θ_{S ∪ j}`` is found from
   ``θ_S`` by moving chart ``j`` to its minimum and then re-minimising every active chart in turn
   (block coordinate descent on the charts' sections, sweeps until the loss settles: for a diagonal linear net on correlated inputs
-  it converges to the non-negative least-squares saddle).  At each saddle it measures, for every
+  it converges to the non-negative least-squares saddle).  With ``joint=True`` (automatic charts of
+  units only) the saddle is instead the minimiser of the loss over every free parameter of the active
+  modes, the waiting modes held (``_joint_minimum``): on a two-layer linear net it reaches the best rank-k
+  fit, which the 1-D sections cannot (they keep each mode along the origin's direction: 0.64 for 0.51 on
+  ``linear2-momentum``).  It is not the default: on ``mlp-tanh-teacher`` the minimiser trades the learned
+  tanh units' balance for a desaturated point the run reaches only slowly, and the chain's later steps,
+  within 1–10 % on the sections, move 14–21 % early (measured, docs/prediction.md).  At each saddle it measures, for every
   waiting chart, the quotient curvature at the chart's ridge (a fixed five-point stencil, the same at
   every saddle, so the rate ratio ``κ_k(S)/κ_k(∅)`` carries no stencil error), the exit distance and,
   for charts escaping by the integral ``∫ dx/|a L̄'|`` (degenerate ridges), the escape profile.  A
@@ -51,11 +57,16 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Landscape", "Saddle", "SaddleFailure", "chain_transitions", "read_chain", "write_chain"]
+__all__ = ["Landscape", "Saddle", "SaddleFailure", "chain_transitions", "read_chain", "refine_minimum", "write_chain"]
 
 #: block-coordinate sweeps over the active charts stop when a sweep lowers the loss by less than this
 #: fraction of it (or after MAX_SWEEPS)
 SWEEP_TOLERANCE, MAX_SWEEPS = 1e-4, 50
+#: the joint minimiser (``Landscape(joint=True)``) stops when an L-BFGS step lowers the loss by less than this
+#: fraction of the loss it started from (or after JOINT_MAX_ITER iterations)
+JOINT_FTOL, JOINT_MAX_ITER = 1e-7, 2000
+#: batched rounds of the minimum search on a chart's bracket, and how much each narrows it (refine_minimum)
+REFINE_ROUNDS, REFINE_SHRINK = 6, 0.125
 #: the curvature stencil's half-width, as a fraction of the distance from the ridge to the minimum
 STENCIL = 0.02
 
@@ -99,7 +110,7 @@ class Landscape:
     """The saddles of a network's loss on its charts (module docstring)."""
 
     def __init__(self, model, geometry: str, kwargs: dict, chart_key: str, extraction, shocks, X, y,
-                 escape_charts: Sequence[int] = ()):
+                 escape_charts: Sequence[int] = (), joint: bool = False):
         self.model = model.copy()
         self.geometry = geometry
         self.kwargs = dict(kwargs)
@@ -113,6 +124,8 @@ class Landscape:
         self._saddle_keyword = getattr(geometry_class(geometry), "saddle_keyword", None)
         self._memo: dict[tuple, SaddleData] = {}
         self._extent: dict[int, float] = {}
+        self._mode_spaces = self._find_mode_spaces() if joint else None
+        self._stencil_values: dict[int, tuple] = {}   # chart -> (geo, the loss at its stencil points on it)
         self._stencil = [STENCIL * max(abs(sh.distance(c.x_min)), 1e-300) for c, sh in zip(self.charts, shocks)]
 
     # -- geometry at a reference --------------------------------------------------------------------
@@ -139,43 +152,89 @@ class Landscape:
             geo = bind_geometry(self.geometry, ref, kw, self.X, self.y)
         return geo
 
-    def _minimum(self, geo, k: int) -> float:
-        """The chart's minimum on the side of its start: a 33-point scan of the chart box (widened x2
-        while the minimum sits at its far end), then a bounded Brent search in the bracket."""
-        from scipy.optimize import minimize_scalar
-
+    def _minimum(self, geo, k: int, extra=None, guess=None) -> tuple:
+        """``(x, L̄(x), L̄(extra))``: the chart's minimum on the side of its start and the loss there: a 33-point
+        scan of the chart box (widened x2 while the minimum sits at its far end; the points ``extra`` ride on
+        its first call), then :func:`refine_minimum` in the bracket.  With a ``guess`` (where the minimum was:
+        the chart's coordinate in a later sweep, its minimum at the previous saddle) a bracket a sixteenth of
+        the scan's around it first (:meth:`_local_minimum`: no scan and two rounds fewer, its last bracket 4x
+        the cold search's, both far below what the parabola's vertex resolves); the scan if the minimum is not
+        inside it."""
         from shockflow.prediction.extraction import downhill_index
 
         c = self.charts[k]
         lo, hi = (0.0, c.upper) if c.mirrored else (c.lower, c.upper)
         lo = max(lo, geo.chart.lower[0])
+        extra = np.zeros(0) if extra is None else np.asarray(extra, dtype=np.float64)
+        if guess is not None and math.isfinite(guess):
+            found = self._local_minimum(geo, lo, min(hi, geo.chart.upper[0]), float(guess), extra)
+            if found is not None:
+                return found
+        extra_values = None
         for _ in range(6):
             hi = min(hi, geo.chart.upper[0])
             pts = np.linspace(lo, hi, 33)
-            L = geo.chart_loss(pts[:, None], self.X, self.y)
+            if extra_values is None:
+                values = geo.chart_loss(np.concatenate([pts, extra])[:, None], self.X, self.y)
+                L, extra_values = values[:pts.size], values[pts.size:]
+            else:
+                L = geo.chart_loss(pts[:, None], self.X, self.y)
             j = int(np.argmin(L)) if c.mirrored else downhill_index(geo, pts, L, c.x0, self.X, self.y)
             if j < pts.size - 2 or hi >= geo.chart.upper[0]:
                 break
             hi = lo + 2.0 * (hi - lo)
         a, b = pts[max(j - 1, 0)], pts[min(j + 1, pts.size - 1)]
-        res = minimize_scalar(lambda x: float(geo.chart_loss(np.array([[x]]), self.X, self.y)[0]),
-                              bounds=(a, b), method="bounded", options={"xatol": 1e-9 * max(abs(b), 1e-300)})
-        return float(res.x) if res.fun <= L[j] else float(pts[j])
+        x, value = refine_minimum(lambda x: geo.chart_loss(x[:, None], self.X, self.y), a, b)
+        if not value <= L[j]:
+            x, value = float(pts[j]), float(L[j])
+        return x, value, extra_values
+
+    def _local_minimum(self, geo, lo: float, hi: float, guess: float, extra: np.ndarray):
+        """:meth:`_minimum` warm-started at ``guess`` (``None``: the minimum is not well inside the bracket)."""
+        half = (hi - lo) / 32.0 / 16.0
+        a, b = max(lo, guess - half), min(hi, guess + half)
+        if not b > a:
+            return None
+        extra_values = []
+
+        def f(x):
+            if extra_values:
+                return geo.chart_loss(x[:, None], self.X, self.y)
+            values = geo.chart_loss(np.concatenate([x, extra])[:, None], self.X, self.y)
+            extra_values.append(values[x.size:])
+            return values[:x.size]
+
+        x, value = refine_minimum(f, a, b, rounds=REFINE_ROUNDS - 2)
+        margin = 0.02 * (b - a)
+        if not (x - a > margin or a <= lo) or not (b - x > margin or b >= hi) or not math.isfinite(value):
+            return None
+        return x, value, extra_values[0]
 
     def _set(self, params, geo, x: float) -> dict:
         section = geo.section(np.array([[x]]))
         return {key: np.array(np.asarray(section[key])[0]) for key in params}
 
+    def _stencil_points(self, k: int) -> np.ndarray:
+        """The five points of :meth:`_curvature` on chart ``k`` (around its ridge, fixed width)."""
+        c, sh = self.charts[k], self.shocks[k]
+        a = float(np.interp(sh.location, c.metric_x, c.metric_a))
+        x = sh.location + self._stencil[k] * np.sqrt(max(a, 1e-300)) * np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+        return np.abs(x) if c.mirrored else x
+
     def _curvature(self, geo, k: int) -> float:
         """``κ = −Hess_g L̄`` at the chart's ridge, ``a(x_s) · (−L̄'')`` from a five-point stencil of fixed
-        width (the ridge is a stationary point of the flow, so the metric's derivative term vanishes)."""
+        width (the ridge is a stationary point of the flow, so the metric's derivative term vanishes).  The
+        loss at :meth:`_stencil_points` is the one evaluated along with the chart's minimum on the same
+        ``geo`` (``_stencil_values``), or evaluated here."""
         c, sh = self.charts[k], self.shocks[k]
-        xs = sh.location
-        h = self._stencil[k]
-        a = float(np.interp(xs, c.metric_x, c.metric_a))
-        x = xs + h * np.sqrt(max(a, 1e-300)) * np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
-        L = geo.chart_loss((np.abs(x) if c.mirrored else x)[:, None], self.X, self.y)
-        d2 = (-L[0] + 16 * L[1] - 30 * L[2] + 16 * L[3] - L[4]) / (12.0 * (x[1] - x[0]) ** 2)
+        a = float(np.interp(sh.location, c.metric_x, c.metric_a))
+        h = self._stencil[k] * np.sqrt(max(a, 1e-300))
+        held = self._stencil_values.pop(k, None)
+        if held is not None and held[0] is geo:
+            L = held[1]
+        else:
+            L = geo.chart_loss(self._stencil_points(k)[:, None], self.X, self.y)
+        d2 = (-L[0] + 16 * L[1] - 30 * L[2] + 16 * L[3] - L[4]) / (12.0 * h ** 2)
         return float(-a * d2)
 
     def saddle(self, active: tuple[int, ...]) -> SaddleData:
@@ -184,17 +243,17 @@ class Landscape:
             return self._memo[active]
         if not active:
             params = {k: np.array(v) for k, v in self.model.params.items()}
+        elif self._mode_spaces is not None:
+            # the new chart to its minimum along its section, then every free parameter jointly
+            params = self._move(dict(self.saddle(active[:-1]).params), active[-1], active)
+            params = self._joint_minimum(params, active)
         else:
             params = dict(self.saddle(active[:-1]).params)
             order = [active[-1]] + list(active[:-1])
             previous = math.inf
-            for _ in range(MAX_SWEEPS):
+            for sweep in range(MAX_SWEEPS):
                 for i in order:
-                    geo = self._geo(params, i, active)
-                    try:
-                        params = self._set(params, geo, self._minimum(geo, i))
-                    except (ValueError, FloatingPointError) as exc:
-                        raise SaddleFailure(self._where(active, i) + f": no minimum along the chart ({exc})") from None
+                    params = self._move(params, i, active, warm=sweep > 0 or i != active[-1])
                 loss = self._total_loss(params)
                 if len(order) == 1 or previous - loss <= SWEEP_TOLERANCE * abs(loss):
                     break
@@ -207,10 +266,11 @@ class Landscape:
                 continue
             geo = self._geo(params, k, active)
             try:
+                guess = self.saddle(active[:-1]).minimum[k][0] if active else None
+                x_min, L_min, stencil = self._minimum(geo, k, extra=self._stencil_points(k), guess=guess)
+                self._stencil_values[k] = (geo, stencil)
                 curvature[k] = self._curvature(geo, k)
-                x_min = self._minimum(geo, k)
                 exits[k] = self.shocks[k].distance(x_min)
-                L_min = float(geo.chart_loss(np.array([[x_min]]), self.X, self.y)[0])
                 minima[k] = (x_min, L_min, float(np.asarray(geo.strength(np.array([[x_min]])))[0, 0]))
                 if k in self.escape_charts and active:
                     from shockflow.prediction.extraction import escape_profile
@@ -228,6 +288,89 @@ class Landscape:
         self._memo[active] = out
         return out
 
+    def _move(self, params, i: int, active, warm: bool = False) -> dict:
+        """``params`` with chart ``i`` moved to its minimum along its section (``warm``: started at the chart's
+        coordinate, for a chart already learned, which sits at or near its minimum)."""
+        geo = self._geo(params, i, active)
+        try:
+            guess = None
+            if warm:
+                guess = float(np.asarray(geo.coordinates({key: params[key] for key in self.model.params})).ravel()[0])
+            return self._set(params, geo, self._minimum(geo, i, guess=guess)[0])
+        except (ValueError, FloatingPointError) as exc:
+            raise SaddleFailure(self._where(active, i) + f": no minimum along the chart ({exc})") from None
+
+    def _find_mode_spaces(self):
+        """Per chart, the unit-space direction its mode occupies in every unit (``(p,)``), where the charts
+        are the automatic charts of a network of interchangeable units: mode k is ``Wᵀ e_k``, so holding
+        a waiting mode at its start is holding the component of every unit along ``e_k``
+        (:mod:`shockflow.geometry.auto`).  ``None`` for any other geometry (its charts' sections are the
+        only directions the landscape knows: block coordinate descent)."""
+        from shockflow.geometry.auto import AutoGeometry
+        from shockflow.models.units import CHAIN_MODELS, unit_layout
+
+        if not hasattr(self.model, "loss_and_grad") or getattr(self.model, "name", None) in CHAIN_MODELS:
+            return None
+        try:
+            geo = self._geo(self.model.params, 0, ())
+            layout = unit_layout(self.model)
+        except (ValueError, TypeError):
+            return None
+        if not isinstance(geo, AutoGeometry) or geo.modes is None:
+            return None
+        E = np.asarray(geo.modes, dtype=np.float64).reshape(layout.unit_dim, -1)
+        spaces = []
+        for c in self.charts:
+            e = E[:, int(c.selector if c.selector is not None else 0)]
+            spaces.append(e / np.linalg.norm(e))
+        return layout, spaces
+
+    def _joint_minimum(self, params, active) -> dict:
+        """The minimiser of the network's loss over the free parameters of the active modes, from ``params``:
+        every unit-space direction except the waiting modes' (held at their values in ``params``), in the
+        units that carry the active modes (the span ``C`` of their splits ``Wᵀ e_i``; the other units keep
+        their small initial weights, so the learned modes neither spread along the units' symmetry valley
+        nor into the units a waiting mode will use).  ``ΔW = P A Cᵀ`` with ``P`` the projection off the
+        waiting modes; L-BFGS on the loss scaled by its start value."""
+        from scipy.optimize import minimize
+
+        layout, spaces = self._mode_spaces
+        waiting = [spaces[k] for k in range(len(self.charts)) if k not in active]
+        Q = np.linalg.qr(np.stack(waiting, axis=1))[0] if waiting else np.zeros((layout.unit_dim, 0))
+        ref = self.model.copy()
+        for key in ref.params:
+            ref.params[key][...] = params[key]
+        theta0 = ref.parameter_vector()
+        U0 = layout.unit_matrix(theta0)
+        splits = np.stack([U0.T @ spaces[i] for i in active], axis=1)
+        u, sv, _ = np.linalg.svd(splits, full_matrices=False)
+        C = u[:, sv > 1e-10 * max(float(sv.max()), 1e-300)]
+        shape = (layout.unit_dim, C.shape[1])
+        scale = max(abs(float(ref.loss(self.X, self.y))), 1e-300)
+
+        def theta_of(a):
+            A = a.reshape(shape)
+            A = A - Q @ (Q.T @ A)
+            theta = theta0.copy()
+            theta[layout.index] = (U0 + A @ C.T).T
+            return theta
+
+        def value_and_grad(a):
+            ref.set_parameter_vector(theta_of(a))
+            L, grads = ref.loss_and_grad(self.X, self.y)
+            G = layout.unit_matrix(ref.grad_vector(grads)) @ C
+            return L / scale, (G - Q @ (Q.T @ G)).ravel() / scale
+
+        with np.errstate(over="raise", invalid="raise"):
+            try:
+                res = minimize(value_and_grad, np.zeros(shape[0] * shape[1]), jac=True, method="L-BFGS-B",
+                               options={"ftol": JOINT_FTOL, "gtol": 1e-12, "maxiter": JOINT_MAX_ITER})
+            except FloatingPointError as exc:
+                raise SaddleFailure(self._where(active, None) + f": the joint minimisation overflowed ({exc})") from None
+        theta = theta_of(res.x) if math.isfinite(res.fun) and res.fun <= 1.0 else theta0
+        ref.set_parameter_vector(theta)
+        return {key: np.array(v) for key, v in ref.params.items()}
+
     def _total_loss(self, params) -> float:
         ref = self.model.copy()
         for key in ref.params:
@@ -238,6 +381,33 @@ class Landscape:
         learned = ", ".join(self.charts[i].label for i in active) or "none (the origin)"
         chart = f", chart {self.charts[k].label}" if k is not None else ""
         return f"saddle chain, the saddle with {learned} learned{chart}"
+
+
+def refine_minimum(f, a: float, b: float, rounds: int = REFINE_ROUNDS) -> tuple[float, float]:
+    """``(x, f(x))``: the minimum of a smooth 1-D function on the bracket ``[a, b]`` in ``rounds`` batched calls of
+    ``f`` on 3 points each (``f`` maps an array of points to their values; its cost may grow with the points, as
+    for a network's loss on its samples).  Each round fits a parabola through the 3 points and puts the next
+    3 on a bracket an eighth as wide around its vertex (clipped to ``[a, b]``; around the best point where the
+    parabola is not convex); the answer is the best point evaluated.  Where a bounded Brent search makes one
+    call per point (about 10 on a chart's bracket), this makes ``rounds``; a test compares the two."""
+    lo, hi = float(min(a, b)), float(max(a, b))
+    best_x, best_v = math.nan, math.inf
+    left, right = lo, hi
+    for _ in range(rounds):
+        xs = np.linspace(left, right, 3)
+        vs = np.asarray(f(xs), dtype=np.float64)
+        i = int(np.argmin(vs))
+        if vs[i] < best_v:
+            best_x, best_v = float(xs[i]), float(vs[i])
+        width = REFINE_SHRINK * (right - left)
+        centre = float(xs[i])
+        curv = vs[2] - 2.0 * vs[1] + vs[0]
+        if curv > 0:
+            centre = float(np.clip(xs[1] + 0.5 * (xs[1] - xs[0]) * (vs[0] - vs[2]) / curv, lo, hi))
+        left, right = max(lo, centre - 0.5 * width), min(hi, centre + 0.5 * width)
+        if right - left <= 1e-12 * max(abs(hi), abs(lo), 1e-300):
+            break
+    return best_x, best_v
 
 
 def _crossing(cum: np.ndarray, start: float, need: float) -> float:
