@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from shockflow.blas_threads import blas_threads
 from shockflow.cases.errors import CaseError
 
 __all__ = ["ChartFailure", "ChartSolution", "PredictionStage", "formation_time", "hessian_g", "initial_gamma", "predict_case",
@@ -171,6 +172,7 @@ class ChartFailure(RuntimeError):
     """The PDE of one chart could not be solved (a failure of the run, exit 1): names the chart and why."""
 
 
+@blas_threads()
 def predict_case(case, model, data, train_settings, snapshots=None, *, log_temperature=float("nan"),
                  progress: bool = False) -> PredictionStage:
     """The prediction half of ``shockflow run`` (module docstring).  ``model``: at its initial parameters."""

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from shockflow.blas_threads import blas_threads
 from shockflow.cases.errors import CaseError
 from shockflow.storage.atomic import committed_together
 
@@ -316,6 +317,7 @@ def _figure(outcome: ForecastOutcome, out: Path, options) -> tuple[Path, ...]:
 
 
 @committed_together
+@blas_threads()
 def forecast_case(case, options, *, scan_rates=None, target_step: float | None = None,
                   transition: int = 1, network=None) -> ForecastOutcome:
     """Forecast, write the forecast file and the figure (module docstring).  ``scan_rates``: learning rates

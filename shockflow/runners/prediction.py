@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from shockflow.blas_threads import blas_threads
 from shockflow.cases.errors import CaseError
 from shockflow.storage.atomic import committed_together
 from shockflow.prediction.predict import WALL, PredictionStage, initial_gamma, predict_case, shock_records
@@ -214,6 +215,7 @@ def predict_from_start(case, initial, data, settings, *, log_temperature=float("
 
 
 @committed_together
+@blas_threads()
 def run_prediction_case(case, options) -> RunOutcome:
     """Train, extract, solve, predict, observe, compare, write (module docstring)."""
     from shockflow.prediction import match_transitions

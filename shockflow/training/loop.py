@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from shockflow.blas_threads import blas_threads
 from shockflow.data import Dataset
 from shockflow.logs import TrainingRecord, package_versions, write_training_log
 from shockflow.progress import progress
@@ -129,6 +130,7 @@ def _observe(observables: Mapping[str, Observable], model, store: dict[str, list
         store[name].append(v.copy())
 
 
+@blas_threads()
 def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[str, Observable] | None = None,
           *, test: Dataset | None = None, log_path=None, quiet: bool = False) -> TrainingRecord:
     """Train ``model`` (updated in place) on ``data``; return (and optionally write) the record.

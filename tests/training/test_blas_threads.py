@@ -1,0 +1,80 @@
+"""BLAS threads under training and prediction: one per idle core, unless the user chose (shockflow.blas_threads)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from shockflow.blas_threads import blas_thread_limit, blas_threads
+
+
+def _blas_threads() -> set[int]:
+    return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+
+@pytest.mark.parametrize("environ, expected", [
+    ({}, 1),
+    ({"SHOCKFLOW_BLAS_THREADS": "3"}, 3),
+    ({"OPENBLAS_NUM_THREADS": "4"}, None),
+    ({"OMP_NUM_THREADS": "2"}, None),
+    ({"MKL_NUM_THREADS": "2", "SHOCKFLOW_BLAS_THREADS": "1"}, 1),
+    ({"OPENBLAS_NUM_THREADS": " "}, 1),
+])
+def test_the_users_choice_wins(environ, expected):
+    # 2 cores, one busy competitor: the policy alone would say 1
+    assert blas_thread_limit(environ, cores=2, competing=1) == expected
+
+
+@pytest.mark.parametrize("cores, competing, expected", [(2, 0, 2), (2, 1, 1), (2, 3.5, 1), (8, 2, 6), (8, 0, 8),
+                                                        (1, 0, 1), (4, 0.5, 3)])
+def test_one_thread_plus_one_per_idle_core(cores, competing, expected):
+    assert blas_thread_limit({}, cores=cores, competing=competing) == expected
+
+
+@pytest.mark.parametrize("value", ["0", "two", "-1"])
+def test_a_bad_shockflow_blas_threads_is_refused_by_name(value):
+    with pytest.raises(ValueError, match="SHOCKFLOW_BLAS_THREADS"):
+        blas_thread_limit({"SHOCKFLOW_BLAS_THREADS": value})
+
+
+def test_training_beside_a_busy_core_runs_with_one_blas_thread_and_restores_the_count_after(monkeypatch):
+    if not _blas_threads():
+        pytest.skip("no BLAS library that threadpoolctl can control")
+    for name in ("SHOCKFLOW_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    import solvers.conservation.thread_policy as policy
+
+    monkeypatch.setattr(policy, "competing_tasks", lambda: 64.0)     # every core busy
+    from shockflow import models
+    from shockflow.data import Dataset
+    from shockflow.training import TrainSettings, train
+
+    seen = []
+    model = models.build("mlp", input_dim=6, width=8, output_dim=2, activation="tanh", seed=0)
+    original = model.loss_and_grad
+
+    def recording(*args, **kwargs):
+        seen.append(_blas_threads())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(model, "loss_and_grad", recording)
+    rng = np.random.default_rng(0)
+    data = Dataset(rng.normal(size=(64, 6)), rng.normal(size=(64, 2)))
+    with threadpool_limits(limits=2, user_api="blas"):
+        train(model, data, TrainSettings(optimizer="gd", lr=0.01, steps=5), quiet=True)
+        after = _blas_threads()
+    assert seen and all(s == {1} for s in seen)
+    assert after == {2}
+
+
+def test_the_users_choice_is_left_alone(monkeypatch):
+    if not _blas_threads():
+        pytest.skip("no BLAS library that threadpoolctl can control")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    monkeypatch.delenv("SHOCKFLOW_BLAS_THREADS", raising=False)
+    with threadpool_limits(limits=2, user_api="blas"):
+        with blas_threads():
+            inside = _blas_threads()
+    assert inside == {2}
+    np.testing.assert_equal(blas_thread_limit(), None)
