@@ -164,7 +164,53 @@ def _settings(settings: ShockSettings | None, overrides: dict) -> ShockSettings:
 
 
 def _transitions(q: np.ndarray, h: float, s: ShockSettings, min_jump: float):
-    """Extents ``(k, jl, jr)`` (peak face, first and last face) of transitions passing the indicator."""
+    """Extents ``(k, jl, jr, jump, width)`` (peak face, first and last face, jump, width) of the transitions
+    passing the indicator.  Each peak's extent is read off whole-array masks (a run of faces of the peak's
+    sign at or above its tail cut), not walked face by face: :func:`_transitions_reference` is that walk."""
+    d = np.diff(q)
+    n_f = d.size
+    if n_f == 0:
+        return []
+    a = np.abs(d)
+    widest = max(s.max_width_cells * h, s.viscous_width_factor * 8.0 * s.nu / min_jump)
+    floor = min_jump * h / widest  # necessary: |Δq| ≥ min_jump and w ≤ widest
+    left = np.concatenate([[-np.inf], a[:-1]])
+    right = np.concatenate([a[1:], [-np.inf]])
+    peaks = np.flatnonzero((a >= left) & (a > right) & (a >= floor))
+    if s.entropy:
+        peaks = peaks[d[peaks] < 0]
+    if peaks.size == 0:
+        return []
+    sign = np.sign(d)
+    found = []
+    for k in peaks:
+        # faces that may belong to the extent of peak k; the extent is the run of them through k
+        ok = (sign == sign[k]) & (a >= s.tail * a[k])
+        before, after = ok[k - 1::-1] if k > 0 else ok[:0], ok[k + 1:]
+        jl = k - (before.size if before.all() else int(np.argmin(before)))
+        jr = k + (after.size if after.all() else int(np.argmin(after)))
+        jump = q[jr + 1] - q[jl]
+        if abs(jump) < min_jump:
+            continue
+        width = abs(jump) / (a[k] / h)
+        allowed = max(s.max_width_cells * h, s.viscous_width_factor * 8.0 * s.nu / abs(jump))
+        if width <= allowed:
+            found.append((int(k), int(jl), int(jr), float(jump), float(width)))
+    return _strongest(found)
+
+
+def _strongest(found: list) -> list:
+    """Overlapping extents describe one transition: keep the strongest, sorted by face."""
+    found.sort(key=lambda item: -abs(item[3]))
+    kept = []
+    for item in found:
+        if all(item[2] < other[1] or item[1] > other[2] for other in kept):
+            kept.append(item)
+    return sorted(kept)
+
+
+def _transitions_reference(q: np.ndarray, h: float, s: ShockSettings, min_jump: float):
+    """Reference of :func:`_transitions`: the extents walked face by face in Python."""
     d = np.diff(q)
     n_f = d.size
     if n_f == 0:
@@ -194,13 +240,7 @@ def _transitions(q: np.ndarray, h: float, s: ShockSettings, min_jump: float):
         allowed = max(s.max_width_cells * h, s.viscous_width_factor * 8.0 * s.nu / abs(jump))
         if width <= allowed:
             found.append((int(k), int(jl), int(jr), float(jump), float(width)))
-    # overlapping extents describe one transition: keep the strongest
-    found.sort(key=lambda item: -abs(item[3]))
-    kept = []
-    for item in found:
-        if all(item[2] < other[1] or item[1] > other[2] for other in kept):
-            kept.append(item)
-    return sorted(kept)
+    return _strongest(found)
 
 
 def find_shocks(q, x, *, flux="burgers", settings: ShockSettings | None = None, **kwargs) -> list[Shock]:
@@ -215,7 +255,13 @@ def find_shocks(q, x, *, flux="burgers", settings: ShockSettings | None = None, 
     if q.ndim != 1:
         raise SolverInputError(f"q: expected a 1-D field, found shape {q.shape} (use shock_mask for 2-D fields)")
     x = _coordinates(x, q.size)
-    F = as_flux(flux)
+    return _find_shocks(q, x, as_flux(flux), s)
+
+
+def _find_shocks(q: np.ndarray, x: np.ndarray, F, s: ShockSettings, transitions=None) -> list[Shock]:
+    """:func:`find_shocks` on inputs validated by the caller (``F`` an adapted flux); ``transitions``
+    the extent finder (default :func:`_transitions`)."""
+    transitions = _transitions if transitions is None else transitions
     if s.field == "potential" and q.size >= 2:
         q, x = gradient_samples(q, x, s.periodic)
     if q.size < 3:
@@ -234,7 +280,7 @@ def find_shocks(q, x, *, flux="burgers", settings: ShockSettings | None = None, 
     xs = x[0] + h * np.arange(n)  # positions in the rotated frame are offsets from x[shift]
     period = n * h
     shocks = []
-    for k, jl, jr, jump, width in _transitions(q, h, s, min_jump):
+    for k, jl, jr, jump, width in transitions(q, h, s, min_jump):
         qL, qR = float(q[jl]), float(q[jr + 1])
         if s.position == "crossing":
             mid = 0.5 * (qL + qR)
@@ -265,18 +311,19 @@ def max_slope(q, x, *, periodic: bool = False) -> float:
     """``‖q_x‖∞`` from fourth-order face differences (second order next to a non-periodic end)."""
     q = require_finite("q", q)
     x = _coordinates(x, q.size)
-    h = float(x[1] - x[0])
-    if periodic:
-        qe = np.concatenate([q[-1:], q, q[:2]])
-    else:
-        qe = q
-    d2 = np.diff(qe) / h
-    if qe.size >= 4:
-        d4 = (qe[:-3] - 27 * qe[1:-2] + 27 * qe[2:-1] - qe[3:]) / (24 * h)
-        inner = np.abs(d4)
-        ends = np.abs(d2[[0, -1]]) if not periodic else np.array([0.0])
-        return float(max(inner.max(), ends.max()))
-    return float(np.abs(d2).max())
+    return float(_max_slopes(q[None, :], float(x[1] - x[0]), periodic)[0])
+
+
+def _max_slopes(Q: np.ndarray, h: float, periodic: bool) -> np.ndarray:
+    """:func:`max_slope` of every row of ``Q`` at once (the same arithmetic, row by row)."""
+    qe = np.concatenate([Q[:, -1:], Q, Q[:, :2]], axis=1) if periodic else Q
+    d2 = np.diff(qe, axis=1) / h
+    if qe.shape[1] >= 4:
+        d4 = (qe[:, :-3] - 27 * qe[:, 1:-2] + 27 * qe[:, 2:-1] - qe[:, 3:]) / (24 * h)
+        inner = np.abs(d4).max(axis=1)
+        ends = np.abs(d2[:, [0, -1]]).max(axis=1) if not periodic else np.zeros(Q.shape[0])
+        return np.maximum(inner, ends)
+    return np.abs(d2).max(axis=1)
 
 
 # -------------------------------------------------------------------------------- tracking
@@ -343,12 +390,15 @@ def _min_char_slope(q: np.ndarray, h: float, F, periodic: bool) -> float:
     return float(d.min())
 
 
-def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings | None = None, **kwargs) -> ShockTracking:
+def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings | None = None, reference: bool = False,
+                 **kwargs) -> ShockTracking:
     """Detect shocks in every snapshot (rows of ``snapshots``), link them into tracks and estimate
     the formation time (see the module docstring).  Linking: a shock continues the track whose
     position, advanced with its Rankine–Hugoniot speed, is nearest, within
-    ``4 h + 2 width + |Δt · s| / 2`` (periodic distance on a periodic cell)."""
+    ``4 h + 2 width + |Δt · s| / 2`` (periodic distance on a periodic cell).  ``reference=True`` finds
+    the extents with :func:`_transitions_reference` (the face-by-face walk the tests compare against)."""
     s = _settings(settings, kwargs)
+    transitions = _transitions_reference if reference else _transitions
     t = require_finite("times", np.atleast_1d(np.asarray(times, dtype=np.float64)))
     Q = require_finite("snapshots", snapshots)
     if Q.ndim != 2 or Q.shape[0] != t.size:
@@ -363,14 +413,13 @@ def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings
     h = float(x[1] - x[0])
     period = Q.shape[1] * h
     F = as_flux(flux)
+    C = F.df(Q)  # characteristic speeds of every snapshot
+    steep = _max_slopes(C, h, s.periodic)
     open_tracks: list[dict] = []
     closed: list[dict] = []
     counts = np.zeros(t.size, dtype=np.int64)
-    steep = np.zeros(t.size)
     for n, (tn, q) in enumerate(zip(t, Q)):
-        c = F.df(q)
-        steep[n] = max_slope(c, x, periodic=s.periodic)
-        shocks = find_shocks(q, x, flux=flux, settings=s)
+        shocks = _find_shocks(q, x, F, s, transitions)
         counts[n] = len(shocks)
         unused = list(open_tracks)
         for sh in shocks:
@@ -408,7 +457,7 @@ def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings
     first = float(t[detected[0]]) if detected.size else math.nan
     # steepness fit on resolved pre-shock snapshots
     last = detected[0] if detected.size else t.size
-    ranges = np.ptp(F.df(Q), axis=1)
+    ranges = np.ptp(C, axis=1)
     with np.errstate(divide="ignore"):
         resolved = (steep > 0) & (ranges / np.where(steep > 0, steep, 1.0) >= s.resolved_cells * h)
     use = np.flatnonzero(resolved[:last])
