@@ -59,6 +59,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+import numba
 import numpy as np
 
 from solvers.errors import SolverInputError, require_choice, require_finite, require_positive
@@ -165,38 +166,61 @@ def _settings(settings: ShockSettings | None, overrides: dict) -> ShockSettings:
 
 def _transitions(q: np.ndarray, h: float, s: ShockSettings, min_jump: float):
     """Extents ``(k, jl, jr, jump, width)`` (peak face, first and last face, jump, width) of the transitions
-    passing the indicator.  Each peak's extent is read off whole-array masks (a run of faces of the peak's
-    sign at or above its tail cut), not walked face by face: :func:`_transitions_reference` is that walk."""
-    d = np.diff(q)
-    n_f = d.size
-    if n_f == 0:
+    passing the indicator, found by :func:`transitions_kernel` (compiled); :func:`_transitions_reference`
+    is the same walk in NumPy and Python."""
+    q = np.ascontiguousarray(q, dtype=np.float64)
+    if q.size < 2:
         return []
-    a = np.abs(d)
-    widest = max(s.max_width_cells * h, s.viscous_width_factor * 8.0 * s.nu / min_jump)
+    out = np.empty((q.size - 1, 5))
+    count = transitions_kernel(q, h, s.max_width_cells, s.viscous_width_factor, s.nu, s.tail, s.entropy, min_jump, out)
+    return _strongest([(int(k), int(jl), int(jr), float(jump), float(width)) for k, jl, jr, jump, width in out[:count]])
+
+
+@numba.njit(cache=True)
+def _sign(v):
+    return 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+
+
+@numba.njit(cache=True)
+def transitions_kernel(q, h, max_width_cells, viscous_width_factor, nu, tail, entropy, min_jump, out):
+    """The extents of :func:`_transitions_reference` with its arithmetic: rows ``(k, jl, jr, jump, width)``
+    of ``out`` (``(n - 1, 5)``), in face order; returns how many.  A peak face has the largest difference
+    of its neighbours (ties to the left), at least ``min_jump h / widest``; its extent is the run of faces
+    of its sign whose difference is at least ``tail`` times the peak's."""
+    n_f = q.size - 1
+    widest = max(max_width_cells * h, viscous_width_factor * 8.0 * nu / min_jump)
     floor = min_jump * h / widest  # necessary: |Δq| ≥ min_jump and w ≤ widest
-    left = np.concatenate([[-np.inf], a[:-1]])
-    right = np.concatenate([a[1:], [-np.inf]])
-    peaks = np.flatnonzero((a >= left) & (a > right) & (a >= floor))
-    if s.entropy:
-        peaks = peaks[d[peaks] < 0]
-    if peaks.size == 0:
-        return []
-    sign = np.sign(d)
-    found = []
-    for k in peaks:
-        # faces that may belong to the extent of peak k; the extent is the run of them through k
-        ok = (sign == sign[k]) & (a >= s.tail * a[k])
-        before, after = ok[k - 1::-1] if k > 0 else ok[:0], ok[k + 1:]
-        jl = k - (before.size if before.all() else int(np.argmin(before)))
-        jr = k + (after.size if after.all() else int(np.argmin(after)))
+    count = 0
+    for k in range(n_f):
+        dk = q[k + 1] - q[k]
+        ak = abs(dk)
+        left = abs(q[k] - q[k - 1]) if k > 0 else -math.inf
+        right = abs(q[k + 2] - q[k + 1]) if k < n_f - 1 else -math.inf
+        if not (ak >= left and ak > right and ak >= floor):
+            continue
+        if entropy and not dk < 0:
+            continue
+        sign = _sign(dk)
+        cut = tail * ak
+        jl = k
+        while jl > 0 and _sign(q[jl] - q[jl - 1]) == sign and abs(q[jl] - q[jl - 1]) >= cut:
+            jl -= 1
+        jr = k
+        while jr < n_f - 1 and _sign(q[jr + 2] - q[jr + 1]) == sign and abs(q[jr + 2] - q[jr + 1]) >= cut:
+            jr += 1
         jump = q[jr + 1] - q[jl]
         if abs(jump) < min_jump:
             continue
-        width = abs(jump) / (a[k] / h)
-        allowed = max(s.max_width_cells * h, s.viscous_width_factor * 8.0 * s.nu / abs(jump))
+        width = abs(jump) / (ak / h)
+        allowed = max(max_width_cells * h, viscous_width_factor * 8.0 * nu / abs(jump))
         if width <= allowed:
-            found.append((int(k), int(jl), int(jr), float(jump), float(width)))
-    return _strongest(found)
+            out[count, 0] = k
+            out[count, 1] = jl
+            out[count, 2] = jr
+            out[count, 3] = jump
+            out[count, 4] = width
+            count += 1
+    return count
 
 
 def _strongest(found: list) -> list:
@@ -279,8 +303,13 @@ def _find_shocks(q: np.ndarray, x: np.ndarray, F, s: ShockSettings, transitions=
         q = np.roll(q, -shift)
     xs = x[0] + h * np.arange(n)  # positions in the rotated frame are offsets from x[shift]
     period = n * h
+    found = transitions(q, h, s, min_jump)
+    if not found:
+        return []
+    ends = np.array([(jl, jr + 1) for _, jl, jr, _, _ in found])
+    speeds = np.atleast_1d(rankine_hugoniot_speed(F, q[ends[:, 0]], q[ends[:, 1]]))  # one call for them all
     shocks = []
-    for k, jl, jr, jump, width in transitions(q, h, s, min_jump):
+    for (k, jl, jr, jump, width), speed in zip(found, speeds):
         qL, qR = float(q[jl]), float(q[jr + 1])
         if s.position == "crossing":
             mid = 0.5 * (qL + qR)
@@ -302,8 +331,7 @@ def _find_shocks(q: np.ndarray, x: np.ndarray, F, s: ShockSettings, transitions=
             lower = x[0] - 0.5 * h
             pos = lower + ((pos - lower + shift * h) % period)
         face = (k + shift) % n if s.periodic else k
-        speed = float(rankine_hugoniot_speed(F, qL, qR))
-        shocks.append(Shock(float(pos), qL, qR, qR - qL, speed, width, width / h, int(face)))
+        shocks.append(Shock(float(pos), qL, qR, qR - qL, float(speed), width, width / h, int(face)))
     return sorted(shocks, key=lambda sh: sh.position)
 
 

@@ -77,7 +77,7 @@ def _solve(chart, times, nu: float, cfl: float):
     return solve_chart_hj(grid, chart.u0, times, mobility=mobility, nu=nu, boundary="outflow", cfl=cfl)
 
 
-#: the chart solve's accuracy rule (docs/benchmarks.md, "Chart resolution"): the grid is doubled from an eighth
+#: the chart solve's accuracy rule (docs/benchmarks.md, "Chart resolution"): the grid is doubled from a quarter
 #: of the chart's cells (not below COARSEST_CELLS) until two successive grids give the same formation time γ*
 #: and shock location to RESOLUTION_TOLERANCE (γ* relative, the location relative to the chart's width); the
 #: finer of the two is used: for a scheme converging at first order or better its error is at most that change
@@ -87,9 +87,9 @@ COARSEST_CELLS = 64
 
 
 def _resolution_levels(cells: int) -> list[int]:
-    """The cell counts tried, coarsest first: ``cells/8, cells/4, cells/2`` (those ≥ COARSEST_CELLS), ``cells``."""
+    """The cell counts tried, coarsest first: ``cells/4, cells/2`` (those ≥ COARSEST_CELLS), ``cells``."""
     sizes = [cells]
-    while len(sizes) < 4 and (sizes[-1] + 1) // 2 >= COARSEST_CELLS:
+    while len(sizes) < 3 and (sizes[-1] + 1) // 2 >= COARSEST_CELLS:
         sizes.append((sizes[-1] + 1) // 2)
     return sizes[::-1]
 

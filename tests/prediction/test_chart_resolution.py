@@ -10,7 +10,8 @@ from shockflow.prediction import predict
 
 
 def test_resolution_levels_halve_from_the_chart_grid():
-    assert predict._resolution_levels(801) == [101, 201, 401, 801]
+    assert predict._resolution_levels(801) == [201, 401, 801]
+    assert predict._resolution_levels(4001) == [1001, 2001, 4001]
     assert predict._resolution_levels(200) == [100, 200]
     assert predict._resolution_levels(100) == [100]   # no grid coarser than COARSEST_CELLS
 

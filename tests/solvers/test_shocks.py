@@ -7,7 +7,7 @@ import pytest
 from solvers.errors import SolverInputError
 from solvers.exact.characteristics import first_shock_time
 from solvers.exact.hopf_lax import hopf_lax_solution
-from solvers.exact.riemann import riemann
+from solvers.exact.riemann import rankine_hugoniot_speed, riemann
 from solvers.exact.viscous_shock import viscous_shock, viscous_shock_width
 from solvers.grid import Grid
 from solvers.shocks import ShockSettings, find_shocks, max_slope, shock_cell_counts, shock_mask, track_shocks
@@ -272,7 +272,7 @@ def test_shock_settings_validation():
         ShockSettings(rel_jump=2.0)
 
 
-def test_vectorised_extents_are_the_face_by_face_walk():
+def test_compiled_extents_are_the_face_by_face_walk():
     from solvers.shocks import _transitions, _transitions_reference
 
     rng = np.random.default_rng(7)
@@ -302,5 +302,7 @@ def test_tracking_matches_its_reference(field, periodic):
             np.testing.assert_array_equal(getattr(a, key), getattr(b, key))
     np.testing.assert_array_equal(fast.steepness, ref.steepness)
     np.testing.assert_array_equal(fast.counts, ref.counts)
+    for tr in fast.tracks:   # each snapshot's speeds come from one vectorised call: the scalar formula's values
+        assert list(tr.rh_speeds) == [rankine_hugoniot_speed("burgers", l, r) for l, r in zip(tr.left, tr.right)]
     assert fast.formation_time == ref.formation_time
     assert [max_slope(q, x, periodic=periodic) for q in Q] == list(fast.steepness) or field == "potential"
