@@ -80,7 +80,7 @@ from solvers.errors import (
     require_times,
 )
 from solvers.grid import Grid
-from solvers.hamilton_jacobi.derivatives import derivative_code, one_sided, one_sided_reference
+from solvers.hamilton_jacobi.derivatives import ENO2, FIRST_ORDER, WENO5, derivative_code, one_sided, one_sided_reference
 from solvers.time_stepping import Clock, step_limit_error, tableau
 
 GODUNOV, LAX_FRIEDRICHS = 0, 1
@@ -281,6 +281,75 @@ def chart_rate_kernel(q, ndim, shape3, ghost, strides, dx, deriv, mob):
                 local = alpha0 / dx[0] + alpha1 / dx[1]
             rate = max(rate, local)
     return rate
+
+
+# -- 1-D kernels: the same arithmetic as chart_stage_kernel / chart_rate_kernel, without its 2-D branches --------
+@numba.njit(cache=True)
+def _stage_1d(q_prev, q0, out, rk_alpha, rk_beta, dt, lo, hi, dx, num, deriv, mob0, nu, k00, inv_w):
+    rate = 0.0
+    finite = True
+    for idx in range(lo, hi):
+        a = mob0[idx]
+        m0, p0 = one_sided(q_prev, idx, 1, dx, deriv)
+        alpha0 = a * max(abs(m0), abs(p0))
+        if num == GODUNOV:
+            lo_p = max(m0, 0.0)
+            hi_p = min(p0, 0.0)
+            h = 0.5 * a * max(lo_p * lo_p, hi_p * hi_p)
+        else:
+            pb = 0.5 * (m0 + p0)
+            h = 0.5 * a * pb * pb - 0.5 * alpha0 * (p0 - m0)
+        local = alpha0 / dx
+        if local > rate:
+            rate = local
+        rhs = -h
+        if nu > 0.0:
+            qc = q_prev[idx]
+            visc = 0.0
+            flux_hi = k00[idx] * (q_prev[idx + 1] - qc) / dx
+            flux_lo = k00[idx - 1] * (qc - q_prev[idx - 1]) / dx
+            visc += (flux_hi - flux_lo) / dx
+            rhs += nu * inv_w[idx] * visc
+        value = rk_alpha * q0[idx] + rk_beta * (q_prev[idx] + dt * rhs)
+        out[idx] = value
+        if not math.isfinite(value):
+            finite = False
+    return rate if finite else math.nan
+
+
+@numba.njit(cache=True)
+def chart_stage_kernel_1d(q_prev, q0, out, rk_alpha, rk_beta, dt, ghost, dx, num, deriv, mob0, nu, k00, inv_w):
+    """:func:`chart_stage_kernel` on a 1-D chart (bitwise the same): ``mob0`` is ``A00``, ``k00`` is ``K^{00}``
+    per padded cell.  Each derivative is compiled as its own loop (its branches folded away: about 1.7x the
+    general kernel at 400 cells)."""
+    lo, hi = ghost, q_prev.size - ghost
+    if deriv == ENO2:
+        return _stage_1d(q_prev, q0, out, rk_alpha, rk_beta, dt, lo, hi, dx, num, ENO2, mob0, nu, k00, inv_w)
+    if deriv == FIRST_ORDER:
+        return _stage_1d(q_prev, q0, out, rk_alpha, rk_beta, dt, lo, hi, dx, num, FIRST_ORDER, mob0, nu, k00, inv_w)
+    return _stage_1d(q_prev, q0, out, rk_alpha, rk_beta, dt, lo, hi, dx, num, WENO5, mob0, nu, k00, inv_w)
+
+
+@numba.njit(cache=True)
+def _rate_1d(q, lo, hi, dx, deriv, mob0):
+    rate = 0.0
+    for idx in range(lo, hi):
+        if not math.isfinite(q[idx]):
+            return math.nan
+        m0, p0 = one_sided(q, idx, 1, dx, deriv)
+        rate = max(rate, mob0[idx] * max(abs(m0), abs(p0)) / dx)
+    return rate
+
+
+@numba.njit(cache=True)
+def chart_rate_kernel_1d(q, ghost, dx, deriv, mob0):
+    """:func:`chart_rate_kernel` on a 1-D chart (bitwise the same), the derivative fixed per compiled copy."""
+    lo, hi = ghost, q.size - ghost
+    if deriv == ENO2:
+        return _rate_1d(q, lo, hi, dx, ENO2, mob0)
+    if deriv == FIRST_ORDER:
+        return _rate_1d(q, lo, hi, dx, FIRST_ORDER, mob0)
+    return _rate_1d(q, lo, hi, dx, WENO5, mob0)
 
 
 # -- metric sampling ---------------------------------------------------------------------------
@@ -693,6 +762,14 @@ def _write_interior(q, row, ndim, shape3, ghost):
 
 
 @numba.njit(cache=True)
+def _rate(q, ndim, shape3, ghost, strides, dx, deriv, mob):
+    """The hyperbolic rate by the kernel for the chart's dimension."""
+    if ndim == 1:
+        return chart_rate_kernel_1d(q, ghost, dx[0], deriv, mob[0])
+    return chart_rate_kernel(q, ndim, shape3, ghost, strides, dx, deriv, mob)
+
+
+@numba.njit(cache=True)
 def chart_time_loop(
     q, work, spare, snapshots, first_output, times, t, cfl, max_steps, max_dt, viscous_rate, tab,
     ghost, kinds, values, ndim, shape3, strides, dx, num, deriv, mob, nu, kface, inv_w,
@@ -708,7 +785,7 @@ def chart_time_loop(
     ``dt`` from ``t``.
     """
     g = ghost
-    rate = chart_rate_kernel(q.reshape(-1), ndim, shape3, g, strides, dx, deriv, mob)
+    rate = _rate(q.reshape(-1), ndim, shape3, g, strides, dx, deriv, mob)
     index = first_output
     steps = 0
     dt = 0.0
@@ -730,10 +807,14 @@ def chart_time_loop(
         prev = q
         for s in range(n_stages):
             out = work if s % 2 == 0 else spare
-            stage_rate = chart_stage_kernel(
-                prev.reshape(-1), q.reshape(-1), out.reshape(-1), tab[s, 0], tab[s, 1], dt,
-                ndim, shape3, g, strides, dx, num, deriv, mob, nu, kface, inv_w,
-            )  # fmt: skip
+            if ndim == 1:
+                stage_rate = chart_stage_kernel_1d(prev.reshape(-1), q.reshape(-1), out.reshape(-1), tab[s, 0], tab[s, 1],
+                                                   dt, g, dx[0], num, deriv, mob[0], nu, kface[0, 0], inv_w)
+            else:
+                stage_rate = chart_stage_kernel(
+                    prev.reshape(-1), q.reshape(-1), out.reshape(-1), tab[s, 0], tab[s, 1], dt,
+                    ndim, shape3, g, strides, dx, num, deriv, mob, nu, kface, inv_w,
+                )  # fmt: skip
             if not math.isfinite(stage_rate):
                 return LOOP_STAGE_BLEW_UP, steps, t, dt, dt_stable, out
             fill_ghosts_compiled(out, g, kinds, values)
@@ -744,7 +825,7 @@ def chart_time_loop(
             q, work, spare = work, spare, q
         else:
             q, work, spare = spare, work, q
-        rate = chart_rate_kernel(q.reshape(-1), ndim, shape3, g, strides, dx, deriv, mob)
+        rate = _rate(q.reshape(-1), ndim, shape3, g, strides, dx, deriv, mob)
         if not math.isfinite(rate):
             return LOOP_RATE_BLEW_UP, steps, t, dt, dt_stable, q
         steps += 1

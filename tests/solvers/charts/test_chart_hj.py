@@ -272,3 +272,26 @@ def test_compiled_time_loop_errors_are_the_python_loops():
     assert messages[0][1] == 1
     with pytest.raises(SolverInputError, match="loop: expected one of compiled, python"):
         solve_chart_hj(grid, np.cos, [0.1], mobility=lambda x: 1 + 0 * x, loop="fortran")
+
+
+@pytest.mark.parametrize("num", ["godunov", "lax_friedrichs"])
+@pytest.mark.parametrize("deriv", ["first_order", "eno2", "weno5"])
+@pytest.mark.parametrize("nu", [0.0, 0.07])
+def test_1d_kernels_are_bitwise_the_general_kernels(num, deriv, nu):
+    from solvers.charts.hamilton_jacobi import chart_rate_kernel_1d, chart_stage_kernel_1d
+
+    rng = np.random.default_rng(len(num) + 3 * len(deriv))
+    grid = Grid.line(33, 0.0, 1.0)
+    settings = ChartHJSettings(1, num, deriv, nu=nu, boundary="outflow")
+    op = ChartDiscretisation.build(grid, settings, lambda x: 1.0 + 0.5 * np.sin(3 * x))
+    q = fill_ghosts(grid.pad(rng.normal(size=grid.shape)), grid.ghost, settings.boundary)
+    q0 = fill_ghosts(grid.pad(rng.normal(size=grid.shape)), grid.ghost, settings.boundary)
+    general, special = grid.zeros(), grid.zeros()
+    rate = op.stage(q, q0, general, 0.75, 0.25, 1e-3)
+    rate_1d = chart_stage_kernel_1d(q, q0, special, 0.75, 0.25, 1e-3, grid.ghost, float(grid.dx[0]), *op.codes,
+                                    op.mob[0], nu, op.kface[0, 0], op.inv_w)
+    np.testing.assert_array_equal(special, general)
+    assert rate_1d == rate
+    assert chart_rate_kernel_1d(q, grid.ghost, float(grid.dx[0]), op.codes[1], op.mob[0]) == op.hyperbolic_rate(q)
+    q[grid.ghost + 5] = np.nan
+    assert np.isnan(chart_rate_kernel_1d(q, grid.ghost, float(grid.dx[0]), op.codes[1], op.mob[0]))
