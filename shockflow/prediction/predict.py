@@ -113,7 +113,8 @@ def _agree(a, b, chart) -> bool:
 
 
 def _solve_resolved(chart, times, cfl: float):
-    """The inviscid solve on the grid the accuracy rule accepts: ``(chart on that grid, solution, report, ChartShock)``."""
+    """The inviscid solve on the grid the accuracy rule accepts: ``(chart on that grid, solution, report, ChartShock)``.
+    A viscous solve (ν > 0) is made on the same grid; its snapshots are stored, the mapping does not read them."""
     previous = None
     for cells in _resolution_levels(chart.x.size):
         here = _on_grid(chart, cells)
