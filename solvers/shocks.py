@@ -285,9 +285,29 @@ def find_shocks(q, x, *, flux="burgers", settings: ShockSettings | None = None, 
 def _find_shocks(q: np.ndarray, x: np.ndarray, F, s: ShockSettings, transitions=None) -> list[Shock]:
     """:func:`find_shocks` on inputs validated by the caller (``F`` an adapted flux); ``transitions``
     the extent finder (default :func:`_transitions`)."""
-    transitions = _transitions if transitions is None else transitions
     if s.field == "potential" and q.size >= 2:
         q, x = gradient_samples(q, x, s.periodic)
+    return _with_speeds([_located(q, x, s, transitions)], F)[0]
+
+
+def _with_speeds(rows: list, F) -> list[list[Shock]]:
+    """The shocks of rows of :func:`_located` tuples, their Rankine–Hugoniot speeds from one call for all
+    of them (elementwise the scalar formula), each row sorted by position."""
+    flat = [item for row in rows for item in row]
+    if not flat:
+        return [[] for _ in rows]
+    states = np.array([(item[1], item[2]) for item in flat])
+    speeds = iter(np.atleast_1d(rankine_hugoniot_speed(F, states[:, 0], states[:, 1])).tolist())
+    out = []
+    for row in rows:
+        shocks = [Shock(pos, qL, qR, qR - qL, next(speeds), width, cells, face) for pos, qL, qR, width, cells, face in row]
+        out.append(sorted(shocks, key=lambda sh: sh.position))
+    return out
+
+
+def _located(q: np.ndarray, x: np.ndarray, s: ShockSettings, transitions=None) -> list[tuple]:
+    """``(position, q_L, q_R, width, cells, face)`` of each shock of the 1-D field ``q`` (velocity field)."""
+    transitions = _transitions if transitions is None else transitions
     if q.size < 3:
         return []
     span = float(np.ptp(q))
@@ -301,38 +321,34 @@ def _find_shocks(q: np.ndarray, x: np.ndarray, F, s: ShockSettings, transitions=
         seam = np.abs(np.diff(np.concatenate([q, q[:1]])))
         shift = (int(np.argmin(seam)) + 1) % n  # the flattest face becomes the seam
         q = np.roll(q, -shift)
-    xs = x[0] + h * np.arange(n)  # positions in the rotated frame are offsets from x[shift]
+    x0 = float(x[0])  # positions in the rotated frame are offsets from x[shift]: x0 + h j
     period = n * h
-    found = transitions(q, h, s, min_jump)
-    if not found:
-        return []
-    ends = np.array([(jl, jr + 1) for _, jl, jr, _, _ in found])
-    speeds = np.atleast_1d(rankine_hugoniot_speed(F, q[ends[:, 0]], q[ends[:, 1]]))  # one call for them all
-    shocks = []
-    for (k, jl, jr, jump, width), speed in zip(found, speeds):
+    found = []
+    for k, jl, jr, jump, width in transitions(q, h, s, min_jump):
         qL, qR = float(q[jl]), float(q[jr + 1])
         if s.position == "crossing":
             mid = 0.5 * (qL + qR)
             seg = q[jl:jr + 2] - mid
-            i = int(np.flatnonzero(seg[:-1] * seg[1:] <= 0)[0]) if np.any(seg[:-1] * seg[1:] <= 0) else k - jl
+            hits = np.flatnonzero(seg[:-1] * seg[1:] <= 0)
+            i = int(hits[0]) if hits.size else k - jl
             a_, b_ = seg[i], seg[i + 1]
             frac = 0.5 if a_ == b_ else a_ / (a_ - b_)
-            pos = xs[jl + i] + frac * h
+            pos = (x0 + h * (jl + i)) + frac * h
         else:
             # one more cell on each side, so that a cell cut by the shock near its edge (a
             # difference below the tail cut) is inside: exact for cell averages of a step
             ml, mr = max(jl - 1, 0), min(jr + 1, n - 2)
             sL, sR = float(q[ml]), float(q[mr + 1])
-            a_ = xs[ml] + 0.5 * h
-            b_ = xs[mr + 1] - 0.5 * h
+            a_ = (x0 + h * ml) + 0.5 * h
+            b_ = (x0 + h * (mr + 1)) - 0.5 * h
             mass = float(np.sum(q[ml + 1:mr + 1])) * h
-            pos = a_ + (mass - sR * (b_ - a_)) / (sL - sR) if sL != sR else xs[k] + 0.5 * h
+            pos = a_ + (mass - sR * (b_ - a_)) / (sL - sR) if sL != sR else (x0 + h * k) + 0.5 * h
         if s.periodic:  # back to the input frame, on the cell [x[0] − h/2, x[0] − h/2 + period)
             lower = x[0] - 0.5 * h
             pos = lower + ((pos - lower + shift * h) % period)
         face = (k + shift) % n if s.periodic else k
-        shocks.append(Shock(float(pos), qL, qR, qR - qL, float(speed), width, width / h, int(face)))
-    return sorted(shocks, key=lambda sh: sh.position)
+        found.append((float(pos), qL, qR, width, width / h, int(face)))
+    return found
 
 
 def max_slope(q, x, *, periodic: bool = False) -> float:
@@ -446,8 +462,8 @@ def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings
     open_tracks: list[dict] = []
     closed: list[dict] = []
     counts = np.zeros(t.size, dtype=np.int64)
-    for n, (tn, q) in enumerate(zip(t, Q)):
-        shocks = _find_shocks(q, x, F, s, transitions)
+    found = _with_speeds([_located(q, x, s, transitions) for q in Q], F)   # every snapshot's shocks
+    for n, (tn, shocks) in enumerate(zip(t, found)):
         counts[n] = len(shocks)
         unused = list(open_tracks)
         for sh in shocks:
