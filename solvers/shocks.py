@@ -59,6 +59,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+import numba
 import numpy as np
 
 from solvers.errors import SolverInputError, require_choice, require_finite, require_positive
@@ -164,7 +165,76 @@ def _settings(settings: ShockSettings | None, overrides: dict) -> ShockSettings:
 
 
 def _transitions(q: np.ndarray, h: float, s: ShockSettings, min_jump: float):
-    """Extents ``(k, jl, jr)`` (peak face, first and last face) of transitions passing the indicator."""
+    """Extents ``(k, jl, jr, jump, width)`` (peak face, first and last face, jump, width) of the transitions
+    passing the indicator, found by :func:`transitions_kernel` (compiled); :func:`_transitions_reference`
+    is the same walk in NumPy and Python."""
+    q = np.ascontiguousarray(q, dtype=np.float64)
+    if q.size < 2:
+        return []
+    out = np.empty((q.size - 1, 5))
+    count = transitions_kernel(q, h, s.max_width_cells, s.viscous_width_factor, s.nu, s.tail, s.entropy, min_jump, out)
+    return _strongest([(int(k), int(jl), int(jr), float(jump), float(width)) for k, jl, jr, jump, width in out[:count]])
+
+
+@numba.njit(cache=True)
+def _sign(v):
+    return 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+
+
+@numba.njit(cache=True)
+def transitions_kernel(q, h, max_width_cells, viscous_width_factor, nu, tail, entropy, min_jump, out):
+    """The extents of :func:`_transitions_reference` with its arithmetic: rows ``(k, jl, jr, jump, width)``
+    of ``out`` (``(n - 1, 5)``), in face order; returns how many.  A peak face has the largest difference
+    of its neighbours (ties to the left), at least ``min_jump h / widest``; its extent is the run of faces
+    of its sign whose difference is at least ``tail`` times the peak's."""
+    n_f = q.size - 1
+    widest = max(max_width_cells * h, viscous_width_factor * 8.0 * nu / min_jump)
+    floor = min_jump * h / widest  # necessary: |Δq| ≥ min_jump and w ≤ widest
+    count = 0
+    for k in range(n_f):
+        dk = q[k + 1] - q[k]
+        ak = abs(dk)
+        left = abs(q[k] - q[k - 1]) if k > 0 else -math.inf
+        right = abs(q[k + 2] - q[k + 1]) if k < n_f - 1 else -math.inf
+        if not (ak >= left and ak > right and ak >= floor):
+            continue
+        if entropy and not dk < 0:
+            continue
+        sign = _sign(dk)
+        cut = tail * ak
+        jl = k
+        while jl > 0 and _sign(q[jl] - q[jl - 1]) == sign and abs(q[jl] - q[jl - 1]) >= cut:
+            jl -= 1
+        jr = k
+        while jr < n_f - 1 and _sign(q[jr + 2] - q[jr + 1]) == sign and abs(q[jr + 2] - q[jr + 1]) >= cut:
+            jr += 1
+        jump = q[jr + 1] - q[jl]
+        if abs(jump) < min_jump:
+            continue
+        width = abs(jump) / (ak / h)
+        allowed = max(max_width_cells * h, viscous_width_factor * 8.0 * nu / abs(jump))
+        if width <= allowed:
+            out[count, 0] = k
+            out[count, 1] = jl
+            out[count, 2] = jr
+            out[count, 3] = jump
+            out[count, 4] = width
+            count += 1
+    return count
+
+
+def _strongest(found: list) -> list:
+    """Overlapping extents describe one transition: keep the strongest, sorted by face."""
+    found.sort(key=lambda item: -abs(item[3]))
+    kept = []
+    for item in found:
+        if all(item[2] < other[1] or item[1] > other[2] for other in kept):
+            kept.append(item)
+    return sorted(kept)
+
+
+def _transitions_reference(q: np.ndarray, h: float, s: ShockSettings, min_jump: float):
+    """Reference of :func:`_transitions`: the extents walked face by face in Python."""
     d = np.diff(q)
     n_f = d.size
     if n_f == 0:
@@ -194,13 +264,7 @@ def _transitions(q: np.ndarray, h: float, s: ShockSettings, min_jump: float):
         allowed = max(s.max_width_cells * h, s.viscous_width_factor * 8.0 * s.nu / abs(jump))
         if width <= allowed:
             found.append((int(k), int(jl), int(jr), float(jump), float(width)))
-    # overlapping extents describe one transition: keep the strongest
-    found.sort(key=lambda item: -abs(item[3]))
-    kept = []
-    for item in found:
-        if all(item[2] < other[1] or item[1] > other[2] for other in kept):
-            kept.append(item)
-    return sorted(kept)
+    return _strongest(found)
 
 
 def find_shocks(q, x, *, flux="burgers", settings: ShockSettings | None = None, **kwargs) -> list[Shock]:
@@ -215,9 +279,35 @@ def find_shocks(q, x, *, flux="burgers", settings: ShockSettings | None = None, 
     if q.ndim != 1:
         raise SolverInputError(f"q: expected a 1-D field, found shape {q.shape} (use shock_mask for 2-D fields)")
     x = _coordinates(x, q.size)
-    F = as_flux(flux)
+    return _find_shocks(q, x, as_flux(flux), s)
+
+
+def _find_shocks(q: np.ndarray, x: np.ndarray, F, s: ShockSettings, transitions=None) -> list[Shock]:
+    """:func:`find_shocks` on inputs validated by the caller (``F`` an adapted flux); ``transitions``
+    the extent finder (default :func:`_transitions`)."""
     if s.field == "potential" and q.size >= 2:
         q, x = gradient_samples(q, x, s.periodic)
+    return _with_speeds([_located(q, x, s, transitions)], F)[0]
+
+
+def _with_speeds(rows: list, F) -> list[list[Shock]]:
+    """The shocks of rows of :func:`_located` tuples, their Rankine–Hugoniot speeds from one call for all
+    of them (elementwise the scalar formula), each row sorted by position."""
+    flat = [item for row in rows for item in row]
+    if not flat:
+        return [[] for _ in rows]
+    states = np.array([(item[1], item[2]) for item in flat])
+    speeds = iter(np.atleast_1d(rankine_hugoniot_speed(F, states[:, 0], states[:, 1])).tolist())
+    out = []
+    for row in rows:
+        shocks = [Shock(pos, qL, qR, qR - qL, next(speeds), width, cells, face) for pos, qL, qR, width, cells, face in row]
+        out.append(sorted(shocks, key=lambda sh: sh.position))
+    return out
+
+
+def _located(q: np.ndarray, x: np.ndarray, s: ShockSettings, transitions=None) -> list[tuple]:
+    """``(position, q_L, q_R, width, cells, face)`` of each shock of the 1-D field ``q`` (velocity field)."""
+    transitions = _transitions if transitions is None else transitions
     if q.size < 3:
         return []
     span = float(np.ptp(q))
@@ -231,52 +321,53 @@ def find_shocks(q, x, *, flux="burgers", settings: ShockSettings | None = None, 
         seam = np.abs(np.diff(np.concatenate([q, q[:1]])))
         shift = (int(np.argmin(seam)) + 1) % n  # the flattest face becomes the seam
         q = np.roll(q, -shift)
-    xs = x[0] + h * np.arange(n)  # positions in the rotated frame are offsets from x[shift]
+    x0 = float(x[0])  # positions in the rotated frame are offsets from x[shift]: x0 + h j
     period = n * h
-    shocks = []
-    for k, jl, jr, jump, width in _transitions(q, h, s, min_jump):
+    found = []
+    for k, jl, jr, jump, width in transitions(q, h, s, min_jump):
         qL, qR = float(q[jl]), float(q[jr + 1])
         if s.position == "crossing":
             mid = 0.5 * (qL + qR)
             seg = q[jl:jr + 2] - mid
-            i = int(np.flatnonzero(seg[:-1] * seg[1:] <= 0)[0]) if np.any(seg[:-1] * seg[1:] <= 0) else k - jl
+            hits = np.flatnonzero(seg[:-1] * seg[1:] <= 0)
+            i = int(hits[0]) if hits.size else k - jl
             a_, b_ = seg[i], seg[i + 1]
             frac = 0.5 if a_ == b_ else a_ / (a_ - b_)
-            pos = xs[jl + i] + frac * h
+            pos = (x0 + h * (jl + i)) + frac * h
         else:
             # one more cell on each side, so that a cell cut by the shock near its edge (a
             # difference below the tail cut) is inside: exact for cell averages of a step
             ml, mr = max(jl - 1, 0), min(jr + 1, n - 2)
             sL, sR = float(q[ml]), float(q[mr + 1])
-            a_ = xs[ml] + 0.5 * h
-            b_ = xs[mr + 1] - 0.5 * h
+            a_ = (x0 + h * ml) + 0.5 * h
+            b_ = (x0 + h * (mr + 1)) - 0.5 * h
             mass = float(np.sum(q[ml + 1:mr + 1])) * h
-            pos = a_ + (mass - sR * (b_ - a_)) / (sL - sR) if sL != sR else xs[k] + 0.5 * h
+            pos = a_ + (mass - sR * (b_ - a_)) / (sL - sR) if sL != sR else (x0 + h * k) + 0.5 * h
         if s.periodic:  # back to the input frame, on the cell [x[0] − h/2, x[0] − h/2 + period)
             lower = x[0] - 0.5 * h
             pos = lower + ((pos - lower + shift * h) % period)
         face = (k + shift) % n if s.periodic else k
-        speed = float(rankine_hugoniot_speed(F, qL, qR))
-        shocks.append(Shock(float(pos), qL, qR, qR - qL, speed, width, width / h, int(face)))
-    return sorted(shocks, key=lambda sh: sh.position)
+        found.append((float(pos), qL, qR, width, width / h, int(face)))
+    return found
 
 
 def max_slope(q, x, *, periodic: bool = False) -> float:
     """``‖q_x‖∞`` from fourth-order face differences (second order next to a non-periodic end)."""
     q = require_finite("q", q)
     x = _coordinates(x, q.size)
-    h = float(x[1] - x[0])
-    if periodic:
-        qe = np.concatenate([q[-1:], q, q[:2]])
-    else:
-        qe = q
-    d2 = np.diff(qe) / h
-    if qe.size >= 4:
-        d4 = (qe[:-3] - 27 * qe[1:-2] + 27 * qe[2:-1] - qe[3:]) / (24 * h)
-        inner = np.abs(d4)
-        ends = np.abs(d2[[0, -1]]) if not periodic else np.array([0.0])
-        return float(max(inner.max(), ends.max()))
-    return float(np.abs(d2).max())
+    return float(_max_slopes(q[None, :], float(x[1] - x[0]), periodic)[0])
+
+
+def _max_slopes(Q: np.ndarray, h: float, periodic: bool) -> np.ndarray:
+    """:func:`max_slope` of every row of ``Q`` at once (the same arithmetic, row by row)."""
+    qe = np.concatenate([Q[:, -1:], Q, Q[:, :2]], axis=1) if periodic else Q
+    d2 = np.diff(qe, axis=1) / h
+    if qe.shape[1] >= 4:
+        d4 = (qe[:, :-3] - 27 * qe[:, 1:-2] + 27 * qe[:, 2:-1] - qe[:, 3:]) / (24 * h)
+        inner = np.abs(d4).max(axis=1)
+        ends = np.abs(d2[:, [0, -1]]).max(axis=1) if not periodic else np.zeros(Q.shape[0])
+        return np.maximum(inner, ends)
+    return np.abs(d2).max(axis=1)
 
 
 # -------------------------------------------------------------------------------- tracking
@@ -343,12 +434,15 @@ def _min_char_slope(q: np.ndarray, h: float, F, periodic: bool) -> float:
     return float(d.min())
 
 
-def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings | None = None, **kwargs) -> ShockTracking:
+def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings | None = None, reference: bool = False,
+                 **kwargs) -> ShockTracking:
     """Detect shocks in every snapshot (rows of ``snapshots``), link them into tracks and estimate
     the formation time (see the module docstring).  Linking: a shock continues the track whose
     position, advanced with its Rankine–Hugoniot speed, is nearest, within
-    ``4 h + 2 width + |Δt · s| / 2`` (periodic distance on a periodic cell)."""
+    ``4 h + 2 width + |Δt · s| / 2`` (periodic distance on a periodic cell).  ``reference=True`` finds
+    the extents with :func:`_transitions_reference` (the face-by-face walk the tests compare against)."""
     s = _settings(settings, kwargs)
+    transitions = _transitions_reference if reference else _transitions
     t = require_finite("times", np.atleast_1d(np.asarray(times, dtype=np.float64)))
     Q = require_finite("snapshots", snapshots)
     if Q.ndim != 2 or Q.shape[0] != t.size:
@@ -363,14 +457,13 @@ def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings
     h = float(x[1] - x[0])
     period = Q.shape[1] * h
     F = as_flux(flux)
+    C = F.df(Q)  # characteristic speeds of every snapshot
+    steep = _max_slopes(C, h, s.periodic)
     open_tracks: list[dict] = []
     closed: list[dict] = []
     counts = np.zeros(t.size, dtype=np.int64)
-    steep = np.zeros(t.size)
-    for n, (tn, q) in enumerate(zip(t, Q)):
-        c = F.df(q)
-        steep[n] = max_slope(c, x, periodic=s.periodic)
-        shocks = find_shocks(q, x, flux=flux, settings=s)
+    found = _with_speeds([_located(q, x, s, transitions) for q in Q], F)   # every snapshot's shocks
+    for n, (tn, shocks) in enumerate(zip(t, found)):
         counts[n] = len(shocks)
         unused = list(open_tracks)
         for sh in shocks:
@@ -408,7 +501,7 @@ def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings
     first = float(t[detected[0]]) if detected.size else math.nan
     # steepness fit on resolved pre-shock snapshots
     last = detected[0] if detected.size else t.size
-    ranges = np.ptp(F.df(Q), axis=1)
+    ranges = np.ptp(C, axis=1)
     with np.errstate(divide="ignore"):
         resolved = (steep > 0) & (ranges / np.where(steep > 0, steep, 1.0) >= s.resolved_cells * h)
     use = np.flatnonzero(resolved[:last])

@@ -36,12 +36,13 @@ __all__ = ["batched_loss", "batched_outputs", "batched_sample_losses"]
 
 
 def _mlp(model, P, X):
-    Z = np.einsum("nd,bmd->bnm", X, P["W"], optimize=True)
+    B, m, d = P["W"].shape
+    Z = (X @ P["W"].reshape(B * m, d).T).reshape(X.shape[0], B, m)  # one product for every parameter set
     if getattr(model, "bias", False):
-        Z = Z + P["b"][:, None, :]
+        Z = Z + P["b"][None, :, :]
     H = model.activation.fn(Z)
-    A = P["a"].reshape(P["a"].shape[0], model.output_dim, model.width)
-    return model._readout_scale() * np.einsum("bnm,bom->bno", H, A, optimize=True)
+    A = P["a"].reshape(B, model.output_dim, model.width)
+    return model._readout_scale() * np.matmul(H.transpose(1, 0, 2), A.transpose(0, 2, 1))
 
 
 def _deep(model, P, X):

@@ -78,6 +78,63 @@ def _solve(chart, times, nu: float, cfl: float):
     return solve_chart_hj(grid, chart.u0, times, mobility=mobility, nu=nu, boundary="outflow", cfl=cfl)
 
 
+#: the chart solve's accuracy rule (docs/benchmarks.md, "Chart resolution"): the grid is doubled from a quarter
+#: of the chart's cells (not below COARSEST_CELLS) until two successive grids give the same formation time γ*
+#: and shock location to RESOLUTION_TOLERANCE (γ* relative, the location relative to the chart's width); the
+#: finer of the two is used: for a scheme converging at first order or better its error is at most that change
+#: (ENO2 is second order where smooth).  Never finer than the chart's own grid (the extraction's).
+RESOLUTION_TOLERANCE = 1e-3
+COARSEST_CELLS = 64
+
+
+def _resolution_levels(cells: int) -> list[int]:
+    """The cell counts tried, coarsest first: ``cells/4, cells/2`` (those ≥ COARSEST_CELLS), ``cells``."""
+    sizes = [cells]
+    while len(sizes) < 3 and (sizes[-1] + 1) // 2 >= COARSEST_CELLS:
+        sizes.append((sizes[-1] + 1) // 2)
+    return sizes[::-1]
+
+
+def _on_grid(chart, cells: int):
+    """The chart on ``cells`` uniform cells of its box, ``u0`` and the mobility interpolated (itself at its size)."""
+    from dataclasses import replace
+
+    if cells == chart.x.size:
+        return chart
+    h = (chart.upper - chart.lower) / cells
+    x = chart.lower + h * (np.arange(cells) + 0.5)
+    return replace(chart, x=x, u0=np.interp(x, chart.x, chart.u0), mobility=np.interp(x, chart.x, chart.mobility))
+
+
+def _agree(a, b, chart) -> bool:
+    """Two grids' shocks agree to RESOLUTION_TOLERANCE (γ* relative, location relative to the chart width)."""
+    tol = RESOLUTION_TOLERANCE
+    same_gamma = a.gamma_star == b.gamma_star or abs(a.gamma_star - b.gamma_star) <= tol * abs(b.gamma_star)
+    return bool(same_gamma and abs(a.location - b.location) <= tol * (chart.upper - chart.lower))
+
+
+def _solve_resolved(chart, times, cfl: float):
+    """The inviscid solve on the grid the accuracy rule accepts: ``(chart on that grid, solution, report, ChartShock)``.
+    A viscous solve (ν > 0) is made on the same grid; its snapshots are stored, the mapping does not read them."""
+    previous = None
+    for cells in _resolution_levels(chart.x.size):
+        here = _on_grid(chart, cells)
+        sol = _solve(here, times, 0.0, cfl)
+        report = _report(here, times, sol.u, 0.0)
+        shock = _chart_shock(here, report, times, sol.u)
+        if previous is not None and _agree(previous, shock, chart):
+            break
+        previous = shock
+    return here, sol, report, shock
+
+
+def _to_chart(u, grid_chart, chart):
+    """Snapshots ``u`` on ``grid_chart``'s cells, linearly interpolated to the chart's own cells (for storage)."""
+    if grid_chart is chart:
+        return np.asarray(u)
+    return np.array([np.interp(chart.x, grid_chart.x, row) for row in np.asarray(u)])
+
+
 def _escape_scale(chart, where: str) -> float:
     """The time scale of a chart without negative curvature: its escape integral ``∫ dx/|a ∂_x L̄|`` from x0.  A rate
     that vanishes on the path makes it infinite (the flow stops there): a :class:`ChartFailure` naming the point, not a
@@ -215,17 +272,18 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
             _check_solve_length(chart, times[-1], pr.cfl, where)
             start = time.perf_counter()
             try:
-                sol = _solve(chart, times, 0.0, pr.cfl)
-                report = _report(chart, times, sol.u, 0.0)
+                on_grid, sol, report, shock = _solve_resolved(chart, times, pr.cfl)
                 vu = vrep = None
                 steps = sol.steps
                 if chart.nu > 0:
-                    vsol = _solve(chart, times, chart.nu, pr.cfl)
-                    vu, vrep, steps = vsol.u, _report(chart, times, vsol.u, chart.nu), steps + vsol.steps
+                    vsol = _solve(on_grid, times, chart.nu, pr.cfl)
+                    vu, vrep = _to_chart(vsol.u, on_grid, chart), _report(on_grid, times, vsol.u, chart.nu)
+                    steps += vsol.steps
             except (ValueError, FloatingPointError) as exc:  # the solver's input and blow-up errors
                 raise ChartFailure(f"{where}, the chart's HJ solve to t = {pr.horizon * g0:.6g}: {exc}") from None
-            solutions.append(ChartSolution(times, np.asarray(sol.u), report, vu, vrep, steps, time.perf_counter() - start))
-            shocks.append(_chart_shock(chart, report, times, sol.u))
+            solutions.append(ChartSolution(times, _to_chart(sol.u, on_grid, chart), report, vu, vrep, steps,
+                                           time.perf_counter() - start))
+            shocks.append(shock)
             bar.set_postfix_str(f"chart {chart.label}: γ* = {shocks[-1].gamma_star:.4g}", refresh=False)
             bar.update(1)
     rates = np.array([learning_rate(train_settings, i) for i in range(train_settings.steps)])

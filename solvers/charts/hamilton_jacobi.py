@@ -80,8 +80,8 @@ from solvers.errors import (
     require_times,
 )
 from solvers.grid import Grid
-from solvers.hamilton_jacobi.derivatives import derivative_code, one_sided, one_sided_reference
-from solvers.time_stepping import Clock, tableau
+from solvers.hamilton_jacobi.derivatives import ENO2, FIRST_ORDER, WENO5, derivative_code, one_sided, one_sided_reference
+from solvers.time_stepping import Clock, step_limit_error, tableau
 
 GODUNOV, LAX_FRIEDRICHS = 0, 1
 
@@ -281,6 +281,75 @@ def chart_rate_kernel(q, ndim, shape3, ghost, strides, dx, deriv, mob):
                 local = alpha0 / dx[0] + alpha1 / dx[1]
             rate = max(rate, local)
     return rate
+
+
+# -- 1-D kernels: the same arithmetic as chart_stage_kernel / chart_rate_kernel, without its 2-D branches --------
+@numba.njit(cache=True)
+def _stage_1d(q_prev, q0, out, rk_alpha, rk_beta, dt, lo, hi, dx, num, deriv, mob0, nu, k00, inv_w):
+    rate = 0.0
+    finite = True
+    for idx in range(lo, hi):
+        a = mob0[idx]
+        m0, p0 = one_sided(q_prev, idx, 1, dx, deriv)
+        alpha0 = a * max(abs(m0), abs(p0))
+        if num == GODUNOV:
+            lo_p = max(m0, 0.0)
+            hi_p = min(p0, 0.0)
+            h = 0.5 * a * max(lo_p * lo_p, hi_p * hi_p)
+        else:
+            pb = 0.5 * (m0 + p0)
+            h = 0.5 * a * pb * pb - 0.5 * alpha0 * (p0 - m0)
+        local = alpha0 / dx
+        if local > rate:
+            rate = local
+        rhs = -h
+        if nu > 0.0:
+            qc = q_prev[idx]
+            visc = 0.0
+            flux_hi = k00[idx] * (q_prev[idx + 1] - qc) / dx
+            flux_lo = k00[idx - 1] * (qc - q_prev[idx - 1]) / dx
+            visc += (flux_hi - flux_lo) / dx
+            rhs += nu * inv_w[idx] * visc
+        value = rk_alpha * q0[idx] + rk_beta * (q_prev[idx] + dt * rhs)
+        out[idx] = value
+        if not math.isfinite(value):
+            finite = False
+    return rate if finite else math.nan
+
+
+@numba.njit(cache=True)
+def chart_stage_kernel_1d(q_prev, q0, out, rk_alpha, rk_beta, dt, ghost, dx, num, deriv, mob0, nu, k00, inv_w):
+    """:func:`chart_stage_kernel` on a 1-D chart (bitwise the same): ``mob0`` is ``A00``, ``k00`` is ``K^{00}``
+    per padded cell.  Each derivative is compiled as its own loop (its branches folded away: about 1.7x the
+    general kernel at 400 cells)."""
+    lo, hi = ghost, q_prev.size - ghost
+    if deriv == ENO2:
+        return _stage_1d(q_prev, q0, out, rk_alpha, rk_beta, dt, lo, hi, dx, num, ENO2, mob0, nu, k00, inv_w)
+    if deriv == FIRST_ORDER:
+        return _stage_1d(q_prev, q0, out, rk_alpha, rk_beta, dt, lo, hi, dx, num, FIRST_ORDER, mob0, nu, k00, inv_w)
+    return _stage_1d(q_prev, q0, out, rk_alpha, rk_beta, dt, lo, hi, dx, num, WENO5, mob0, nu, k00, inv_w)
+
+
+@numba.njit(cache=True)
+def _rate_1d(q, lo, hi, dx, deriv, mob0):
+    rate = 0.0
+    for idx in range(lo, hi):
+        if not math.isfinite(q[idx]):
+            return math.nan
+        m0, p0 = one_sided(q, idx, 1, dx, deriv)
+        rate = max(rate, mob0[idx] * max(abs(m0), abs(p0)) / dx)
+    return rate
+
+
+@numba.njit(cache=True)
+def chart_rate_kernel_1d(q, ghost, dx, deriv, mob0):
+    """:func:`chart_rate_kernel` on a 1-D chart (bitwise the same), the derivative fixed per compiled copy."""
+    lo, hi = ghost, q.size - ghost
+    if deriv == ENO2:
+        return _rate_1d(q, lo, hi, dx, ENO2, mob0)
+    if deriv == FIRST_ORDER:
+        return _rate_1d(q, lo, hi, dx, FIRST_ORDER, mob0)
+    return _rate_1d(q, lo, hi, dx, WENO5, mob0)
 
 
 # -- metric sampling ---------------------------------------------------------------------------
@@ -583,6 +652,7 @@ def solve_chart_hj(
     t0: float = 0.0,
     max_steps: int = 1_000_000,
     max_dt: float = math.inf,
+    loop: str = "compiled",
 ) -> ChartHJSolution:
     """Solve ``u_t + ½ A ∇u·∇u = ν (1/w) div(w A ∇u)`` on a 1-D or 2-D chart from ``u0`` to each of ``times``.
 
@@ -590,7 +660,9 @@ def solve_chart_hj(
     2-D chart ``(A00, A01, A11)`` or an array ``(2, 2, ...)``.  ``density(*x)``: the volume density
     ``w`` (default ``det(A)^{-1/2} = |g|^{1/2}``, the Laplace–Beltrami operator).  ``u0``: cell-centre
     values or a function of the coordinates.  Raises :class:`SolverInputError` on bad input (naming the
-    point of a non-PSD mobility) and :class:`BlowUpError` if ``u`` stops being finite.
+    point of a non-PSD mobility) and :class:`BlowUpError` if ``u`` stops being finite.  ``loop``:
+    ``"compiled"`` runs the whole time loop in :func:`chart_time_loop`; ``"python"`` is the reference loop
+    (one compiled stage per call), bitwise the same answer and the same errors.
     """
     if not isinstance(grid, Grid):
         raise SolverInputError(f"grid: expected a solvers.grid.uniform.Grid, found {type(grid).__name__}")
@@ -605,6 +677,26 @@ def solve_chart_hj(
     t0 = float(require_finite("t0", t0))
     times = require_times(t0, times)
     op = ChartDiscretisation.build(grid, settings, mobility, density)
+    if loop not in CHART_LOOPS:
+        raise SolverInputError(f"loop: expected one of {', '.join(CHART_LOOPS)}, found {loop!r}")
+    run = _python_loop if loop == "python" else _compiled_loop
+    u, steps = run(op, grid, settings, u0, t0, times)
+    u.flags.writeable = False
+    times = times.copy()
+    times.flags.writeable = False
+    return ChartHJSolution(grid, times, u, steps, settings)
+
+
+#: the time loops of :func:`solve_chart_hj`: ``compiled`` (:func:`chart_time_loop`, the default) and
+#: ``python`` (the reference it is compared against, bitwise)
+CHART_LOOPS = ("compiled", "python")
+
+#: status codes of :func:`chart_time_loop`
+LOOP_DONE, LOOP_STAGE_BLEW_UP, LOOP_RATE_BLEW_UP, LOOP_STEP_LIMIT, LOOP_BAD_STEP = 0, 1, 2, 3, 4
+
+
+def _python_loop(op: "ChartDiscretisation", grid: Grid, settings: ChartHJSettings, u0, t0, times):
+    """The reference time loop: one compiled stage per call, the clock in Python (:class:`Clock`)."""
     kinds, values = settings.boundary.arrays()
     rk = tableau(settings.integrator)
     g = grid.ghost
@@ -631,11 +723,119 @@ def solve_chart_hj(
             _raise_blowup(grid, q, clock.step + 1, clock.t + dt)
         if clock.advance(dt, lands):
             snapshots.append(q[grid.interior].copy())
-    u = np.array(snapshots)
-    u.flags.writeable = False
-    times = times.copy()
-    times.flags.writeable = False
-    return ChartHJSolution(grid, times, u, clock.step, settings)
+    return np.array(snapshots), clock.step
+
+
+def _compiled_loop(op: "ChartDiscretisation", grid: Grid, settings: ChartHJSettings, u0, t0, times):
+    """The whole time loop in :func:`chart_time_loop`; errors raised here with the reference's messages."""
+    kinds, values = settings.boundary.arrays()
+    clock = Clock(t0, times, settings.cfl, settings.max_steps)  # validates; its rules are applied compiled
+    q = fill_ghosts(grid.pad(u0), grid.ghost, settings.boundary)
+    work, spare = grid.zeros(), grid.zeros()
+    snapshots = np.empty((len(clock.times), *grid.shape))
+    snapshots[: clock.initial_outputs] = u0
+    num, deriv = op.codes
+    status, steps, t, dt, dt_stable, bad = chart_time_loop(
+        q, work, spare, snapshots.reshape(len(clock.times), -1), clock.initial_outputs, clock.times, clock.t,
+        clock.cfl, clock.max_steps, settings.max_dt, op.viscous_rate, tableau(settings.integrator),
+        grid.ghost, kinds, values, grid.ndim, op.shape3, op.strides, op.dx, num, deriv, op.mob, settings.nu,
+        op.kface, op.inv_w,
+    )  # fmt: skip
+    if status in (LOOP_STAGE_BLEW_UP, LOOP_RATE_BLEW_UP):
+        _raise_blowup(grid, bad, steps + 1, t + dt)
+    if status == LOOP_STEP_LIMIT:
+        raise step_limit_error(clock.max_steps, clock.times[-1], t)
+    if status == LOOP_BAD_STEP:
+        raise SolverInputError(f"time step: expected a positive stable step, found {dt_stable!r}")
+    return snapshots, steps
+
+
+@numba.njit(cache=True)
+def _write_interior(q, row, ndim, shape3, ghost):
+    """``row[:] = q[interior]`` for the flat padded field ``q`` (C order)."""
+    g1 = ghost if ndim == 2 else 0
+    j = 0
+    for i1 in range(g1, shape3[1] - g1):
+        for i2 in range(ghost, shape3[2] - ghost):
+            row[j] = q[i1 * shape3[2] + i2]
+            j += 1
+
+
+@numba.njit(cache=True)
+def _rate(q, ndim, shape3, ghost, strides, dx, deriv, mob):
+    """The hyperbolic rate by the kernel for the chart's dimension."""
+    if ndim == 1:
+        return chart_rate_kernel_1d(q, ghost, dx[0], deriv, mob[0])
+    return chart_rate_kernel(q, ndim, shape3, ghost, strides, dx, deriv, mob)
+
+
+@numba.njit(cache=True)
+def chart_time_loop(
+    q, work, spare, snapshots, first_output, times, t, cfl, max_steps, max_dt, viscous_rate, tab,
+    ghost, kinds, values, ndim, shape3, strides, dx, num, deriv, mob, nu, kface, inv_w,
+):  # fmt: skip
+    """The time loop of :func:`solve_chart_hj` compiled whole: the reference's arithmetic step for step.
+
+    ``q``, ``work``, ``spare``: padded fields (``q`` the initial state, ghosts filled); ``snapshots[n]``
+    receives the interior of the state at ``times[n]`` for ``n >= first_output``; ``tab`` the Shu–Osher
+    stages; the clock is :class:`solvers.time_stepping.Clock`'s (step ``cfl · min(1/(rate + viscous_rate),
+    max_dt/cfl)`` shortened to land on each output time).  Allocation-free.  Returns ``(status, steps, t,
+    dt, dt_stable, field)``: ``status`` one of ``LOOP_*``; for a blow-up, ``field`` holds the non-finite
+    state (the stage output, or the new state whose rate was not finite) of step ``steps + 1`` of size
+    ``dt`` from ``t``.
+    """
+    g = ghost
+    rate = _rate(q.reshape(-1), ndim, shape3, g, strides, dx, deriv, mob)
+    index = first_output
+    steps = 0
+    dt = 0.0
+    n_stages = tab.shape[0]
+    while index < times.size:
+        total = rate + viscous_rate
+        stable = math.inf if total == 0.0 else 1.0 / total
+        dt_stable = min(stable, max_dt / cfl)
+        if steps >= max_steps:
+            return LOOP_STEP_LIMIT, steps, t, dt, dt_stable, q
+        target = times[index]
+        dt = cfl * dt_stable
+        if not dt > 0:
+            return LOOP_BAD_STEP, steps, t, dt, dt_stable, q
+        remaining = target - t
+        lands = dt >= remaining - 1e-12 * max(1.0, abs(target))
+        if lands:
+            dt = remaining
+        prev = q
+        for s in range(n_stages):
+            out = work if s % 2 == 0 else spare
+            if ndim == 1:
+                stage_rate = chart_stage_kernel_1d(prev.reshape(-1), q.reshape(-1), out.reshape(-1), tab[s, 0], tab[s, 1],
+                                                   dt, g, dx[0], num, deriv, mob[0], nu, kface[0, 0], inv_w)
+            else:
+                stage_rate = chart_stage_kernel(
+                    prev.reshape(-1), q.reshape(-1), out.reshape(-1), tab[s, 0], tab[s, 1], dt,
+                    ndim, shape3, g, strides, dx, num, deriv, mob, nu, kface, inv_w,
+                )  # fmt: skip
+            if not math.isfinite(stage_rate):
+                return LOOP_STAGE_BLEW_UP, steps, t, dt, dt_stable, out
+            fill_ghosts_compiled(out, g, kinds, values)
+            prev = out
+        # the reference's buffer roles: the new state is the last stage's output, the other stage
+        # buffer and the old state are the next step's buffers (in that order)
+        if n_stages % 2 == 1:
+            q, work, spare = work, spare, q
+        else:
+            q, work, spare = spare, work, q
+        rate = _rate(q.reshape(-1), ndim, shape3, g, strides, dx, deriv, mob)
+        if not math.isfinite(rate):
+            return LOOP_RATE_BLEW_UP, steps, t, dt, dt_stable, q
+        steps += 1
+        if lands:
+            t = times[index]
+            _write_interior(q.reshape(-1), snapshots[index], ndim, shape3, g)
+            index += 1
+        else:
+            t += dt
+    return LOOP_DONE, steps, t, dt, 0.0, q
 
 
 def _raise_blowup(grid: Grid, q: np.ndarray, step: int, time: float):

@@ -7,7 +7,7 @@ import pytest
 from solvers.errors import SolverInputError
 from solvers.exact.characteristics import first_shock_time
 from solvers.exact.hopf_lax import hopf_lax_solution
-from solvers.exact.riemann import riemann
+from solvers.exact.riemann import rankine_hugoniot_speed, riemann
 from solvers.exact.viscous_shock import viscous_shock, viscous_shock_width
 from solvers.grid import Grid
 from solvers.shocks import ShockSettings, find_shocks, max_slope, shock_cell_counts, shock_mask, track_shocks
@@ -270,3 +270,39 @@ def test_shock_settings_validation():
         find_shocks(np.zeros(5), np.arange(4.0))
     with pytest.raises(SolverInputError, match="rel_jump"):
         ShockSettings(rel_jump=2.0)
+
+
+def test_compiled_extents_are_the_face_by_face_walk():
+    from solvers.shocks import _transitions, _transitions_reference
+
+    rng = np.random.default_rng(7)
+    x = centres(400)
+    fields = [np.tanh((0.5 - x) / 0.004) + 0.05 * rng.normal(size=x.size),   # noisy: many peaks
+              np.where(x < 0.3, 1.0, -1.0) + np.where(x > 0.7, 0.5, 0.0),     # flat runs (zero differences)
+              np.round(entropy_burgers(two_mode_potential, x, 1.3), 3),       # ties between faces
+              rng.normal(size=x.size)]
+    for q in fields:
+        for s in (ShockSettings(), ShockSettings(entropy=False, tail=0.3), ShockSettings(nu=1e-3, rel_jump=0.01)):
+            min_jump = s.rel_jump * float(np.ptp(q))
+            assert _transitions(q, 1 / x.size, s, min_jump) == _transitions_reference(q, 1 / x.size, s, min_jump)
+
+
+@pytest.mark.parametrize("field, periodic", [("velocity", True), ("velocity", False), ("potential", False)])
+def test_tracking_matches_its_reference(field, periodic):
+    x = centres(256)
+    times = np.linspace(0.0, 2.5 * T_STAR, 21)
+    Q = np.array([entropy_burgers(sine_potential, x, t) for t in times])
+    if field == "potential":  # the potential of the same solution: a cumulative sum of p
+        Q = np.cumsum(Q, axis=1) / x.size
+    fast = track_shocks(times, Q, x, periodic=periodic, field=field)
+    ref = track_shocks(times, Q, x, periodic=periodic, field=field, reference=True)
+    assert len(fast.tracks) == len(ref.tracks) >= 1
+    for a, b in zip(fast.tracks, ref.tracks):
+        for key in ("times", "positions", "left", "right", "rh_speeds"):
+            np.testing.assert_array_equal(getattr(a, key), getattr(b, key))
+    np.testing.assert_array_equal(fast.steepness, ref.steepness)
+    np.testing.assert_array_equal(fast.counts, ref.counts)
+    for tr in fast.tracks:   # each snapshot's speeds come from one vectorised call: the scalar formula's values
+        assert list(tr.rh_speeds) == [rankine_hugoniot_speed("burgers", l, r) for l, r in zip(tr.left, tr.right)]
+    assert fast.formation_time == ref.formation_time
+    assert [max_slope(q, x, periodic=periodic) for q in Q] == list(fast.steepness) or field == "potential"

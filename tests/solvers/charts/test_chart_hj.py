@@ -11,7 +11,7 @@ from solvers.charts.hamilton_jacobi import (
     solve_chart_hj,
 )
 from solvers.grid import fill_ghosts
-from solvers.errors import SolverInputError
+from solvers.errors import BlowUpError, SolverInputError
 from solvers.grid import Grid
 from solvers.hamilton_jacobi import solve_hj
 from solvers.exact.hopf_cole import viscous_hj
@@ -228,3 +228,70 @@ def test_variable_full_tensor_metric_of_sheared_coordinates_matches_hopf_cole(nu
         errors.append(np.abs(sol.u[-1] - exact).max())
     assert errors[1] < bound  # measured: 0.0115 / 0.0131 (first order), 0.0022 (ENO2) at n = 48
     assert np.log2(errors[0] / errors[1]) > order
+
+
+# -- the compiled time loop against the Python reference loop --------------------------------------
+@pytest.mark.parametrize(
+    "ndim, options",
+    [
+        (1, dict(boundary="outflow")),
+        (1, dict(boundary="outflow", nu=0.02, integrator="ssprk2", derivative="weno5")),
+        (1, dict(boundary="periodic", numerical_hamiltonian="lax_friedrichs", integrator="euler",
+                 derivative="first_order", max_dt=1e-3)),
+        (2, dict(boundary="periodic", nu=0.03)),
+        (2, dict(boundary="outflow", numerical_hamiltonian="lax_friedrichs")),
+    ],
+)
+def test_compiled_time_loop_is_bitwise_the_python_loop(ndim, options):
+    if ndim == 1:
+        grid = Grid((-1.0,), (1.0,), (97,), 3)
+        u0, mob = (lambda x: np.cos(3 * x) + 0.3 * x), (lambda x: 1.0 + 0.5 * x**2)
+    else:
+        grid = Grid((-1.0, -1.0), (1.0, 1.0), (24, 30), 3)
+        u0 = lambda x, y: np.cos(3 * x) * np.sin(2 * y)  # noqa: E731
+        mob = lambda x, y: (1.0 + 0 * x, 0.3 + 0 * x, 1.0 + 0.2 * y**2)  # noqa: E731
+    times = [0.0, 0.05, 0.13, 0.2]  # the first at t0: its snapshot is u0
+    fast = solve_chart_hj(grid, u0, times, mobility=mob, **options)
+    ref = solve_chart_hj(grid, u0, times, mobility=mob, loop="python", **options)
+    assert fast.steps == ref.steps > 10
+    assert fast.u.shape == ref.u.shape == (4, *grid.shape)
+    np.testing.assert_array_equal(fast.u, ref.u)
+    assert not fast.u.flags.writeable
+
+
+def test_compiled_time_loop_errors_are_the_python_loops():
+    grid = Grid((-1.0,), (1.0,), (41,), 3)
+    messages = []
+    for loop in ("compiled", "python"):
+        with pytest.raises(BlowUpError) as blow:   # ½ a p² overflows in the first stage
+            solve_chart_hj(grid, lambda x: 1e160 * np.cos(3 * x), [0.1], mobility=lambda x: 1 + 0 * x, loop=loop)
+        with pytest.raises(SolverInputError, match="max_steps") as limit:
+            solve_chart_hj(grid, np.cos, [1.0], mobility=lambda x: 1 + 0 * x, max_steps=3, loop=loop)
+        messages.append((str(blow.value), blow.value.step, blow.value.cell, str(limit.value)))
+    assert messages[0] == messages[1]
+    assert messages[0][1] == 1
+    with pytest.raises(SolverInputError, match="loop: expected one of compiled, python"):
+        solve_chart_hj(grid, np.cos, [0.1], mobility=lambda x: 1 + 0 * x, loop="fortran")
+
+
+@pytest.mark.parametrize("num", ["godunov", "lax_friedrichs"])
+@pytest.mark.parametrize("deriv", ["first_order", "eno2", "weno5"])
+@pytest.mark.parametrize("nu", [0.0, 0.07])
+def test_1d_kernels_are_bitwise_the_general_kernels(num, deriv, nu):
+    from solvers.charts.hamilton_jacobi import chart_rate_kernel_1d, chart_stage_kernel_1d
+
+    rng = np.random.default_rng(len(num) + 3 * len(deriv))
+    grid = Grid.line(33, 0.0, 1.0)
+    settings = ChartHJSettings(1, num, deriv, nu=nu, boundary="outflow")
+    op = ChartDiscretisation.build(grid, settings, lambda x: 1.0 + 0.5 * np.sin(3 * x))
+    q = fill_ghosts(grid.pad(rng.normal(size=grid.shape)), grid.ghost, settings.boundary)
+    q0 = fill_ghosts(grid.pad(rng.normal(size=grid.shape)), grid.ghost, settings.boundary)
+    general, special = grid.zeros(), grid.zeros()
+    rate = op.stage(q, q0, general, 0.75, 0.25, 1e-3)
+    rate_1d = chart_stage_kernel_1d(q, q0, special, 0.75, 0.25, 1e-3, grid.ghost, float(grid.dx[0]), *op.codes,
+                                    op.mob[0], nu, op.kface[0, 0], op.inv_w)
+    np.testing.assert_array_equal(special, general)
+    assert rate_1d == rate
+    assert chart_rate_kernel_1d(q, grid.ghost, float(grid.dx[0]), op.codes[1], op.mob[0]) == op.hyperbolic_rate(q)
+    q[grid.ghost + 5] = np.nan
+    assert np.isnan(chart_rate_kernel_1d(q, grid.ghost, float(grid.dx[0]), op.codes[1], op.mob[0]))
