@@ -62,6 +62,10 @@ other modes at their initial values.  The modes a network visits later change a 
 and exit; :mod:`shockflow.prediction.saddle_chain` accumulates them (it reduces to this module's
 prediction where modes are independent) and uses :meth:`Optimiser.log_gains` for the steps.
 
+*Abstention.*  A chart whose escape gives no usable prediction — a start within one e-fold of its minimum
+(``ln(d_exit/d_eff) < 1``: no plateau), or a non-finite distance, time or step — predicts nothing
+(:func:`predict_or_abstain`, :class:`Abstention` with the reason); the other charts predict as before.
+
 *Assumptions.*  (1) The chart is invariant under the flow (commuting data for ``gram``; the other
 modes stay near their initial values while this one escapes — true for well-separated strengths);
 (2) the linear regime dominates the escape time (``ln(d_exit/d_0) ≫ 1``); (3) the schedule
@@ -76,8 +80,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["ChartShock", "Optimiser", "PredictedTransition", "escape_integral", "predict_transitions", "steps_for_growth",
-           "PredictionError", "InvalidPrediction"]
+__all__ = ["Abstention", "ChartShock", "Optimiser", "PredictedTransition", "escape_integral", "predict_chart",
+           "predict_or_abstain", "predict_transitions", "steps_for_growth", "PredictionError", "InvalidPrediction"]
 
 
 class PredictionError(ValueError):
@@ -86,7 +90,13 @@ class PredictionError(ValueError):
 
 class InvalidPrediction(RuntimeError):
     """A chart's escape gave no usable prediction (a non-finite or non-positive distance, time or step, or a start
-    that is not a plateau): a failure of the run (exit 1) naming the chart, never a predicted step."""
+    that is not a plateau), naming the chart, never a predicted step.  In a run the chart abstains
+    (:func:`predict_or_abstain`); the run fails with it (exit 1) only when no chart predicts.  ``figure``: the
+    failed check in a few words (``ln(d_exit/d0) = 0.7 < 1``)."""
+
+    def __init__(self, message: str, figure: str = ""):
+        super().__init__(message)
+        self.figure = figure or message
 
 
 @dataclass(frozen=True)
@@ -330,44 +340,81 @@ def _escape_integral(chart: ChartShock) -> float:
 
 
 def predict_transitions(charts: Sequence[ChartShock], optimiser: Optimiser) -> list[PredictedTransition]:
-    """One predicted transition per chart, sorted by step (see the module docstring).
+    """One predicted transition per chart, sorted by step (see the module docstring); a chart without a usable
+    escape raises :class:`InvalidPrediction` (:func:`predict_or_abstain` lets that chart abstain instead).
 
     The signature is the rule: PDE data, shocks and optimiser settings in; no loss series."""
+    rates = _checked_rates(optimiser)
+    return sorted((predict_chart(c, optimiser, rates) for c in charts), key=lambda p: p.step)
+
+
+def predict_or_abstain(charts: Sequence[ChartShock], optimiser: Optimiser
+                       ) -> tuple[list[PredictedTransition], list["Abstention"]]:
+    """``(predictions sorted by step, abstentions)``: each chart predicts on its own; a chart whose escape gives no
+    usable prediction (:func:`_check_escape`: no plateau, a non-finite distance or time) abstains with the reason and
+    the others go on (docs/theory.md §6, "Abstention").  Its true transition, if the run shows one, stays a true
+    transition without a prediction: a miss in the score."""
+    rates = _checked_rates(optimiser)
+    out, abstained = [], []
+    for c in charts:
+        try:
+            out.append(predict_chart(c, optimiser, rates))
+        except InvalidPrediction as exc:
+            abstained.append(Abstention(c.label, str(exc), exc.figure))
+    out.sort(key=lambda p: p.step)
+    return out, abstained
+
+
+@dataclass(frozen=True)
+class Abstention:
+    """A chart that predicts nothing, and why (the reason names the chart and the figure that failed)."""
+
+    chart: str
+    reason: str
+    figure: str = ""     # the failed check in a few words
+
+    def as_dict(self) -> dict:
+        return {"chart": self.chart, "reason": self.reason}
+
+
+def _checked_rates(optimiser: Optimiser) -> np.ndarray:
     rates = optimiser.effective_rates()
     if rates.size == 0 or np.any(~np.isfinite(rates)) or np.any(rates <= 0):
         raise PredictionError("optimiser.learning_rates: expected positive finite learning rates, one per step")
-    out = []
-    for c in charts:
-        escape = _escape_integral(c)
-        x0 = abs(c.x0) if c.mirrored else c.x0
-        xs = c.location
-        d0 = c.distance(x0)
-        d_exit = c.distance(c.x_min)
-        same_side = (x0 - xs) * (c.x_min - xs) > 0
-        if math.isfinite(c.gamma_star) and c.gamma_star > 0 and same_side and c.ridge_speed * c.gamma_star < d0 \
-                and _starts_linearised(c, x0, d0):
-            d_eff = math.sqrt(d0 * d0 + 2.0 * c.nu * c.gamma_star)
-            if d_eff <= 0:
-                raise PredictionError(f"chart {c.label!r}: the initial point sits exactly on the ridge "
-                                      f"(d0 = 0) and there is no noise (ν = 0): gradient flow never leaves it")
-            growth = math.log(d_exit / d_eff)
-            t = c.gamma_star * growth
-            step = optimiser.steps_for_growth(growth, c.gamma_star)
-            method = "shock"
-            gamma, crit = c.gamma_star, c.gamma_star
-        else:
-            d_eff, t = d0, escape
-            method = "escape_integral"
-            gamma = crit = c.gamma_star if c.gamma_star > 0 else math.inf
-        if method == "escape_integral":
-            step = _flow_steps(t, optimiser.escape_rates(c.gamma_star))
-        _check_escape(c.label, method, step=step, time=t, d0=d0, d_exit=d_exit, d_eff=d_eff)
-        out.append(PredictedTransition(
-            chart=c.label, step=step, flow_step=_flow_steps(t, rates), time=t, method=method, gamma_star=gamma,
-            critical_lr=crit, location=xs, strength=c.strength, d0=d0, d_exit=d_exit, d_eff=d_eff, nu=c.nu,
-            escape_time=escape))
-    out.sort(key=lambda p: p.step)
-    return out
+    return rates
+
+
+def predict_chart(c: ChartShock, optimiser: Optimiser, rates: np.ndarray | None = None) -> PredictedTransition:
+    """The predicted transition of one chart (module docstring); :class:`InvalidPrediction` if its escape gives
+    none.  ``rates``: the optimiser's effective rates (computed if not given)."""
+    rates = _checked_rates(optimiser) if rates is None else rates
+    escape = _escape_integral(c)
+    x0 = abs(c.x0) if c.mirrored else c.x0
+    xs = c.location
+    d0 = c.distance(x0)
+    d_exit = c.distance(c.x_min)
+    same_side = (x0 - xs) * (c.x_min - xs) > 0
+    if math.isfinite(c.gamma_star) and c.gamma_star > 0 and same_side and c.ridge_speed * c.gamma_star < d0 \
+            and _starts_linearised(c, x0, d0):
+        d_eff = math.sqrt(d0 * d0 + 2.0 * c.nu * c.gamma_star)
+        if d_eff <= 0:
+            raise PredictionError(f"chart {c.label!r}: the initial point sits exactly on the ridge "
+                                  f"(d0 = 0) and there is no noise (ν = 0): gradient flow never leaves it")
+        growth = math.log(d_exit / d_eff)
+        t = c.gamma_star * growth
+        step = optimiser.steps_for_growth(growth, c.gamma_star)
+        method = "shock"
+        gamma, crit = c.gamma_star, c.gamma_star
+    else:
+        d_eff, t = d0, escape
+        method = "escape_integral"
+        gamma = crit = c.gamma_star if c.gamma_star > 0 else math.inf
+        step = _flow_steps(t, optimiser.escape_rates(c.gamma_star))
+    _check_escape(c.label, method, step=step, time=t, d0=d0, d_exit=d_exit, d_eff=d_eff)
+    return PredictedTransition(
+        chart=c.label, step=step, flow_step=_flow_steps(t, rates), time=t, method=method, gamma_star=gamma,
+        critical_lr=crit, location=xs, strength=c.strength, d0=d0, d_exit=d_exit, d_eff=d_eff, nu=c.nu,
+        escape_time=escape)
 
 
 def _check_escape(label: str, method: str, **figures: float) -> None:
@@ -381,7 +428,8 @@ def _check_escape(label: str, method: str, **figures: float) -> None:
            if not (math.isfinite(v) and (v > 0 if k in ("step", "time") else v >= 0))]
     if bad:
         raise InvalidPrediction(f"chart {label!r} ({method}): {', '.join(bad)}: expected a finite positive step and "
-                                "time and finite distances; the chart gives no prediction (its data do not describe an escape)")
+                                "time and finite distances; the chart gives no prediction (its data do not describe an "
+                                "escape)", figure=", ".join(bad))
     if figures["d0"] == 0:
         return   # no ridge apart from the start (an escape integral from x0 itself): no distance to compare
     growth = math.log(figures["d_exit"] / figures["d_eff"]) if figures["d_exit"] > 0 else -math.inf
@@ -389,4 +437,5 @@ def _check_escape(label: str, method: str, **figures: float) -> None:
         raise InvalidPrediction(
             f"chart {label!r} ({method}): the start is {figures['d_eff']:.4g} from the ridge and the minimum "
             f"{figures['d_exit']:.4g} (quotient distances): ln(d_exit/d0) = {growth:.3g} < 1, the start is no plateau "
-            "(it lies too near the chart's minimum); the chart does not describe a transition of this run")
+            "(it lies too near the chart's minimum); the chart does not describe a transition of this run",
+            figure=f"ln(d_exit/d0) = {growth:.3g} < 1")

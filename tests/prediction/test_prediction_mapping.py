@@ -126,8 +126,8 @@ def _escape_chart(x0, x_min, **kw):
 
 def test_a_start_without_a_plateau_or_an_infinite_distance_is_no_prediction():
     """Issue 21: a start within one e-fold of the chart's minimum (the minimum at the start, as for the attention
-    chart of a d_model = d_k = 2 head whose flow runs into σ = 0), or an infinite distance, ends the run (exit 1,
-    naming the chart), never a predicted step."""
+    chart of a d_model = d_k = 2 head whose flow runs into σ = 0), or an infinite distance, is no prediction (an
+    InvalidPrediction naming the chart: the chart abstains in a run), never a predicted step."""
     from shockflow.prediction.mapping import InvalidPrediction
 
     opt = Optimiser(np.full(1000, 1e-2))
@@ -138,3 +138,24 @@ def test_a_start_without_a_plateau_or_an_infinite_distance_is_no_prediction():
     grid = np.linspace(0.0, 1.5, 301)
     with pytest.raises(InvalidPrediction, match=r"chart 'sigma0'.*d0 = inf"):
         predict_transitions([_escape_chart(0.05, 1.0, metric_x=grid, metric_a=np.zeros_like(grid))], opt)
+
+
+def test_a_chart_without_a_plateau_abstains_and_the_others_still_predict():
+    """Abstention is per chart: the chart without a plateau (ln(d_exit/d0) = 0.693) and the one at an infinite
+    distance predict nothing and say why; the chart with a plateau predicts exactly what it predicts alone."""
+    from dataclasses import replace
+
+    from shockflow.prediction.mapping import predict_or_abstain
+
+    opt = Optimiser(np.full(1000, 1e-2))
+    grid = np.linspace(0.0, 1.5, 301)
+    good = replace(_escape_chart(0.05, 1.0), label="good")
+    flat = replace(_escape_chart(0.5, 1.0), label="flat")
+    far = replace(_escape_chart(0.05, 1.0, metric_x=grid, metric_a=np.zeros_like(grid)), label="far")
+    (alone,) = predict_transitions([good], opt)
+    predicted, abstained = predict_or_abstain([flat, good, far], opt)
+    assert [p.chart for p in predicted] == ["good"] and predicted[0] == alone
+    assert [a.chart for a in abstained] == ["flat", "far"]
+    assert "ln(d_exit/d0) = 0.693 < 1" in abstained[0].reason and abstained[0].figure == "ln(d_exit/d0) = 0.693 < 1"
+    assert "d0 = inf" in abstained[1].reason
+    assert predict_or_abstain([flat], opt)[0] == []
