@@ -285,7 +285,8 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
     if geo.dim != 1:
         raise GeometryError(f"{chart_key}: each chart must be 1-D for the prediction, found a {geo.dim}-D "
                             f"chart ({', '.join(geo.chart.names)}) for {chart_key} = {sel!r}")
-    x0 = float(geo.coordinates(init)[0])
+    start = getattr(geo, "start_coordinate", None)   # where the escape starts, if not at the coordinates
+    x0 = float((start(init, X, y) if start is not None else geo.coordinates(init))[0])
     mirrored = geo.chart.lower[0] == 0.0 and not geo.chart.periodic[0]
     geo, x_min, L_min = _find_minimum(geometry, base, kw, x0, mirrored, X, y)
     steps = np.zeros(0, dtype=np.int64)

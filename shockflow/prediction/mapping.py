@@ -75,7 +75,7 @@ modes stay near their initial values while this one escapes — true for well-se
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -406,6 +406,12 @@ def predict_chart(c: ChartShock, optimiser: Optimiser, rates: np.ndarray | None 
         method = "shock"
         gamma, crit = c.gamma_star, c.gamma_star
     else:
+        if c.mirrored and not same_side:
+            # the start lies inside the ridge, on the side of the mirror r = 0 (a degenerate ridge: L̄ even in r, its
+            # steepest compression further out): the flow leaves the mirror, the stationary point, and passes the
+            # ridge on its way, so the start's and the exit's distances are the mirror's
+            mirror = replace(c, location=0.0)
+            d0, d_exit = mirror.distance(x0), mirror.distance(c.x_min)
         d_eff, t = d0, escape
         method = "escape_integral"
         gamma = crit = c.gamma_star if c.gamma_star > 0 else math.inf

@@ -161,6 +161,8 @@ def _chart_shock(chart, report, times, u):
     else:
         gamma, strength = math.inf, 0.0
         loc = 0.0 if chart.mirrored else float(chart.x0)
+    if chart.mirrored:   # L̄ is even on a mirrored chart: the ridges at ±x_s are one, taken on the side of the start
+        loc = abs(loc)
     a_ridge = float(np.interp(loc, chart.x, chart.mobility))
     return ChartShock(label=chart.label, x0=chart.x0, x_min=chart.x_min, nu=chart.nu, mobility_at_ridge=a_ridge,
                       gamma_star=gamma, location=loc, strength=strength, escape_x=chart.escape_x,
