@@ -159,3 +159,17 @@ def test_a_chart_without_a_plateau_abstains_and_the_others_still_predict():
     assert "ln(d_exit/d0) = 0.693 < 1" in abstained[0].reason and abstained[0].figure == "ln(d_exit/d0) = 0.693 < 1"
     assert "d0 = inf" in abstained[1].reason
     assert predict_or_abstain([flat], opt)[0] == []
+
+
+def test_an_escape_from_inside_a_mirrored_ridge_measures_its_distances_from_the_mirror():
+    """A degenerate ridge (L̄ = ½(1 − r⁴)², even in r): its steepest compression lies at r_s ≈ 0.5, and a start at
+    r = 0.05 inside it leaves the mirror r = 0, the stationary point, passing the ridge on its way.  Its distances
+    are the mirror's (0.05 and 1: a plateau of 3 e-folds), not the ridge's (0.45 and 0.5, which would read as no
+    plateau); the escape time is the same."""
+    from dataclasses import replace
+
+    opt = Optimiser(np.full(1000, 1e-2))
+    (at_mirror,) = predict_transitions([_escape_chart(0.05, 1.0)], opt)
+    (inside,) = predict_transitions([replace(_escape_chart(0.05, 1.0), location=0.5, gamma_star=0.3)], opt)
+    assert inside.method == "escape_integral" and inside.step == pytest.approx(at_mirror.step, rel=1e-12)
+    assert inside.d0 == pytest.approx(0.05) and inside.d_exit == pytest.approx(1.0)
