@@ -42,6 +42,14 @@ forward images ``W_l ⋯ W_1 v_k`` orthonormalised over the modes in order) and 
 its components along ``C`` removed, so ``L̄(r) = L(θ_⊥) − s r^L + ½ r^{2L} + …``; ``|∂θ/∂r|² = L``, mobility
 ``1/L``.  The ridge at r = 0 is degenerate (no shock): the escape integral of docs/theory.md §1 gives
 ``t ≈ 1/(s (L − 2) r_0^{L−2})``.
+
+**The aligned start** (docs/theory.md §6, "Depth"; :func:`aligned_start`, :meth:`AutoGeometry.start_coordinate`).
+From random small layers the speed radius overestimates the escape speed (an isolated mode 7–33 % early): the
+layers first align on the mode.  The single-mode flow near the origin closes on ``α = W_1 v``, the middle layers
+and ``β = W_Lᵀ u``; it is followed from the real layers until ``z = 0.05 s`` and mapped to the balanced radius
+``r_a`` that reaches the same ``z`` at the same time, the extraction's ``x0`` (the coordinate of the parameters,
+which the truth reads, stays the speed radius).  A mode of smaller rate starts with the hidden directions that
+the modes of larger rate align to taken out (their cross terms remove its components there once they grow).
 """
 
 from __future__ import annotations

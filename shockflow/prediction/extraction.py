@@ -13,7 +13,9 @@ and everything a reader needs to see what was solved:
   values (the geometry is bound to the model at its initial parameters);
 * **mobility** ``a = g^xx`` at the cell centres and the **conserved quantities** of the initial
   parameters (:meth:`Geometry.conserved`);
-* the **initial coordinate** ``x0`` and the **quotient trajectory** (the coordinates of the
+* the **initial coordinate** ``x0`` (the geometry's ``start_coordinate(params, X, y)`` where it has one: the
+  point the escape starts from when it is not the coordinates of the initial parameters, e.g. the aligned
+  start of a chain, docs/theory.md §6) and the **quotient trajectory** (the coordinates of the
   logged parameter snapshots; for figures and for the chart box only);
 * the **landscape minimum** ``x_min`` of ``L̄`` along the chart on the side of ``x0`` (the first
   local minimum downhill from ``x0``; the global one on a mirrored chart; found by widening the

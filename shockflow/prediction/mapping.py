@@ -55,7 +55,10 @@ quartic order) the logarithm is replaced by the escape integral along the unstab
 where ``L̄`` has dropped by 3/4 of ``L̄(x0) − L̄(x_min)`` — the detector's midpoint read on the
 landscape (the integral to ``x_min`` itself diverges logarithmically at a non-degenerate minimum).
 For ``L̄ = ½(q − β)²`` with the balanced rescaling mobility ``2|q|`` it is exactly the logistic
-half-learned time ``(1/(2β)) ln((β − q0)/q0)``.
+half-learned time ``(1/(2β)) ln((β − q0)/q0)``.  On a mirrored chart (``L̄`` even in ``r``; the ridge is taken on
+the start's side, ``|x_s|``) a start between the mirror ``r = 0`` and the ridge — a degenerate ridge, whose
+steepest compression lies further out — leaves the mirror, the stationary point, and passes the ridge on its
+way: its ``d_0`` and ``d_exit`` (reported, and checked for a plateau) are measured from ``r = 0``.
 
 *Later saddles.*  :func:`predict_transitions` treats every chart as escaping from the origin with the
 other modes at their initial values.  The modes a network visits later change a waiting chart's rate
