@@ -52,8 +52,9 @@ attention score), the escape integral below is used instead (``method``).
 *Degenerate ridges.*  Where ``inf a L̄'' = 0`` (no shock forms: e.g. query–key weights entering at
 quartic order) the logarithm is replaced by the escape integral along the unstable direction,
 ``t = ∫_{x0}^{x_h} dx / |a ∂_x L̄|`` (reported for every chart as ``escape_time``), where ``x_h`` is
-where ``L̄`` has dropped by 3/4 of ``L̄(x0) − L̄(x_min)`` — the detector's midpoint read on the
-landscape (the integral to ``x_min`` itself diverges logarithmically at a non-degenerate minimum).
+where the mode is half learned — its strength half way to the minimum's, the truth's definition; for
+``L̄`` quadratic in the strength the point where ``L̄`` has dropped by 3/4 of ``L̄(x0) − L̄(x_min)``, the
+detector's midpoint (the integral to ``x_min`` itself diverges logarithmically at a non-degenerate minimum).
 For ``L̄ = ½(q − β)²`` with the balanced rescaling mobility ``2|q|`` it is exactly the logistic
 half-learned time ``(1/(2β)) ln((β − q0)/q0)``.  On a mirrored chart (``L̄`` even in ``r``; the ridge is taken on
 the start's side, ``|x_s|``) a start between the mirror ``r = 0`` and the ridge — a degenerate ridge, whose

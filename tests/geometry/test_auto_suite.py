@@ -33,7 +33,8 @@ SUITE = {
     "attention-qk-4x2": "measured 2/2 within a factor 2, 19.4 % median (-14.1 %, -24.7 %): the second mode of "
                         "the QK form escapes from the saddle of the first (the saddle chain; 1/2 at 57 % before it); "
                         "both are early: softmax attention is not quadratic in the QK form, so half the product is "
-                        "reached after the loss's half-amplitude point (as for attention-qk, -17 %)",
+                        "reached after the point the log form γ* ln(d_exit/d0) of their shock charts reads (the "
+                        "escape integral of attention-qk now runs to the half-learned product: +1.1 %, was -17 %)",
     "deep-linear-3": None,                 # measured 4/4, 2.2 % (+0.2, −1.9, +2.4, +8.9 %): the aligned start
     "deep-linear-4": None,                 # measured 4/4, 5.0 % (+5.3, −3.3, +4.7, +7.0 %; exit 1 before it)
     "deep-mlp-tanh": "measured 2/4 within a factor 2, 70 % median (-75, -51, -25, +1080 %; 1/4 at 100 % before the "

@@ -8,6 +8,7 @@ import pytest
 from shockflow.prediction import ChartData
 from shockflow.prediction.predict import _solve, formation_time, hessian_g, initial_gamma
 from shockflow.prediction import ChartShock, Optimiser, PredictionError, predict_transitions
+from shockflow.geometry.base import Chart
 
 
 def _chart(L, dL, R, x0, x_min, cells=801):
@@ -173,3 +174,39 @@ def test_an_escape_from_inside_a_mirrored_ridge_measures_its_distances_from_the_
     (inside,) = predict_transitions([replace(_escape_chart(0.05, 1.0), location=0.5, gamma_star=0.3)], opt)
     assert inside.method == "escape_integral" and inside.step == pytest.approx(at_mirror.step, rel=1e-12)
     assert inside.d0 == pytest.approx(0.05) and inside.d_exit == pytest.approx(1.0)
+
+
+class _SquareRootChart:
+    """A mirrored 1-D chart r ∈ [0, 1.5] with strength z = r², mobility 1 and L̄ = ½ (1 − z)^p (no model, no data)."""
+
+    __slots__ = ("power",)       # no weak reference: the chart loss is evaluated directly, not interpolated
+    dim = 1
+    chart = Chart(("r",), (0.0,), (1.5,))
+
+    class model:
+        class loss_function:
+            squared_scale = None
+
+    def __init__(self, power):
+        self.power = power
+
+    def chart_loss(self, points, X, y):
+        return 0.5 * np.abs(1.0 - np.asarray(points)[:, 0] ** 2) ** self.power
+
+    def strength(self, points):
+        return np.asarray(points, dtype=np.float64) ** 2
+
+    def mobility(self, points):
+        return np.ones((*np.asarray(points).shape[:-1], 1, 1))
+
+
+@pytest.mark.parametrize("power", [2, 4])
+def test_the_escape_profile_ends_where_the_mode_is_half_learned(power):
+    """The escape integral runs to the half-learned strength (what the truth reads): z = ½ for L̄ = ½(1 − z)² — there
+    also the point where L̄ has lost 3/4 — and still z = ½ for L̄ = ½(1 − z)⁴, whose loss has lost 3/4 already at
+    z = 0.29 (a loss not quadratic in the strength, as softmax attention in its QK form)."""
+    from shockflow.prediction.extraction import escape_profile
+
+    x, rate = escape_profile(_SquareRootChart(power), 1e-3, 1.0, 0.0, None, None)
+    assert x[0] == pytest.approx(1e-3) and x[-1] ** 2 == pytest.approx(0.5, rel=0.02)
+    assert np.all(rate > 0)

@@ -15,15 +15,17 @@ from shockflow.prediction import ChartShock, Optimiser, predict_transitions
 
 #: name -> (size overrides, matches, bound on the median relative error against the loss detections,
 #: bound on the all-in median against the parameter truth (issue 17))
-#: measured against the loss detections: attention-qk 1.5% here (1.8% at full size); cnn-relu-channels
+#: measured against the loss detections: attention-qk 20.9% here (20.0% at full size: its escape integral runs to the
+#: half-learned product q, the truth's point, which the loss's half-amplitude point precedes; 1.5% when it ran to
+#: the point where the loss had lost 3/4); cnn-relu-channels
 #: 3.2% here (3.1% at full size; 21.6% / 20.8% on the faster channel's saddle alone, without the saddle chain,
 #: tests/prediction/test_saddle_chain.py); mean-field-linear 1.1% here (1.3% at full size); sphere-direction 4.8% here (2.6% at full size).
 #: measured against the parameter truth (each chart's half-learned step, recall 1 and precision 1 in
-#: every case): attention-qk 17.7% (the half-learned product q is reached ~20% after the loss's
-#: half-amplitude point: softmax attention is not quadratic in q), cnn-relu-channels 3.0%,
+#: every case): attention-qk 1.1% (17.7% when the escape integral ended at the loss's 3/4 drop: the
+#: half-learned product q is reached ~20% after it, softmax attention is not quadratic in q), cnn-relu-channels 3.0%,
 #: mean-field-linear 1.1%, sphere-direction 9.2% (half way in the angle, 13% before the loss midpoint)
 CASES = {
-    "attention-qk": (["data.n=512", "extraction.cells=201"], 1, 0.05, 0.20),
+    "attention-qk": (["data.n=512", "extraction.cells=201"], 1, 0.25, 0.05),
     "cnn-relu-channels": (["data.n=1024", "extraction.cells=401"], 2, 0.05, 0.05),
     "mean-field-linear": (["data.n=1024", "extraction.cells=401"], 1, 0.05, 0.05),
     "sphere-direction": (["data.n=1024", "extraction.cells=401"], 1, 0.07, 0.10),
