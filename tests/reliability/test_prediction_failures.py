@@ -71,6 +71,12 @@ def test_a_chart_without_a_plateau_abstains_and_the_run_goes_on(cli, workdir):
     code, out, err = cli(*args[:3], "out2", *args[4:])
     assert code == 0, err
     assert "    r2  abstains (predicts nothing): chart 'r2'" in out
+    # the forecast (no training) abstains the same way, and its learning-rate scan maps the other charts
+    code, out, err = cli("forecast", *args[1:3], "out3", *args[4:], "--lr-scan", "0.005:0.02:2", "--json")
+    assert code == 0, err
+    forecast = json.loads(out)
+    assert forecast["abstained"] == run["abstained"]
+    assert [sorted(r["steps"]) for r in forecast["lr_scan"]] == [["r0", "r1"]] * 2
 
 
 def test_a_point_a_hair_outside_a_closed_chart_end_is_moved_onto_it_and_one_clearly_outside_is_an_error():
