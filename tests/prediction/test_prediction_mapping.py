@@ -210,3 +210,26 @@ def test_the_escape_profile_ends_where_the_mode_is_half_learned(power):
     x, rate = escape_profile(_SquareRootChart(power), 1e-3, 1.0, 0.0, None, None)
     assert x[0] == pytest.approx(1e-3) and x[-1] ** 2 == pytest.approx(0.5, rel=0.02)
     assert np.all(rate > 0)
+
+
+def test_the_log_form_runs_as_long_as_the_landscape_needs_to_reach_the_half_learned_point():
+    """Shock charts (ridge at 0, γ* = 2, start 0.01, minimum 1): a linear landscape up to its minimum gives the
+    classic γ* ln(d_exit/d0) with d_exit the minimum's distance; a saturating one, rate x(1 − x²)/γ* up to its
+    half-learned point x_h = 0.7, takes its escape integral γ* [ln x − ½ ln(1 − x²)] from 0.01 to 0.7, and the
+    reported exit is the one whose log form gives it."""
+    gamma, x0 = 2.0, 0.01
+    opt = Optimiser(np.full(5000, 0.01))
+
+    def chart(x, rate):
+        return ChartShock(label="x", x0=x0, x_min=1.0, nu=0.0, mobility_at_ridge=1.0, gamma_star=gamma, location=0.0,
+                          strength=1.0, escape_x=x, escape_rate=rate, ridge_speed=0.0)
+
+    x = np.geomspace(x0, 1.0, 601)
+    (linear,) = predict_transitions([chart(x, x / gamma)], opt)
+    assert linear.method == "shock" and linear.time == pytest.approx(gamma * math.log(1.0 / x0), rel=1e-12)
+    assert linear.d_exit == pytest.approx(1.0, rel=1e-12)
+    x = np.geomspace(x0, 0.7, 601)
+    (saturating,) = predict_transitions([chart(x, x * (1 - x * x) / gamma)], opt)
+    F = lambda r: gamma * (math.log(r) - 0.5 * math.log(1 - r * r))
+    assert saturating.method == "shock" and saturating.time == pytest.approx(F(0.7) - F(x0), rel=1e-4)
+    assert saturating.d_exit == pytest.approx(x0 * math.exp((F(0.7) - F(x0)) / gamma), rel=1e-4)
