@@ -42,6 +42,14 @@ forward images ``W_l ⋯ W_1 v_k`` orthonormalised over the modes in order) and 
 its components along ``C`` removed, so ``L̄(r) = L(θ_⊥) − s r^L + ½ r^{2L} + …``; ``|∂θ/∂r|² = L``, mobility
 ``1/L``.  The ridge at r = 0 is degenerate (no shock): the escape integral of docs/theory.md §1 gives
 ``t ≈ 1/(s (L − 2) r_0^{L−2})``.
+
+**The aligned start** (docs/theory.md §6, "Depth"; :func:`aligned_start`, :meth:`AutoGeometry.start_coordinate`).
+From random small layers the speed radius overestimates the escape speed (an isolated mode 7–33 % early): the
+layers first align on the mode.  The single-mode flow near the origin closes on ``α = W_1 v``, the middle layers
+and ``β = W_Lᵀ u``; it is followed from the real layers until ``z = 0.05 s`` and mapped to the balanced radius
+``r_a`` that reaches the same ``z`` at the same time, the extraction's ``x0`` (the coordinate of the parameters,
+which the truth reads, stays the speed radius).  A mode of smaller rate starts with the hidden directions that
+the modes of larger rate align to taken out (their cross terms remove its components there once they grow).
 """
 
 from __future__ import annotations
@@ -57,7 +65,8 @@ from shockflow.geometry.flat import flatten, unflatten
 from shockflow.geometry.registry import register
 from shockflow.models.base import Model
 
-__all__ = ["AutoGeometry", "Modes", "check_frozen_origin", "find_chain_modes", "find_modes", "free_origin"]
+__all__ = ["AutoGeometry", "Modes", "aligned_start", "chain_target", "check_frozen_origin", "find_chain_modes",
+           "find_modes", "free_origin"]
 
 
 @dataclass(frozen=True)
@@ -252,6 +261,15 @@ def find_chain_modes(model: Model, X, y, *, max_modes: int = MAX_MODES,
     """The modes of a chain of depth ≥ 3 (module docstring): ``directions (d + o, K)`` stacks ``[v_k; u_k]``
     (input and output singular vectors of ``−c^{L−1} ∇_P L`` at ``P = 0``), ``rates`` its singular values
     ``s_k``.  At most ``min(hidden widths)`` modes (each needs its own hidden direction in every layer)."""
+    U, sigma, Vt = np.linalg.svd(chain_target(model, X, y), full_matrices=False)
+    keep = _select(sigma, None, min(max_modes, min(model.widths)), min_rate_ratio)
+    directions = np.concatenate([Vt[keep].T, U[:, keep]], axis=0)
+    return Modes(directions, sigma[keep], sigma)
+
+
+def chain_target(model: Model, X, y) -> np.ndarray:
+    """``M = −c^{L−1} ∇_P L`` at zero weights (``(o, d)``; ``Σ_yx`` for the square loss): gradient flow near the
+    origin moves every layer at ``Ẇ_l = B_lᵀ M C_lᵀ`` (``B_l = W_L ⋯ W_{l+1}``, ``C_l = W_{l−1} ⋯ W_1``)."""
     chain = _chain(model)
     zero = model.copy()
     zero.set_parameter_vector(np.zeros(zero.num_parameters))
@@ -259,14 +277,77 @@ def find_chain_modes(model: Model, X, y, *, max_modes: int = MAX_MODES,
     n = X.shape[0]
     F0 = zero._forward(zero._check_inputs(X))[0]
     G = zero.loss_function.grad(F0, zero.loss_function.targets(y, n, zero.output_dim)) / n
-    Xf = X.reshape(n, -1)
-    M = -(chain.slope ** (chain.depth - 1)) * (G.T @ Xf)        # (o, d): Σ_yx for the square loss
+    M = -(chain.slope ** (chain.depth - 1)) * (G.T @ X.reshape(n, -1))
     if not np.all(np.isfinite(M)):
         raise GeometryError("model: the loss gradient at zero weights is not finite; no modes can be found")
-    U, sigma, Vt = np.linalg.svd(M, full_matrices=False)
-    keep = _select(sigma, None, min(max_modes, min(model.widths)), min_rate_ratio)
-    directions = np.concatenate([Vt[keep].T, U[:, keep]], axis=0)
-    return Modes(directions, sigma[keep], sigma)
+    return M
+
+
+#: the aligned start: the single-mode flow is followed until z = ALIGNED_FRACTION · s (module docstring)
+ALIGNED_FRACTION = 0.05
+#: its integration: relative change of the fastest-moving block per RK4 step, and a step budget
+_ALIGN_STEP, _ALIGN_BUDGET = 0.01, 100_000
+
+
+def aligned_start(Ws, u, v, s: float, *, taken=None, fraction: float = ALIGNED_FRACTION):
+    """``(r_a, t_a, hidden)``: the balanced radius whose escape matches the real one of mode ``(s, u, v)`` from the
+    layers ``Ws = [W_1 … W_L]``, the time ``t_a`` the single-mode flow took to reach ``z = fraction · s``, and the
+    mode's unit hidden directions there (one per hidden layer: ``α``, ``W_2 α``, …, ``W_{L−1} ⋯ W_2 α``).
+
+    Near the origin one mode moves the chain by ``Ẇ_l = s b_l c_lᵀ`` (module docstring), which closes on
+    ``α = W_1 v``, the middle layers ``W_2 … W_{L−1}`` and ``β = W_Lᵀ u`` (``α̇ = s W_2ᵀ⋯W_{L−1}ᵀ β``,
+    ``β̇ = s W_{L−1}⋯W_2 α``, ``Ẇ_l = s b_l c_lᵀ``; ``z = βᵀ W_{L−1}⋯W_2 α``): the alignment of the random layers
+    on the mode is in it (Saxe et al. 2014's decoupled dynamics start only after it).  ``taken``: per hidden layer
+    an orthonormal ``(h_l, m)`` basis of the directions the modes learned first hold, removed from the state at
+    the start (module docstring, "the aligned start").  The flow is followed (RK4, relative steps of
+    :data:`_ALIGN_STEP`) until ``z = fraction · s``, where the layers are aligned and the saturation ``s − z`` is
+    still small; the balanced flow ``ṙ = s r^{L−1}`` that reaches the same ``r_1 = z^{1/L}`` at the same time
+    starts at ``r_a = (r_1^{2−L} + (L − 2) s t_a)^{1/(2−L)}``.  ``None`` if the flow does not get there within the
+    budget (a mode the layers cannot carry: ``α`` or ``β`` zero)."""
+    L = len(Ws)
+    state = [Ws[0] @ v, *(np.array(W, dtype=np.float64) for W in Ws[1:-1]), Ws[-1].T @ u]   # α, W_2 … W_{L−1}, β
+    if taken is not None:      # hidden layer l's basis Q_l: α ⟂ Q_1, W_l ⟂ Q_l on the right and Q_{l+1} on the left
+        Q = taken
+        state[0] = state[0] - Q[0] @ (Q[0].T @ state[0])
+        for j in range(1, L - 1):
+            W = state[j] - Q[j] @ (Q[j].T @ state[j])
+            state[j] = W - (W @ Q[j - 1]) @ Q[j - 1].T
+        state[-1] = state[-1] - Q[-1] @ (Q[-1].T @ state[-1])
+
+    def flow(blocks):
+        """``(the rate of every block, z)``."""
+        alpha, mids, beta = blocks[0], blocks[1:-1], blocks[-1]
+        cs = [alpha]
+        for W in mids:
+            cs.append(W @ cs[-1])            # c_l for l = 2 … L (c_L = W_{L−1} ⋯ W_2 α)
+        bs = [beta]
+        for W in mids[::-1]:
+            bs.append(W.T @ bs[-1])          # b_l for l = L − 1 … 1
+        bs = bs[::-1]
+        rates = [s * bs[0], *(s * np.outer(b, c) for b, c in zip(bs[1:], cs[:-1])), s * cs[-1]]
+        return rates, float(beta @ cs[-1]), cs
+
+    def moved(blocks, rates, h):
+        return [x + h * r for x, r in zip(blocks, rates)]
+
+    t, target = 0.0, fraction * s
+    for _ in range(_ALIGN_BUDGET):
+        k1, z, cs = flow(state)
+        if z >= target:
+            r1 = z ** (1.0 / L)
+            hidden = [c / np.linalg.norm(c) for c in cs]
+            return (r1 ** (2 - L) + (L - 2) * s * t) ** (1.0 / (2 - L)), t, hidden
+        relative = [np.linalg.norm(r) / np.linalg.norm(x) for x, r in zip(state, k1) if np.linalg.norm(x) > 0]
+        fastest = max(relative, default=0.0)
+        if not (math.isfinite(fastest) and fastest > 0):
+            return None
+        h = _ALIGN_STEP / fastest
+        k2 = flow(moved(state, k1, h / 2))[0]
+        k3 = flow(moved(state, k2, h / 2))[0]
+        k4 = flow(moved(state, k3, h))[0]
+        state = [x + h / 6 * (a + 2 * b + 2 * c + d) for x, a, b, c, d in zip(state, k1, k2, k3, k4)]
+        t += h
+    return None
 
 
 @register
@@ -391,6 +472,32 @@ class AutoGeometry(Geometry):
         backward = backward[::-1]
         total = sum(float(b @ b) * float(c @ c) for b, c in zip(backward, forward))
         return (total / L) ** (1.0 / (2 * L - 2))
+
+    def start_coordinate(self, params, X, y) -> np.ndarray:
+        """The chart coordinate the escape from ``params`` starts at: :meth:`coordinates`, except for a chain,
+        where it is the aligned start of the mode (module docstring; :func:`aligned_start`), with the hidden
+        directions of the modes of larger rate, in turn, taken out (the speed radius of :meth:`coordinates`
+        where the single-mode flow does not reach its alignment)."""
+        r = self.coordinates(params)
+        if self._chain_layout is None:
+            return r
+        chain, d = self._chain_layout, self.model.input_dim
+        p = self.check_params(params)
+        Ws = [np.asarray(p[key], dtype=np.float64) for key in chain.keys]
+        E = np.asarray(self.modes, dtype=np.float64).reshape(d + self.model.output_dim, -1)
+        V, U = E[:d] / np.linalg.norm(E[:d], axis=0), E[d:] / np.linalg.norm(E[d:], axis=0)
+        M = chain_target(self.model, X, y)
+        rates = np.einsum("ok,od,dk->k", U, M, V)
+        taken = [np.zeros((W.shape[0], 0)) for W in Ws[:-1]]
+        for j in np.argsort(-rates, kind="stable"):
+            if not rates[j] > 0:
+                break
+            found = aligned_start(Ws, U[:, j], V[:, j], float(rates[j]), taken=taken)
+            if j == int(self.mode):
+                return r if found is None else np.array([found[0]])
+            if found is not None:
+                taken = [np.linalg.qr(np.concatenate([Q, q[:, None]], axis=1))[0] for Q, q in zip(taken, found[2])]
+        return r
 
     # -- charts from the data ------------------------------------------------------------------
     @classmethod

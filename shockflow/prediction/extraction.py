@@ -13,14 +13,17 @@ and everything a reader needs to see what was solved:
   values (the geometry is bound to the model at its initial parameters);
 * **mobility** ``a = g^xx`` at the cell centres and the **conserved quantities** of the initial
   parameters (:meth:`Geometry.conserved`);
-* the **initial coordinate** ``x0`` and the **quotient trajectory** (the coordinates of the
+* the **initial coordinate** ``x0`` (the geometry's ``start_coordinate(params, X, y)`` where it has one: the
+  point the escape starts from when it is not the coordinates of the initial parameters, e.g. the aligned
+  start of a chain, docs/theory.md §6) and the **quotient trajectory** (the coordinates of the
   logged parameter snapshots; for figures and for the chart box only);
 * the **landscape minimum** ``x_min`` of ``L̄`` along the chart on the side of ``x0`` (the first
   local minimum downhill from ``x0``; the global one on a mirrored chart; found by widening the
   chart until the minimum is interior) and the **escape profile**: ``|a ∂_x L̄|``
-  sampled log-uniformly from ``x0`` towards ``x_min`` up to the point where ``L̄`` has fallen by 3/4
-  of ``L̄(x0) − L̄(x_min)`` — the observed-transition detector's midpoint definition read on the
-  landscape (for a degenerate ridge's escape integral);
+  sampled log-uniformly from ``x0`` towards ``x_min`` up to the point where the mode is half learned
+  (the geometry's strength half way from ``x0``'s to ``x_min``'s: what the parameter truth reads; where
+  ``L̄`` is quadratic in the strength, the point where it has fallen by 3/4 of ``L̄(x0) − L̄(x_min)``)
+  (for a degenerate ridge's escape integral);
 * the **viscosity** ``ν = T/2`` from the gradient-noise temperature *projected onto the chart*
   (docs/theory.md §1, "Temperature"): per-sample chart gradients ``g_i = ∂_x ℓ_i`` at ``x0`` (central
   differences of batched per-sample losses) give ``σ_x² = Var_i g_i``; one step moves ``x`` by
@@ -252,9 +255,12 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
 
 def escape_profile(geo, x0: float, x_min: float, L_min: float, X, y) -> tuple[np.ndarray, np.ndarray]:
     """The escape profile ``(x, |a ∂_x L̄|)``: log-uniform points from ``x0`` towards the minimum ``x_min``
-    (the gradient by the geometry, not the grid), ending where ``L̄`` has dropped by 3/4 of
-    ``L̄(x0) − L̄(x_min)``: the detector's midpoint (shockflow.prediction.transitions step 8) read on the
-    landscape (for ``L̄ = ½(s − r²)²`` it is ``z = s/2``).  Coordinates as the geometry takes them
+    (the gradient by the geometry, not the grid), ending where the mode is half learned: the geometry's
+    strength half way from its value at ``x0`` to the one at ``x_min`` (shockflow.prediction.truth reads the same
+    point on the run).  Where ``L̄`` is quadratic in the strength (``L̄ = ½(s − z)²``) that is also where ``L̄`` has
+    dropped by 3/4 of ``L̄(x0) − L̄(x_min)``, the loss detector's midpoint; where it is not (softmax attention in
+    its QK form: the loss has lost 3/4 before the product is half learned) the strength decides; a chart whose
+    strength does not move along the path falls back to the loss.  Coordinates as the geometry takes them
     (``|x|`` on a mirrored chart)."""
     a0, a1 = x0, x_min
     if a0 != 0 and a1 != 0 and np.sign(a0) == np.sign(a1):
@@ -266,8 +272,13 @@ def escape_profile(geo, x0: float, x_min: float, L_min: float, X, y) -> tuple[np
     else:
         ex = np.linspace(a0, a1, 601)
     L_path = chart_loss_at(geo, ex[:, None], X, y)
-    target = L_min + 0.25 * (L_path[0] - L_min)
-    below = np.nonzero(L_path <= target)[0]
+    strength = np.asarray(geo.strength(ex[:, None]), dtype=np.float64)[:, 0]
+    half = strength[0] + 0.5 * (strength[-1] - strength[0])
+    if np.all(np.isfinite(strength)) and strength[-1] != strength[0]:
+        # the mode half learned (its strength half way to the minimum's): what the truth reads
+        below = np.nonzero(np.sign(strength[-1] - strength[0]) * (strength - half) >= 0)[0]
+    else:
+        below = np.nonzero(L_path <= L_min + 0.25 * (L_path[0] - L_min))[0]
     end = max(int(below[0]) if below.size else ex.size - 1, 1)
     grad = np.gradient(L_path, ex)[:end + 1]  # second order on the path
     ex = ex[:end + 1]
@@ -286,7 +297,8 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
     if geo.dim != 1:
         raise GeometryError(f"{chart_key}: each chart must be 1-D for the prediction, found a {geo.dim}-D "
                             f"chart ({', '.join(geo.chart.names)}) for {chart_key} = {sel!r}")
-    x0 = float(geo.coordinates(init)[0])
+    start = getattr(geo, "start_coordinate", None)   # where the escape starts, if not at the coordinates
+    x0 = float((start(init, X, y) if start is not None else geo.coordinates(init))[0])
     mirrored = geo.chart.lower[0] == 0.0 and not geo.chart.periodic[0]
     geo, x_min, L_min = _find_minimum(geometry, base, kw, x0, mirrored, X, y)
     steps = np.zeros(0, dtype=np.int64)

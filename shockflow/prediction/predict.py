@@ -47,6 +47,7 @@ class PredictionStage:
     shocks: tuple            # ChartShock per chart
     predicted: tuple         # PredictedTransition, sorted by step
     saddles: tuple = ()      # the saddles the chain visits (shockflow.prediction.saddle_chain.Saddle)
+    abstained: tuple = ()    # Abstention per chart that predicts nothing (shockflow.prediction.mapping)
 
 
 def hessian_g(u, chart):
@@ -218,6 +219,8 @@ def _chart_shock(chart, report, times, u):
     else:
         gamma, strength = math.inf, 0.0
         loc = 0.0 if chart.mirrored else float(chart.x0)
+    if chart.mirrored:   # L̄ is even on a mirrored chart: the ridges at ±x_s are one, taken on the side of the start
+        loc = abs(loc)
     a_ridge = float(np.interp(loc, chart.x, chart.mobility))
     return ChartShock(label=chart.label, x0=chart.x0, x_min=chart.x_min, nu=chart.nu, mobility_at_ridge=a_ridge,
                       gamma_star=gamma, location=loc, strength=strength, escape_x=chart.escape_x,
@@ -235,7 +238,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     """The prediction half of ``shockflow run`` (module docstring).  ``model``: at its initial parameters."""
     from shockflow.prediction.extraction import ExtractionError, extract
     from shockflow.geometry import GeometryError
-    from shockflow.prediction.mapping import Optimiser, PredictionError, predict_transitions
+    from shockflow.prediction.mapping import InvalidPrediction, Optimiser, PredictionError, predict_or_abstain
     from shockflow.progress import progress as _progress, status, step_callback
     from shockflow.training.schedules import learning_rate
 
@@ -289,15 +292,20 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     rates = np.array([learning_rate(train_settings, i) for i in range(train_settings.steps)])
     optimiser = Optimiser(rates, train_settings.optimizer, train_settings.momentum)
     try:
-        predicted = predict_transitions(shocks, optimiser)
+        predicted, abstained = predict_or_abstain(shocks, optimiser)
     except PredictionError as exc:
         raise CaseError.at(case, "training", str(exc)) from None
+    if not predicted:   # every chart abstained: the run has nothing to report (exit 1, each chart's reason)
+        others = ", ".join(f"{a.chart} ({a.figure})" for a in abstained[1:])
+        raise InvalidPrediction("no chart gives a prediction: " + abstained[0].reason
+                                + (f"; every other chart abstains too: {others}" if others else ""))
     saddles = ()
-    if ex.sequential and len(shocks) > 1:
+    if ex.sequential and len(predicted) > 1:
         with status("follow the saddle chain", enabled=progress):
             predicted, saddles, extraction = follow_chain(model, name, extraction, shocks, predicted, optimiser,
                                                           data.X, data.y)
-    return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted), tuple(saddles))
+    return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted), tuple(saddles),
+                           tuple(abstained))
 
 
 def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y):
@@ -310,10 +318,13 @@ def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y
     from shockflow.prediction.saddle_chain import Landscape, chain_transitions
 
     by_label = {p.chart: p for p in predicted}
+    # the chain runs over the charts that predict (an abstaining chart has no plateau: it is not a saddle's mode)
+    keep = [k for k, c in enumerate(extraction.charts) if c.label in by_label]
+    whole, extraction = extraction, replace(extraction, charts=tuple(extraction.charts[k] for k in keep))
     first = [by_label[c.label] for c in extraction.charts]
     escape = [k for k, p in enumerate(first) if p.method != "shock"]
-    landscape = Landscape(model, geometry, extraction.geometry_kwargs, extraction.chart_key, extraction, shocks,
-                          X, y, escape_charts=escape)
+    landscape = Landscape(model, geometry, extraction.geometry_kwargs, extraction.chart_key, extraction,
+                          [shocks[k] for k in keep], X, y, escape_charts=escape)
     steps, saddle_of, saddles, escaped_from = chain_transitions(landscape, first, optimiser)
     rates = optimiser.effective_rates()
     cum = np.concatenate([[0.0], np.cumsum(rates)])
@@ -327,12 +338,12 @@ def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y
         out.append(replace(p, step=float(step), flow_step=float(step), time=t, saddle=int(k), escape_time=escape))
     out.sort(key=lambda p: p.step)
     # each chart's landscape minimum is the one at the saddle it escapes from (what the truth reads)
-    charts = list(extraction.charts)
+    charts = list(whole.charts)
     for k, here in enumerate(escaped_from):
         if here.active and k in here.minimum:
             x_min, L_min, strength = here.minimum[k]
-            charts[k] = replace(charts[k], x_min=x_min, loss_at_min=L_min, strength_at_min=strength)
-    return out, saddles, replace(extraction, charts=tuple(charts))
+            charts[keep[k]] = replace(charts[keep[k]], x_min=x_min, loss_at_min=L_min, strength_at_min=strength)
+    return out, saddles, replace(whole, charts=tuple(charts))
 
 
 

@@ -94,7 +94,8 @@ class ForecastOutcome:
         return rows
 
     def as_dict(self) -> dict:
-        out = {"case": self.case, "predicted": self.predicted, "initial_loss": self.initial_loss,
+        out = {"case": self.case, "predicted": self.predicted,
+               "abstained": [a.as_dict() for a in self.stage.abstained], "initial_loss": self.initial_loss,
                "horizon": self.horizon, "lr": self.lr, "optimizer": self.optimizer,
                "stability_lr": self.stability_lr, "seconds": self.seconds,
                "forecast_file": str(self.forecast_file) if self.forecast_file is not None else None,
@@ -113,6 +114,8 @@ class ForecastOutcome:
             note = "beyond horizon" if r["beyond_horizon"] else ""
             lines.append(f"{r['chart']:>8}  {r['step']:10.1f}  {r['gamma_star']:10.4g}  {r['critical_lr']:9.3g}  "
                          f"{r['loss_after']:10.4g}  {note:>14}")
+        for a in self.stage.abstained:
+            lines.append(f"{a.chart:>8}  abstains (predicts nothing): {a.reason}")
         lines.append(f"the discrete escape overshoots from lr {self.stability_lr:.4g} on "
                      f"({self.optimizer}{f', momentum {self.momentum:g}' if self.optimizer in ('momentum', 'nesterov') else ''})")
         if self.scan:
@@ -120,7 +123,7 @@ class ForecastOutcome:
             lines.append("learning-rate scan (forecast step of each chart; * critical):")
             lines.append(f"{'lr':>10}  " + "  ".join(f"{c:>9}" for c in charts) + "  order")
             for r in self.scan:
-                lines.append(f"{r.lr:10.4g}  " + "  ".join(f"{r.steps[c]:9.1f}" for c in charts) + "  "
+                lines.append(f"{r.lr:10.4g}  " + "  ".join(f"{r.steps.get(c, math.nan):9.1f}" for c in charts) + "  "
                              + " ".join(r.order) + (f"  * {r.reason}" if r.critical else ""))
         if self.target is not None:
             t = self.target
@@ -171,14 +174,14 @@ def stability_limit(kappa: float, name: str, mu: float) -> float:
 
 def _mapped(stage, settings, lr: float):
     """The stage's charts mapped at learning rate ``lr`` (schedule scaled; ν ∝ η): predicted transitions."""
-    from shockflow.prediction.mapping import Optimiser, predict_transitions
+    from shockflow.prediction.mapping import Optimiser, predict_or_abstain
     from shockflow.training.schedules import learning_rate
 
     scale = lr / settings.lr
     s = replace(settings, lr=lr, lr_min=settings.lr_min * scale)
     rates = np.array([learning_rate(s, i) for i in range(s.steps)])
     shocks = [replace(c, nu=c.nu * scale) for c in stage.shocks]
-    return predict_transitions(shocks, Optimiser(rates, s.optimizer, s.momentum))
+    return predict_or_abstain(shocks, Optimiser(rates, s.optimizer, s.momentum))[0]   # the abstaining charts: none
 
 
 def lr_scan(stage, settings, rates, stability_lr: float) -> tuple[ScanRow, ...]:

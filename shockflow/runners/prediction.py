@@ -58,6 +58,7 @@ class RunOutcome:
                 "predicted": [{**p.as_dict(), "beyond_horizon": bool(flag)}
                               for p, flag in zip(self.stage.predicted, beyond_horizon(self.stage, self.comparison))],
                 "saddles": [s.as_dict() for s in self.stage.saddles],
+                "abstained": [a.as_dict() for a in self.stage.abstained],
                 "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop, "count": t.count}
                              for t in self.observed],
                 "truth": [t.as_dict() for t in self.truth.transitions] if self.truth is not None else None,
@@ -77,6 +78,7 @@ class RunOutcome:
                                                  else c.median_relative_error_matched),
                "true_count": len(c.observed),
                "predicted_count": len(self.stage.predicted), "observed_count": len(self.observed),
+               "abstained_count": len(self.stage.abstained),
                "seconds": self.seconds}
         for k, p in enumerate(self.stage.predicted, start=1):
             out[f"predicted_{k}"] = p.step
@@ -91,6 +93,8 @@ class RunOutcome:
         for p in self.stage.predicted:
             lines.append(f"{p.chart:>6}  {p.gamma_star:10.4g}  {p.critical_lr:9.3g}  {p.d0:9.3g}  {p.d_exit:8.3g}  "
                          f"{p.nu:8.2g}  {p.step:10.1f}  {p.flow_step:10.1f}")
+        for a in self.stage.abstained:
+            lines.append(f"{a.chart:>6}  abstains (predicts nothing): {a.reason}")
         if self.stage.saddles:
             lines.append("saddle chain (charts learned, the step it reaches them -> the loss there): " + "; ".join(
                 f"{'+'.join(s.active) or 'origin'} at {s.step:.1f} -> {s.loss:.4g}" for s in self.stage.saddles))
@@ -176,6 +180,7 @@ def _extraction(stage: PredictionStage, comparison) -> dict:
 
     ex = stage.extraction
     med = comparison.median_relative_error
+    abstained = {a.chart: a.reason for a in stage.abstained}
     out = {"attrs": {"geometry": ex.geometry,
                      "geometry_kwargs": {k: np.asarray(v).tolist() for k, v in ex.geometry_kwargs.items()},
                      "log_temperature": ex.log_temperature,
@@ -191,7 +196,8 @@ def _extraction(stage: PredictionStage, comparison) -> dict:
                                                    "sigma2", "temperature", "nu", "coordinate")}
         attrs["selector"] = json.dumps(np.asarray(c.selector).tolist() if c.selector is not None else None)
         attrs["conserved"] = json.dumps(c.conserved)
-        attrs.update(gamma_star=sh.gamma_star, gamma_star_initial_data=initial_gamma(c), shock_location=sh.location)
+        attrs.update(gamma_star=sh.gamma_star, gamma_star_initial_data=initial_gamma(c), shock_location=sh.location,
+                     abstained=abstained.get(c.label, ""))   # why the chart predicts nothing ("": it predicts)
         chart["attrs"] = attrs
         out["charts"][c.label] = chart
     return out
@@ -275,6 +281,9 @@ def run_prediction_case(case, options) -> RunOutcome:
     def extend(f):
         write_score(f, comparison, loss_comparison, truth, snapshot_schedule={"n_snapshots": settings.n_snapshots,
                                                                              "schedule": "log_spaced"})
+        import json
+
+        f["score"].attrs["abstained"] = json.dumps([a.as_dict() for a in stage.abstained])  # charts without a prediction
         if stage.saddles:
             from shockflow.prediction.saddle_chain import write_chain
 

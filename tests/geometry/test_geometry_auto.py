@@ -209,3 +209,101 @@ def test_chains_of_depth_three_and_four_are_accepted_by_validate(capsys):
     # before issue 18's second part these were refused ("no unit layout")
     for name in ("deep-linear-3", "deep-linear-4", "deep-mlp-tanh"):
         assert main(["validate", name]) == 0, capsys.readouterr().err
+
+
+def _gradient_flow_half_times(Ws, T, dirs, targets, lr=2e-3, steps=20000):
+    """The flow time at which ``u_kᵀ P v_k`` first reaches half of ``targets[k]``, for ``½‖T − P‖²`` (whitened
+    inputs: the population loss of a linear teacher ``T``), by gradient descent at a small step ``lr``."""
+    Ws = [np.array(W, dtype=np.float64) for W in Ws]
+    half = {}
+    for n in range(steps):
+        P = Ws[0]
+        for W in Ws[1:]:
+            P = W @ P
+        for k, (u, v) in enumerate(dirs):
+            if k not in half and u @ P @ v >= 0.5 * targets[k]:
+                half[k] = n * lr
+        if len(half) == len(dirs):
+            return [half[k] for k in range(len(dirs))]
+        E, grads = T - P, []
+        for l in range(len(Ws)):
+            B, C = np.eye(Ws[-1].shape[0]), np.eye(Ws[0].shape[1])
+            for W in Ws[:l:-1]:
+                B = B @ W
+            for W in Ws[:l]:
+                C = W @ C
+            grads.append(B.T @ E @ C.T)
+        for W, g in zip(Ws, grads):
+            W += lr * g
+    raise AssertionError("the modes were not half learned within the steps")
+
+
+def _balanced_half_time(r, s, L):
+    """The balanced flow ṙ = (s − r^L) r^{L−1} from r to r^L = s/2 (docs/theory.md §6, "Depth")."""
+    rs = np.geomspace(r, (s / 2) ** (1 / L), 20001)
+    return float(np.trapezoid(1 / ((s - rs ** L) * rs ** (L - 1)), rs))
+
+
+@pytest.mark.parametrize("depth", [3, 4])
+def test_the_aligned_start_of_balanced_layers_is_their_radius(depth):
+    from shockflow.geometry.auto import aligned_start
+
+    rng = np.random.default_rng(4)
+    dims = [5] + [6] * (depth - 1) + [3]
+    q = [np.linalg.qr(rng.standard_normal((n, n)))[0][:, 0] for n in dims]
+    r, s = 0.2, 2.0
+    Ws = [r * np.outer(q[l + 1], q[l]) for l in range(depth)]
+    ra, ta, hidden = aligned_start(Ws, q[-1], q[0], s)
+    assert ra == pytest.approx(r, rel=1e-6)
+    # the balanced flow from r reaches z = f s at t = (r^{2−L} − (f s)^{(2−L)/L}) / ((L − 2) s); the flow stops at
+    # the first step past f = 0.05 (steps of 1 % in the fastest block: z moves by at most about L %)
+    at = [(r ** (2 - depth) - (f * s) ** ((2 - depth) / depth)) / ((depth - 2) * s) for f in (0.05, 0.05 * 1.05)]
+    assert at[0] <= ta <= at[1]
+    for h, qq in zip(hidden, q[1:-1]):
+        assert abs(h @ qq) == pytest.approx(1.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("depth, scale", [(3, 0.15), (4, 0.3)])
+def test_the_aligned_start_times_one_mode_from_random_layers(depth, scale):
+    """One mode of a rank-one teacher from random small layers: the balanced escape from the aligned start is the
+    gradient flow's half-learned time (measured within 0.3 %); the balanced radius with the layers' initial speed
+    (the chart coordinate) is 25-30 % early: it skips the alignment of the random layers."""
+    from shockflow.geometry.auto import aligned_start
+
+    rng = np.random.default_rng(1)
+    dims = [6] + [8] * (depth - 1) + [3]
+    Ws = [scale * rng.standard_normal((dims[l + 1], dims[l])) / np.sqrt(dims[l]) for l in range(depth)]
+    u = np.linalg.qr(rng.standard_normal((3, 3)))[0][:, 0]
+    v = np.linalg.qr(rng.standard_normal((6, 6)))[0][:, 0]
+    s = 2.0
+    (true,) = _gradient_flow_half_times(Ws, s * np.outer(u, v), [(u, v)], [s])
+    ra = aligned_start(Ws, u, v, s)[0]
+    assert _balanced_half_time(ra, s, depth) == pytest.approx(true, rel=0.01)
+    c, b = [v], [u]
+    for W in Ws[:-1]:
+        c.append(W @ c[-1])
+    for W in Ws[:0:-1]:
+        b.append(W.T @ b[-1])
+    speed = (sum((x @ x) * (y @ y) for x, y in zip(b[::-1], c)) / depth) ** (1 / (2 * depth - 2))
+    assert _balanced_half_time(speed, s, depth) < 0.85 * true
+
+
+@pytest.mark.parametrize("depth, scale", [(3, 0.15), (4, 0.3)])
+def test_the_start_of_a_chain_chart_with_a_faster_mode_learned_first(depth, scale):
+    """Two modes (3, 1.5) on whitened inputs: the chart's start (``start_coordinate``) times both half-learned steps
+    of full-batch gradient flow within 8 % (measured −2.0 / +5.7 % at depth 3, −0.6 / +5.7 % at depth 4); the slow
+    mode without the fast one's hidden directions taken out is 5 % / 23 % early, with the speed radius 26 % early."""
+    from shockflow.data.teacher_student import linear_teacher
+
+    d = 6
+    data = linear_teacher(2000, d, (3.0, 1.5), whiten=True, seed=3)
+    net = models.build("deep_linear", input_dim=d, widths=[8] * (depth - 1), output_dim=2, init_scale=scale, seed=1)
+    modes = find_modes(net, data.X, data.y)
+    dirs = [(modes.directions[d:, k], modes.directions[:d, k]) for k in range(2)]
+    true = _gradient_flow_half_times([net.params[f"W{l}"] for l in range(1, depth + 1)],
+                                     data.y.T @ data.X / data.X.shape[0], dirs, modes.rates)
+    for k in range(2):
+        geo = geometry.build("auto", model=net, modes=modes.directions, mode=k)
+        start = geo.start_coordinate(net.params, data.X, data.y)[0]
+        assert _balanced_half_time(start, modes.rates[k], depth) == pytest.approx(true[k], rel=0.08)
+        assert _balanced_half_time(geo.coordinates(net.params)[0], modes.rates[k], depth) < 0.88 * true[k]

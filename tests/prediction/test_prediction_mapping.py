@@ -8,6 +8,7 @@ import pytest
 from shockflow.prediction import ChartData
 from shockflow.prediction.predict import _solve, formation_time, hessian_g, initial_gamma
 from shockflow.prediction import ChartShock, Optimiser, PredictionError, predict_transitions
+from shockflow.geometry.base import Chart
 
 
 def _chart(L, dL, R, x0, x_min, cells=801):
@@ -126,8 +127,8 @@ def _escape_chart(x0, x_min, **kw):
 
 def test_a_start_without_a_plateau_or_an_infinite_distance_is_no_prediction():
     """Issue 21: a start within one e-fold of the chart's minimum (the minimum at the start, as for the attention
-    chart of a d_model = d_k = 2 head whose flow runs into σ = 0), or an infinite distance, ends the run (exit 1,
-    naming the chart), never a predicted step."""
+    chart of a d_model = d_k = 2 head whose flow runs into σ = 0), or an infinite distance, is no prediction (an
+    InvalidPrediction naming the chart: the chart abstains in a run), never a predicted step."""
     from shockflow.prediction.mapping import InvalidPrediction
 
     opt = Optimiser(np.full(1000, 1e-2))
@@ -138,3 +139,97 @@ def test_a_start_without_a_plateau_or_an_infinite_distance_is_no_prediction():
     grid = np.linspace(0.0, 1.5, 301)
     with pytest.raises(InvalidPrediction, match=r"chart 'sigma0'.*d0 = inf"):
         predict_transitions([_escape_chart(0.05, 1.0, metric_x=grid, metric_a=np.zeros_like(grid))], opt)
+
+
+def test_a_chart_without_a_plateau_abstains_and_the_others_still_predict():
+    """Abstention is per chart: the chart without a plateau (ln(d_exit/d0) = 0.693) and the one at an infinite
+    distance predict nothing and say why; the chart with a plateau predicts exactly what it predicts alone."""
+    from dataclasses import replace
+
+    from shockflow.prediction.mapping import predict_or_abstain
+
+    opt = Optimiser(np.full(1000, 1e-2))
+    grid = np.linspace(0.0, 1.5, 301)
+    good = replace(_escape_chart(0.05, 1.0), label="good")
+    flat = replace(_escape_chart(0.5, 1.0), label="flat")
+    far = replace(_escape_chart(0.05, 1.0, metric_x=grid, metric_a=np.zeros_like(grid)), label="far")
+    (alone,) = predict_transitions([good], opt)
+    predicted, abstained = predict_or_abstain([flat, good, far], opt)
+    assert [p.chart for p in predicted] == ["good"] and predicted[0] == alone
+    assert [a.chart for a in abstained] == ["flat", "far"]
+    assert "ln(d_exit/d0) = 0.693 < 1" in abstained[0].reason and abstained[0].figure == "ln(d_exit/d0) = 0.693 < 1"
+    assert "d0 = inf" in abstained[1].reason
+    assert predict_or_abstain([flat], opt)[0] == []
+
+
+def test_an_escape_from_inside_a_mirrored_ridge_measures_its_distances_from_the_mirror():
+    """A degenerate ridge (L̄ = ½(1 − r⁴)², even in r): its steepest compression lies at r_s ≈ 0.5, and a start at
+    r = 0.05 inside it leaves the mirror r = 0, the stationary point, passing the ridge on its way.  Its distances
+    are the mirror's (0.05 and 1: a plateau of 3 e-folds), not the ridge's (0.45 and 0.5, which would read as no
+    plateau); the escape time is the same."""
+    from dataclasses import replace
+
+    opt = Optimiser(np.full(1000, 1e-2))
+    (at_mirror,) = predict_transitions([_escape_chart(0.05, 1.0)], opt)
+    (inside,) = predict_transitions([replace(_escape_chart(0.05, 1.0), location=0.5, gamma_star=0.3)], opt)
+    assert inside.method == "escape_integral" and inside.step == pytest.approx(at_mirror.step, rel=1e-12)
+    assert inside.d0 == pytest.approx(0.05) and inside.d_exit == pytest.approx(1.0)
+
+
+class _SquareRootChart:
+    """A mirrored 1-D chart r ∈ [0, 1.5] with strength z = r², mobility 1 and L̄ = ½ (1 − z)^p (no model, no data)."""
+
+    __slots__ = ("power",)       # no weak reference: the chart loss is evaluated directly, not interpolated
+    dim = 1
+    chart = Chart(("r",), (0.0,), (1.5,))
+
+    class model:
+        class loss_function:
+            squared_scale = None
+
+    def __init__(self, power):
+        self.power = power
+
+    def chart_loss(self, points, X, y):
+        return 0.5 * np.abs(1.0 - np.asarray(points)[:, 0] ** 2) ** self.power
+
+    def strength(self, points):
+        return np.asarray(points, dtype=np.float64) ** 2
+
+    def mobility(self, points):
+        return np.ones((*np.asarray(points).shape[:-1], 1, 1))
+
+
+@pytest.mark.parametrize("power", [2, 4])
+def test_the_escape_profile_ends_where_the_mode_is_half_learned(power):
+    """The escape integral runs to the half-learned strength (what the truth reads): z = ½ for L̄ = ½(1 − z)² — there
+    also the point where L̄ has lost 3/4 — and still z = ½ for L̄ = ½(1 − z)⁴, whose loss has lost 3/4 already at
+    z = 0.29 (a loss not quadratic in the strength, as softmax attention in its QK form)."""
+    from shockflow.prediction.extraction import escape_profile
+
+    x, rate = escape_profile(_SquareRootChart(power), 1e-3, 1.0, 0.0, None, None)
+    assert x[0] == pytest.approx(1e-3) and x[-1] ** 2 == pytest.approx(0.5, rel=0.02)
+    assert np.all(rate > 0)
+
+
+def test_the_log_form_runs_as_long_as_the_landscape_needs_to_reach_the_half_learned_point():
+    """Shock charts (ridge at 0, γ* = 2, start 0.01, minimum 1): a linear landscape up to its minimum gives the
+    classic γ* ln(d_exit/d0) with d_exit the minimum's distance; a saturating one, rate x(1 − x²)/γ* up to its
+    half-learned point x_h = 0.7, takes its escape integral γ* [ln x − ½ ln(1 − x²)] from 0.01 to 0.7, and the
+    reported exit is the one whose log form gives it."""
+    gamma, x0 = 2.0, 0.01
+    opt = Optimiser(np.full(5000, 0.01))
+
+    def chart(x, rate):
+        return ChartShock(label="x", x0=x0, x_min=1.0, nu=0.0, mobility_at_ridge=1.0, gamma_star=gamma, location=0.0,
+                          strength=1.0, escape_x=x, escape_rate=rate, ridge_speed=0.0)
+
+    x = np.geomspace(x0, 1.0, 601)
+    (linear,) = predict_transitions([chart(x, x / gamma)], opt)
+    assert linear.method == "shock" and linear.time == pytest.approx(gamma * math.log(1.0 / x0), rel=1e-12)
+    assert linear.d_exit == pytest.approx(1.0, rel=1e-12)
+    x = np.geomspace(x0, 0.7, 601)
+    (saturating,) = predict_transitions([chart(x, x * (1 - x * x) / gamma)], opt)
+    F = lambda r: gamma * (math.log(r) - 0.5 * math.log(1 - r * r))
+    assert saturating.method == "shock" and saturating.time == pytest.approx(F(0.7) - F(x0), rel=1e-4)
+    assert saturating.d_exit == pytest.approx(x0 * math.exp((F(0.7) - F(x0)) / gamma), rel=1e-4)

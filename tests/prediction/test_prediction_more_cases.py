@@ -15,18 +15,23 @@ from shockflow.prediction import ChartShock, Optimiser, predict_transitions
 
 #: name -> (size overrides, matches, bound on the median relative error against the loss detections,
 #: bound on the all-in median against the parameter truth (issue 17))
-#: measured against the loss detections: attention-qk 1.5% here (1.8% at full size); cnn-relu-channels
+#: measured against the loss detections: attention-qk 20.9% here (20.0% at full size: its escape integral runs to the
+#: half-learned product q, the truth's point, which the loss's half-amplitude point precedes; 1.5% when it ran to
+#: the point where the loss had lost 3/4); cnn-relu-channels
 #: 3.2% here (3.1% at full size; 21.6% / 20.8% on the faster channel's saddle alone, without the saddle chain,
-#: tests/prediction/test_saddle_chain.py); mean-field-linear 1.1% here (1.3% at full size); sphere-direction 4.8% here (2.6% at full size).
+#: tests/prediction/test_saddle_chain.py); mean-field-linear 1.1% here (1.3% at full size); sphere-direction 12.9% here
+#: (10.8% at full size: its log form's exit reproduces the escape integral to the half-learned angle, which the
+#: loss midpoint follows; 4.8% / 2.6% when the exit was the minimum's distance).
 #: measured against the parameter truth (each chart's half-learned step, recall 1 and precision 1 in
-#: every case): attention-qk 17.7% (the half-learned product q is reached ~20% after the loss's
-#: half-amplitude point: softmax attention is not quadratic in q), cnn-relu-channels 3.0%,
-#: mean-field-linear 1.1%, sphere-direction 9.2% (half way in the angle, 13% before the loss midpoint)
+#: every case): attention-qk 1.1% (17.7% when the escape integral ended at the loss's 3/4 drop: the
+#: half-learned product q is reached ~20% after it, softmax attention is not quadratic in q), cnn-relu-channels 3.0%,
+#: mean-field-linear 1.1%, sphere-direction 0.13% (9.2% when the exit was the minimum's distance: half way in the
+#: angle is 13% before the loss midpoint)
 CASES = {
-    "attention-qk": (["data.n=512", "extraction.cells=201"], 1, 0.05, 0.20),
+    "attention-qk": (["data.n=512", "extraction.cells=201"], 1, 0.25, 0.05),
     "cnn-relu-channels": (["data.n=1024", "extraction.cells=401"], 2, 0.05, 0.05),
     "mean-field-linear": (["data.n=1024", "extraction.cells=401"], 1, 0.05, 0.05),
-    "sphere-direction": (["data.n=1024", "extraction.cells=401"], 1, 0.07, 0.10),
+    "sphere-direction": (["data.n=1024", "extraction.cells=401"], 1, 0.15, 0.02),
 }
 
 
@@ -198,8 +203,9 @@ def test_rescaling_mobility_at_zero_with_negative_c_is_the_limit():
 # -- the mapping's linear-region test -------------------------------------------------------------
 def _chart(rate_scale):
     """``L̄ = -x²/(2γ)`` near the ridge at 0 (γ = 2), unit mobility, start x0 = 0.01, minimum at 1:
-    the linearised flat speed at x0 is x0/γ; ``rate_scale`` multiplies the escape rate actually seen."""
-    x = np.geomspace(0.01, 0.7, 200)
+    the linearised flat speed at x0 is x0/γ; ``rate_scale`` multiplies the escape rate actually seen.  The profile
+    runs to the minimum, the linear landscape's half-learned point, so the log form's exit is the minimum's."""
+    x = np.geomspace(0.01, 1.0, 200)
     return ChartShock(label="x", x0=0.01, x_min=1.0, nu=0.0, mobility_at_ridge=1.0, gamma_star=2.0, location=0.0,
                       strength=1.0, escape_x=x, escape_rate=rate_scale * x / 2.0, ridge_speed=0.0)
 
@@ -212,4 +218,4 @@ def test_shock_mapping_used_only_where_the_start_is_in_the_ridges_linear_region(
     # a start moving 100x faster than the ridge's linearisation: the ridge is elsewhere on the chart
     (far,) = predict_transitions([_chart(100.0)], opt)
     assert far.method == "escape_integral"
-    assert far.time == pytest.approx(2.0 * math.log(70.0) / 100.0, rel=1e-3)
+    assert far.time == pytest.approx(2.0 * math.log(100.0) / 100.0, rel=1e-3)

@@ -38,7 +38,7 @@ class _Landscape:
 
 
 def _shock(label, gamma, x0=1e-3, x_min=1.0):
-    x = np.geomspace(x0, 0.7 * x_min, 50)
+    x = np.geomspace(x0, x_min, 50)   # a linear landscape up to its minimum: the log form's exit is the minimum
     return ChartShock(label=label, x0=x0, x_min=x_min, nu=0.0, mobility_at_ridge=1.0, gamma_star=gamma,
                       location=0.0, strength=1.0, escape_x=x, escape_rate=x / gamma)
 

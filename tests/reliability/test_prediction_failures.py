@@ -33,12 +33,50 @@ noise_samples = 64
 def test_attention_chart_of_a_two_dimensional_head_is_no_prediction(cli, workdir, listing):
     """d_model = d_k = 2 with the `attention` geometry: the flow runs from σ0 = 5e-7 into σ = 0 (the chart keeps the
     initial B's singular vectors, the data do not), the chart's minimum lies at its start.  It exited 0 with
-    d0 = 4e137 and a predicted step 0.3 (true 320); now exit 1 naming the chart, and no result file."""
+    d0 = 4e137 and a predicted step 0.3 (true 320); now its one chart abstains, so no chart predicts: exit 1 naming
+    the chart and why, and no result file."""
     (workdir / "att.toml").write_text(ATTENTION_2)
     code, out, err = cli("run", "att.toml", "--out", "out", "--no-figures", "--json")
     assert code == 1, err
     assert "chart 'sigma0'" in err and "ln(d_exit/d0) = 0.677 < 1" in err and "Traceback" not in err
     assert "e+137" not in err and not listing(workdir / "out")
+
+
+def test_a_chart_without_a_plateau_abstains_and_the_run_goes_on(cli, workdir):
+    """A 4-layer linear net from a large initialisation (init_scale 0.8): charts r2 and r3 start within one e-fold of
+    their minimum (ln(d_exit/d0) ≈ 0.55).  They used to end the whole run (exit 1); now each abstains, is reported
+    with its reason (table, --json, result file), its true transition stays without a prediction, and r0, r1
+    predict (exit 0)."""
+    import json
+
+    import h5py
+
+    args = ["run", "deep-linear-4", "--out", "out", "--no-figures", "--set", "model.init_scale=0.8", "--set",
+            "data.n=512", "--set", "training.steps=400", "--set", "training.n_snapshots=200", "--set",
+            "extraction.cells=201", "--set", "extraction.noise_samples=64"]
+    code, out, err = cli(*args, "--json")
+    assert code == 0, err
+    run = json.loads(out)
+    abstained = {a["chart"]: a["reason"] for a in run["abstained"]}
+    assert sorted(abstained) == ["r2", "r3"]
+    assert all(f"chart '{c}'" in r and "ln(d_exit/d0) = " in r and "< 1" in r for c, r in abstained.items())
+    assert sorted(p["chart"] for p in run["predicted"]) == ["r0", "r1"]
+    true_charts = {t["chart"] for t in run["truth"]}
+    assert {"r2", "r3"} <= true_charts                       # the abstaining charts' transitions are true ones ...
+    assert run["score"]["recall"] <= 2 / len(true_charts)    # ... that two predictions cannot all cover
+    with h5py.File(workdir / "out" / "deep-linear-4.h5", "r") as f:
+        assert json.loads(f["score"].attrs["abstained"]) == run["abstained"]
+        stored = {c: f[f"extraction/{c}"].attrs["abstained"] for c in ("r0", "r1", "r2", "r3")}
+    assert stored["r0"] == stored["r1"] == "" and stored["r2"] == abstained["r2"]
+    code, out, err = cli(*args[:3], "out2", *args[4:])
+    assert code == 0, err
+    assert "    r2  abstains (predicts nothing): chart 'r2'" in out
+    # the forecast (no training) abstains the same way, and its learning-rate scan maps the other charts
+    code, out, err = cli("forecast", *args[1:3], "out3", *args[4:], "--lr-scan", "0.005:0.02:2", "--json")
+    assert code == 0, err
+    forecast = json.loads(out)
+    assert forecast["abstained"] == run["abstained"]
+    assert [sorted(r["steps"]) for r in forecast["lr_scan"]] == [["r0", "r1"]] * 2
 
 
 def test_a_point_a_hair_outside_a_closed_chart_end_is_moved_onto_it_and_one_clearly_outside_is_an_error():
