@@ -294,6 +294,13 @@ def _switch_on_model(p: np.ndarray, t: np.ndarray, K: int, jacobian: bool = Fals
     With g_k = 1 − σ(x_k), x_k = r_k (t − t_k) and S the sum: ∂/∂ln A = A/S, ∂/∂β = −ln(1 + t),
     ∂/∂ln V_k = w_k := V_k g_k²/S, ∂/∂t_k = 2 r_k w_k (1 − g_k), ∂/∂ln r_k = −2 x_k w_k (1 − g_k)
     (dg/dx = −g (1 − g)).  Parameters are clipped to keep exp finite; a clipped one has derivative 0."""
+    value, J = _switch_on_value_and_jacobian(p, t, K, jacobian)
+    return J if jacobian else value
+
+
+def _switch_on_value_and_jacobian(p: np.ndarray, t: np.ndarray, K: int, jacobian: bool = True):
+    """``(value, Jacobian)`` of :func:`_switch_on_model` from one evaluation of the terms (Jacobian None
+    unless asked): Levenberg–Marquardt asks for the Jacobian at 85–90 % of the points it evaluates."""
     A = np.exp(np.clip(p[0], -700, 700))
     q = np.asarray(p[2:2 + 3 * K], dtype=np.float64).reshape(K, 3)
     V = np.exp(np.clip(q[:, 0], -700, 700))[:, None]
@@ -302,16 +309,18 @@ def _switch_on_model(p: np.ndarray, t: np.ndarray, K: int, jacobian: bool = Fals
     g = 0.5 * (1.0 - np.tanh(0.5 * x))
     vg2 = V * g * g
     total = np.maximum(A + vg2.sum(axis=0), 1e-300)
+    log1p_t = np.log1p(t)
+    value = np.log(total) - p[1] * log1p_t
     if not jacobian:
-        return np.log(total) - p[1] * np.log1p(t)
+        return value, None
     w = vg2 / total
     J = np.empty((t.size, 2 + 3 * K))
     J[:, 0] = (A / total) * (abs(p[0]) < 700)
-    J[:, 1] = -np.log1p(t)
+    J[:, 1] = -log1p_t
     J[:, 2::3] = (w * (np.abs(q[:, 0:1]) < 700)).T
     J[:, 3::3] = (2.0 * r * w * (1.0 - g)).T
     J[:, 4::3] = (-2.0 * x * w * (1.0 - g) * (np.abs(q[:, 2:3]) < 50)).T
-    return J
+    return value, J
 
 
 def _chunk_medians(t: np.ndarray, y: np.ndarray, limit: int = 400) -> tuple[np.ndarray, np.ndarray]:
@@ -328,11 +337,21 @@ def _fit_one(t, y, K: int, starts) -> tuple[float, np.ndarray] | None:
     Jacobian); the best as (residual sum of squares, parameters), or None."""
     from scipy.optimize import least_squares
 
+    last = {}
+
+    def evaluated(p):
+        """Value and Jacobian at p, computed once: the Jacobian is asked at the point just evaluated."""
+        key = p.tobytes()
+        if key not in last:
+            last.clear()
+            last[key] = _switch_on_value_and_jacobian(p, t, K)
+        return last[key]
+
     best = None
     for p0 in starts:
         try:
-            res = least_squares(lambda p: _switch_on_model(p, t, K) - y, np.asarray(p0, dtype=np.float64),
-                                jac=lambda p: _switch_on_model(p, t, K, jacobian=True), method="lm",
+            res = least_squares(lambda p: evaluated(p)[0] - y, np.asarray(p0, dtype=np.float64),
+                                jac=lambda p: evaluated(p)[1], method="lm",
                                 max_nfev=_NFEV_PER_PARAMETER * (3 * K + 2))
         except (ValueError, FloatingPointError):
             continue
