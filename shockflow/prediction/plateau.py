@@ -1,0 +1,333 @@
+"""Plateaus away from the origin: the symmetric plateau of a network and its escape (docs/theory.md §6).
+
+A network whose loss is sloped at the origin of its free parameters (a soft committee machine with a
+frozen readout: ``f ≈ a φ'(0) Σ_i w_i·x`` near zero weights) has no saddle there; its first plateau
+is the **symmetric point** where every unit is the same.  Permutations of the units leave the loss
+unchanged, so the subspace of parameters with all units equal is invariant under gradient flow: the
+units' mean moves in it, and the differences between units obey the flow linearised about it.  The
+model here ([model], ours):
+
+1. **The plateau** ``θ_p``: the minimiser of the real loss over the shared unit parameters ``u``
+   (every unit's free entries equal to ``u``, frozen ones at their values), by L-BFGS
+   (``scipy.optimize``) with the network's own gradient (``∇_u L = Σ_i ∇_{θ_i} L``).
+2. **The approach**: the optimiser's own update rule (rates, momentum) run in the symmetric
+   subspace from the symmetric part of the initial parameters until the loss is within
+   ``ARRIVAL`` of the way down to ``L(θ_p)``: ``reach_steps``.  Alongside it the initial parameters'
+   symmetry-breaking part ``δ`` (each unit minus the units' mean) is carried by the same update rule
+   linearised about the symmetric iterate (Hessian–vector products by central differences of the
+   gradient), so ``δ`` arrives at the plateau grown or shrunk by the landscape it crossed.
+3. **The unstable directions**: the lowest eigenpairs of the Hessian at ``θ_p`` restricted to the
+   symmetry-breaking directions (``P H P``, ``P`` the projector removing the units' mean from the
+   free entries; Lanczos, ``scipy.sparse.linalg.eigsh``, on finite-difference Hessian–vector
+   products).  Each negative eigenvalue ``λ_j`` is an escape rate ``κ_j = −λ_j``; the arrived ``δ``
+   has component ``c_j`` on it.
+4. **The escape**: ``d(n)² = Σ_j c_j² exp(2 G_j(n))``, ``G_j`` the summed per-step gains of the
+   optimiser at ``κ_j`` (:meth:`shockflow.prediction.mapping.Optimiser.log_gains`: ``ln|1 + ηκ|`` for
+   gradient descent, the heavy-ball / Nesterov root), reaches ``d_exit``: the distance along the grown
+   direction at which the loss has fallen half way from ``L(θ_p)`` to the first minimum along it.
+   Beyond the linear region the escape integral's excess ``∫ (1/|L'(s)| − 1/(κ s)) ds`` (in flow
+   time, over the optimiser's rates) is added: the slowing (or speeding) of the profile away from
+   its quadratic top.
+
+The plateau-exit step is ``reach_steps + escape_steps``.  Only the landscape (the loss on the data),
+the initial parameters and the optimiser settings enter; never a training run.
+
+Limits: one plateau (the first symmetric one) and its first exit; the units that break away together
+are the whole negative eigenspace at ``θ_p`` (all units specialise at once, as for the committee
+machine K = M); a hierarchy of later plateaus (a trainable readout's staged exits) is not followed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Plateau", "PlateauError", "plateau_escape", "symmetric_part"]
+
+#: the approach ends when the loss is within this fraction of the way from its start down to L(θ_p)
+ARRIVAL = 1e-3
+#: at most this many steps of the approach (a symmetric flow that has not arrived by then: PlateauError)
+APPROACH_BUDGET = 200_000
+#: lowest eigenpairs of the symmetry-breaking Hessian computed
+EIGENPAIRS = 6
+#: the linear region of the escape: the profile's excess over 1/(κ s) is integrated from this fraction of d_exit
+LINEAR_FRACTION = 1e-2
+
+
+class PlateauError(RuntimeError):
+    """The symmetric plateau could not be found or left (names the stage and why)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Plateau:
+    """The symmetric plateau and its predicted exit (module docstring)."""
+
+    theta: np.ndarray          # θ_p, the full parameter vector
+    loss: float                # L(θ_p)
+    start_loss: float          # L at the symmetric part of the initial parameters
+    reach_steps: float         # steps of the approach
+    eigenvalues: np.ndarray    # the lowest eigenvalues of P H P at θ_p
+    direction: np.ndarray      # the grown perturbation's direction at exit (unit, full vector)
+    curvature: float           # κ along it (−its Rayleigh quotient)
+    d0: float                  # |δ| on the negative eigenspace on arrival
+    d_exit: float
+    exit_loss: float           # the first minimum along the direction
+    escape_steps: float        # from arrival to d_exit (linear growth + the profile's excess)
+
+    @property
+    def step(self) -> float:
+        return self.reach_steps + self.escape_steps
+
+    def as_dict(self) -> dict:
+        return {"loss": self.loss, "start_loss": self.start_loss, "reach_steps": self.reach_steps,
+                "eigenvalues": self.eigenvalues.tolist(), "curvature": self.curvature, "d0": self.d0,
+                "d_exit": self.d_exit, "exit_loss": self.exit_loss, "escape_steps": self.escape_steps,
+                "step": self.step}
+
+
+class _Landscape:
+    """The real loss and gradient of ``model`` on ``(X, y)`` as functions of the flat parameter vector, and the
+    unit structure: ``index (units, p)`` into it, ``free (p,)`` the trained entries of a unit."""
+
+    def __init__(self, model, X, y, frozen=()):
+        from shockflow.models.units import unit_layout
+
+        self.model = model.copy()
+        self.X, self.y = np.asarray(X, dtype=np.float64), y
+        try:
+            self.index = unit_layout(model).index
+        except ValueError as exc:
+            raise PlateauError(f"model: the symmetric plateau needs interchangeable units; {exc}") from None
+        if self.index.shape[0] < 2:
+            raise PlateauError(f"model: the {model.name!r} network has one unit; it has no symmetric plateau")
+        owner = np.concatenate([np.full(np.asarray(v).size, k, dtype=object) for k, v in model.params.items()])
+        unknown = [k for k in frozen if k not in model.params]
+        if unknown:
+            raise PlateauError(f"frozen: {unknown[0]!r} is not a parameter of the {model.name!r} model")
+        self.held = np.isin(owner, list(frozen))
+        self.free = ~self.held[self.index[0]]
+        theta = model.parameter_vector()
+        held_units = theta[self.index][:, ~self.free]
+        if not np.allclose(held_units, held_units[:1], rtol=1e-12, atol=0.0):
+            raise PlateauError("frozen: the frozen parameters differ between units, so the units are not "
+                               "interchangeable and there is no symmetric plateau")
+        if not np.all(np.isin(np.arange(theta.size), self.index)):
+            raise PlateauError(f"model: some parameters of the {model.name!r} network belong to no unit")
+
+    def loss_grad(self, theta):
+        self.model.set_parameter_vector(theta)
+        value, grads = self.model.loss_and_grad(self.X, self.y)
+        g = self.model.grad_vector(grads)
+        g[self.held] = 0.0
+        return float(value), g
+
+    def grad(self, theta):
+        return self.loss_grad(theta)[1]
+
+    def symmetric(self, v):
+        """The units' mean in every unit (``v``'s symmetric part)."""
+        out = np.array(v, dtype=np.float64)
+        out[self.index] = out[self.index].mean(axis=0, keepdims=True)
+        return out
+
+    def breaking(self, v):
+        """``P v``: each unit minus the units' mean, on the free entries (the symmetry-breaking part)."""
+        out = np.asarray(v, dtype=np.float64) - self.symmetric(v)
+        out[self.held] = 0.0
+        return out
+
+    def tangent_grad(self, theta, v):
+        """``H v`` by a central difference of the gradient."""
+        norm = float(np.linalg.norm(v))
+        if norm == 0.0:
+            return np.zeros_like(v)
+        h = 1e-5 * max(1.0, float(np.linalg.norm(theta))) / math.sqrt(self.index.shape[0])
+        u = v / norm
+        return (self.grad(theta + h * u) - self.grad(theta - h * u)) * (norm / (2.0 * h))
+
+
+def symmetric_part(model, frozen=()) -> np.ndarray:
+    """The symmetric part of ``model``'s parameters: every unit replaced by the units' mean."""
+    return _Landscape(model, np.zeros((1, 1)), None, frozen).symmetric(model.parameter_vector())
+
+
+def _minimise(land: _Landscape, theta0):
+    """θ_p: L-BFGS over the shared free entries ``u`` of a unit (module docstring, 1)."""
+    from scipy.optimize import minimize
+
+    base = land.symmetric(theta0)
+    cols = np.flatnonzero(land.free)
+
+    def embed(u):
+        theta = base.copy()
+        theta[land.index[:, cols]] = u[None, :]
+        return theta
+
+    def fun(u):
+        value, g = land.loss_grad(embed(u))
+        return value, g[land.index[:, cols]].sum(axis=0)
+
+    res = minimize(fun, base[land.index[0, cols]], jac=True, method="L-BFGS-B",
+                   options={"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-11})
+    if not np.all(np.isfinite(res.x)):
+        raise PlateauError(f"the symmetric plateau: the minimisation over the shared unit parameters failed "
+                           f"({res.message})")
+    return embed(res.x), float(res.fun)
+
+
+def _update(g, v, eta, optimiser):
+    """One step of the update rule on gradient ``g`` with velocity ``v``: ``(Δθ, v')``."""
+    mu = float(optimiser.momentum) if optimiser.name in ("momentum", "nesterov") else 0.0
+    v = mu * v + g
+    return -(eta * (g + mu * v) if optimiser.name == "nesterov" else eta * v), v
+
+
+def _approach(land: _Landscape, theta0, L_p: float, optimiser):
+    """The approach (module docstring, 2): ``(steps, δ on arrival)``."""
+    rates = np.asarray(optimiser.learning_rates, dtype=np.float64)
+    theta = land.symmetric(theta0)
+    delta = land.breaking(theta0)
+    L0, g = land.loss_grad(theta)
+    if not L0 > L_p:
+        return 0.0, delta
+    v, vd = np.zeros_like(theta), np.zeros_like(theta)
+    scale, log_scale = float(np.linalg.norm(delta)), 0.0
+    if scale == 0.0:
+        raise PlateauError("the initial parameters are exactly symmetric: no unit can break away from the plateau")
+    delta = delta / scale
+    log_scale = math.log(scale)
+    previous = L0
+    for n in range(APPROACH_BUDGET):
+        eta = rates[n] if n < rates.size else rates[-1]
+        gd = land.breaking(land.tangent_grad(theta, delta))
+        step, v = _update(land.symmetric(g), v, eta, optimiser)
+        dstep, vd = _update(gd, vd, eta, optimiser)
+        theta, delta = theta + step, delta + dstep
+        norm = float(np.linalg.norm(delta))
+        delta, vd, log_scale = delta / norm, vd / norm, log_scale + math.log(norm)
+        value, g = land.loss_grad(theta)
+        if not math.isfinite(value):
+            raise PlateauError(f"the approach to the symmetric plateau diverged at step {n + 1} (learning rate "
+                               f"{eta:.3g} too large for the symmetric flow)")
+        if value - L_p <= ARRIVAL * (L0 - L_p):
+            frac = 1.0 if previous == value else min(1.0, max(0.0, (previous - (L_p + ARRIVAL * (L0 - L_p)))
+                                                              / (previous - value)))
+            return float(n + frac), delta * math.exp(log_scale)
+        previous = value
+    raise PlateauError(f"the approach to the symmetric plateau did not arrive within {APPROACH_BUDGET} steps "
+                       f"(loss {value:.6g} against the plateau's {L_p:.6g})")
+
+
+def _unstable(land: _Landscape, theta_p):
+    """The lowest eigenpairs of ``P H P`` at ``θ_p`` (module docstring, 3)."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    size = theta_p.size
+    dim = int(land.free.sum()) * (land.index.shape[0] - 1)    # the symmetry-breaking subspace's dimension
+    k = min(EIGENPAIRS, dim)
+
+    def hv(v):
+        pv = land.breaking(np.asarray(v).reshape(-1))
+        return land.breaking(land.tangent_grad(theta_p, pv))
+
+    op = LinearOperator((size, size), matvec=hv, dtype=np.float64)
+    if k >= size - 1 or size <= 60:   # small: the dense matrix (eigsh needs k < size)
+        H = np.column_stack([hv(e) for e in np.eye(size)])
+        vals, vecs = np.linalg.eigh(0.5 * (H + H.T))
+        # the symmetric subspace's zero eigenvalues are not breaking directions: keep vectors with P v = v
+        keep = np.linalg.norm(np.column_stack([land.breaking(vecs[:, j]) for j in range(size)]), axis=0) > 0.5
+        vals, vecs = vals[keep][:k], vecs[:, keep][:, :k]
+    else:
+        start = land.breaking(np.random.default_rng(0).standard_normal(size))
+        vals, vecs = eigsh(op, k=k, which="SA", v0=start, tol=1e-10)
+        order = np.argsort(vals)
+        vals, vecs = vals[order], vecs[:, order]
+    return vals, vecs
+
+
+def _profile_exit(land: _Landscape, theta_p, L_p: float, u):
+    """``(d_exit, first minimum, s grid, L'(s) on it)`` along the ray ``θ_p + s u`` (module docstring, 4)."""
+    scale = max(1.0, float(np.linalg.norm(theta_p)) / math.sqrt(land.index.shape[0]))
+    reach = scale
+    for _ in range(8):
+        s = np.linspace(0.0, reach, 257)
+        L = np.array([land.loss_grad(theta_p + si * u)[0] for si in s])
+        interior = np.flatnonzero((L[1:-1] <= L[:-2]) & (L[1:-1] <= L[2:])) + 1
+        if interior.size:
+            j = int(interior[0])
+            break
+        reach *= 4.0
+    else:
+        raise PlateauError("the escape from the symmetric plateau: the loss falls without a minimum along the "
+                           f"unstable direction up to the distance {reach:.3g}")
+    L_min = float(L[j])
+    half = L_p - 0.5 * (L_p - L_min)
+    i = int(np.flatnonzero(L[: j + 1] <= half)[0])
+    w = (L[i - 1] - half) / (L[i - 1] - L[i])
+    d_exit = float(s[i - 1] + w * (s[i] - s[i - 1]))
+    pts = d_exit * np.geomspace(LINEAR_FRACTION, 1.0, 65)
+    slope = np.array([float(u @ land.grad(theta_p + si * u)) for si in pts])
+    return d_exit, L_min, pts, slope
+
+
+def _escape_steps(components, kappas, d_exit: float, excess_time: float, optimiser) -> float:
+    """The first (fractional) step at which ``Σ_j c_j² e^{2 G_j}`` reaches ``d_exit²``, plus the profile's excess
+    flow time converted at the rates of the steps that follow."""
+    horizon = max(int(np.asarray(optimiser.learning_rates).size), 1)
+    while True:
+        G = np.array([np.cumsum(optimiser.log_gains(k, horizon, from_rest=False)) for k in kappas])
+        G = np.concatenate([np.zeros((len(kappas), 1)), G], axis=1)
+        logd = 0.5 * np.log(np.sum((components[:, None] ** 2) * np.exp(2.0 * (G - G.max(axis=0))), axis=0)) \
+            + G.max(axis=0)
+        hit = np.flatnonzero(logd >= math.log(d_exit))
+        if hit.size:
+            j = int(hit[0])
+            if j == 0:
+                linear = 0.0
+            else:
+                linear = (j - 1) + (math.log(d_exit) - logd[j - 1]) / (logd[j] - logd[j - 1])
+            break
+        if horizon > 10_000_000:
+            return math.inf
+        horizon *= 4
+    rates = optimiser.effective_rates()
+    eta = float(rates[min(int(linear), rates.size - 1)])
+    return float(linear + excess_time / eta)
+
+
+def plateau_escape(model, X, y, optimiser, *, frozen=()) -> Plateau:
+    """The symmetric plateau of ``model`` (at its initial parameters) on ``(X, y)`` and its predicted exit under
+    ``optimiser`` (a :class:`shockflow.prediction.mapping.Optimiser`); module docstring.  :class:`PlateauError`
+    names the stage that fails."""
+    optimiser._check()
+    land = _Landscape(model, X, y, tuple(frozen))
+    theta0 = model.parameter_vector()
+    theta_p, L_p = _minimise(land, theta0)
+    L_start = land.loss_grad(land.symmetric(theta0))[0]
+    reach, delta = _approach(land, theta0, L_p, optimiser)
+    vals, vecs = _unstable(land, theta_p)
+    negative = vals < 0
+    if not np.any(negative):
+        raise PlateauError(f"the symmetric plateau (loss {L_p:.6g}) has no unstable symmetry-breaking direction "
+                           f"(lowest eigenvalue {vals[0]:.3g}): it is a minimum, there is no exit to predict")
+    V, kappas = vecs[:, negative], -vals[negative]
+    c = V.T @ delta
+    d0 = float(np.linalg.norm(c))
+    if d0 == 0.0:
+        raise PlateauError("the initial perturbation has no component on the plateau's unstable directions")
+    # the direction the perturbation has grown into once the fastest rate dominates (within the degenerate cluster)
+    lead = kappas >= kappas.max() * (1.0 - 1e-6)
+    u = V[:, lead] @ c[lead] if np.linalg.norm(c[lead]) > 0 else V[:, 0] * np.sign(c[0] or 1.0)
+    u = u / np.linalg.norm(u)
+    kappa = float(-(u @ land.breaking(land.tangent_grad(theta_p, u))))
+    d_exit, L_min, s, slope = _profile_exit(land, theta_p, L_p, u)
+    if d0 >= d_exit:
+        raise PlateauError(f"the perturbation arrives at the plateau already past its exit distance ({d0:.3g} ≥ "
+                           f"{d_exit:.3g}): there is no plateau to wait on")
+    rate = np.maximum(-slope, 1e-300)
+    excess = float(np.trapezoid(s / rate - 1.0 / kappa, np.log(s)))
+    escape = _escape_steps(c, kappas, d_exit, excess, optimiser)
+    return Plateau(theta=theta_p, loss=L_p, start_loss=float(L_start), reach_steps=reach, eigenvalues=vals,
+                   direction=u, curvature=kappa, d0=d0, d_exit=d_exit, exit_loss=L_min, escape_steps=escape)
