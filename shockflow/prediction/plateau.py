@@ -52,8 +52,12 @@ ARRIVAL = 1e-3
 APPROACH_BUDGET = 200_000
 #: lowest eigenpairs of the symmetry-breaking Hessian computed
 EIGENPAIRS = 6
-#: the linear region of the escape: the profile's excess over 1/(κ s) is integrated from this fraction of d_exit
+#: the linear region of the escape ends at this fraction of the quadratic top's size along the unstable direction
 LINEAR_FRACTION = 1e-2
+#: the descent beyond it stalls at the next level when the gradient is below this fraction of its largest value
+STALL = 1e-3
+#: at most this many steps of that descent
+DESCENT_BUDGET = 200_000
 
 
 class PlateauError(RuntimeError):
@@ -74,7 +78,8 @@ class Plateau:
     d0: float                  # |δ| on the negative eigenspace on arrival
     d_exit: float
     exit_loss: float           # the first minimum along the direction
-    escape_steps: float        # from arrival to d_exit (linear growth + the profile's excess)
+    escape_steps: float        # from arrival to d_exit (linear growth, then the descent)
+    loss_half_step: float = math.nan   # the step at which the loss has fallen half way to the next level
 
     @property
     def step(self) -> float:
@@ -84,7 +89,7 @@ class Plateau:
         return {"loss": self.loss, "start_loss": self.start_loss, "reach_steps": self.reach_steps,
                 "eigenvalues": self.eigenvalues.tolist(), "curvature": self.curvature, "d0": self.d0,
                 "d_exit": self.d_exit, "exit_loss": self.exit_loss, "escape_steps": self.escape_steps,
-                "step": self.step}
+                "step": self.step, "loss_half_step": self.loss_half_step}
 
 
 class _Landscape:
@@ -194,7 +199,7 @@ def _approach(land: _Landscape, theta0, L_p: float, optimiser):
         return 0.0, delta
     v, vd = np.zeros_like(theta), np.zeros_like(theta)
     scale, log_scale = float(np.linalg.norm(delta)), 0.0
-    if scale == 0.0:
+    if scale <= 1e-12 * float(np.linalg.norm(theta)):   # zero up to the round-off of the units' mean
         raise PlateauError("the initial parameters are exactly symmetric: no unit can break away from the plateau")
     delta = delta / scale
     log_scale = math.log(scale)
@@ -247,54 +252,82 @@ def _unstable(land: _Landscape, theta_p):
     return vals, vecs
 
 
-def _profile_exit(land: _Landscape, theta_p, L_p: float, u):
-    """``(d_exit, first minimum, s grid, L'(s) on it)`` along the ray ``θ_p + s u`` (module docstring, 4)."""
-    scale = max(1.0, float(np.linalg.norm(theta_p)) / math.sqrt(land.index.shape[0]))
-    reach = scale
+def _line_scale(land: _Landscape, theta_p, L_p: float, u) -> float:
+    """The distance along the ray ``θ_p + s u`` at which the loss has fallen half way to its first minimum along it:
+    the size of the quadratic top (the linear region of the escape is ``LINEAR_FRACTION`` of it)."""
+    reach = max(1.0, float(np.linalg.norm(theta_p)) / math.sqrt(land.index.shape[0]))
     for _ in range(8):
         s = np.linspace(0.0, reach, 257)
         L = np.array([land.loss_grad(theta_p + si * u)[0] for si in s])
         interior = np.flatnonzero((L[1:-1] <= L[:-2]) & (L[1:-1] <= L[2:])) + 1
         if interior.size:
             j = int(interior[0])
-            break
+            half = L_p - 0.5 * (L_p - float(L[j]))
+            return float(s[int(np.flatnonzero(L[: j + 1] <= half)[0])])
         reach *= 4.0
-    else:
-        raise PlateauError("the escape from the symmetric plateau: the loss falls without a minimum along the "
-                           f"unstable direction up to the distance {reach:.3g}")
-    L_min = float(L[j])
-    half = L_p - 0.5 * (L_p - L_min)
-    i = int(np.flatnonzero(L[: j + 1] <= half)[0])
-    w = (L[i - 1] - half) / (L[i - 1] - L[i])
-    d_exit = float(s[i - 1] + w * (s[i] - s[i - 1]))
-    pts = d_exit * np.geomspace(LINEAR_FRACTION, 1.0, 65)
-    slope = np.array([float(u @ land.grad(theta_p + si * u)) for si in pts])
-    return d_exit, L_min, pts, slope
+    raise PlateauError("the escape from the symmetric plateau: the loss falls without a minimum along the "
+                       f"unstable direction up to the distance {reach:.3g}")
 
 
-def _escape_steps(components, kappas, d_exit: float, excess_time: float, optimiser) -> float:
-    """The first (fractional) step at which ``Σ_j c_j² e^{2 G_j}`` reaches ``d_exit²``, plus the profile's excess
-    flow time converted at the rates of the steps that follow."""
+def _linear_growth(components, kappas, distance: float, optimiser):
+    """``(n, grown)``: the first (fractional) step at which ``Σ_j c_j² e^{2 G_j(n)}`` reaches ``distance²``
+    (``G_j`` the summed per-step gains at ``κ_j``), and the components ``c_j e^{G_j}`` then (scaled to
+    ``distance``); ``(inf, None)`` if never within 10⁷ steps."""
     horizon = max(int(np.asarray(optimiser.learning_rates).size), 1)
     while True:
         G = np.array([np.cumsum(optimiser.log_gains(k, horizon, from_rest=False)) for k in kappas])
         G = np.concatenate([np.zeros((len(kappas), 1)), G], axis=1)
-        logd = 0.5 * np.log(np.sum((components[:, None] ** 2) * np.exp(2.0 * (G - G.max(axis=0))), axis=0)) \
-            + G.max(axis=0)
-        hit = np.flatnonzero(logd >= math.log(d_exit))
+        top = G.max(axis=0)
+        logd = 0.5 * np.log(np.sum((components[:, None] ** 2) * np.exp(2.0 * (G - top)), axis=0)) + top
+        hit = np.flatnonzero(logd >= math.log(distance))
         if hit.size:
             j = int(hit[0])
-            if j == 0:
-                linear = 0.0
-            else:
-                linear = (j - 1) + (math.log(d_exit) - logd[j - 1]) / (logd[j] - logd[j - 1])
-            break
+            n = 0.0 if j == 0 else (j - 1) + (math.log(distance) - logd[j - 1]) / (logd[j] - logd[j - 1])
+            grown = components * np.exp(G[:, j] - top[j])
+            return float(n), grown * (distance / np.linalg.norm(grown))
         if horizon > 10_000_000:
-            return math.inf
+            return math.inf, None
         horizon *= 4
-    rates = optimiser.effective_rates()
-    eta = float(rates[min(int(linear), rates.size - 1)])
-    return float(linear + excess_time / eta)
+
+
+def _descent(land: _Landscape, theta, L_p: float, optimiser, offset: float):
+    """The escape beyond the linear region (module docstring, 4): the update rule from ``theta`` (at the
+    optimiser's rates from step ``offset`` on) until the flow stalls at the next level (the gradient below
+    ``STALL`` of its largest value on the way) or ``DESCENT_BUDGET`` steps; ``(steps to half the distance from θ_p
+    to that point, the next level, that half distance, the steps to the half-way loss)``."""
+    rates = np.asarray(optimiser.learning_rates, dtype=np.float64)
+    v = np.zeros_like(theta)
+    value, g = land.loss_grad(theta)
+    losses, dist, peak = [value], [float(np.linalg.norm(theta - land.symmetric(theta)))], 0.0
+    theta_p = land.symmetric(theta)
+    for n in range(DESCENT_BUDGET):
+        i = int(offset) + n
+        eta = rates[i] if i < rates.size else rates[-1]
+        step, v = _update(g, v, eta, optimiser)
+        theta = theta + step
+        value, g = land.loss_grad(theta)
+        if not math.isfinite(value):
+            raise PlateauError(f"the escape from the symmetric plateau diverged {n + 1} steps into its descent")
+        losses.append(value)
+        dist.append(float(np.linalg.norm(theta - theta_p)))
+        norm = float(np.linalg.norm(g))
+        peak = max(peak, norm)
+        if value < L_p and norm < STALL * peak:
+            break
+    losses, dist = np.array(losses), np.array(dist)
+    L_next = float(losses[-1])
+    # half learned: half way in parameter distance from θ_p to where the flow stalls (as a chart's strength half way
+    # from its start to its minimum, shockflow.prediction.truth); the loss's half-way step is kept beside it
+    far = float(dist[-1])
+    return _first_crossing(dist, 0.5 * far), L_next, 0.5 * far, _first_crossing(-losses, -(L_p - 0.5 * (L_p - L_next)))
+
+
+def _first_crossing(series, level: float) -> float:
+    """The first (fractional) index at which ``series`` reaches ``level`` (from below), linearly interpolated."""
+    j = int(np.flatnonzero(series >= level)[0])
+    if j == 0:
+        return 0.0
+    return float(j - 1 + (level - series[j - 1]) / (series[j] - series[j - 1]))
 
 
 def plateau_escape(model, X, y, optimiser, *, frozen=()) -> Plateau:
@@ -322,12 +355,15 @@ def plateau_escape(model, X, y, optimiser, *, frozen=()) -> Plateau:
     u = V[:, lead] @ c[lead] if np.linalg.norm(c[lead]) > 0 else V[:, 0] * np.sign(c[0] or 1.0)
     u = u / np.linalg.norm(u)
     kappa = float(-(u @ land.breaking(land.tangent_grad(theta_p, u))))
-    d_exit, L_min, s, slope = _profile_exit(land, theta_p, L_p, u)
-    if d0 >= d_exit:
-        raise PlateauError(f"the perturbation arrives at the plateau already past its exit distance ({d0:.3g} ≥ "
-                           f"{d_exit:.3g}): there is no plateau to wait on")
-    rate = np.maximum(-slope, 1e-300)
-    excess = float(np.trapezoid(s / rate - 1.0 / kappa, np.log(s)))
-    escape = _escape_steps(c, kappas, d_exit, excess, optimiser)
+    linear_end = LINEAR_FRACTION * _line_scale(land, theta_p, L_p, u)
+    if d0 < linear_end:
+        n_lin, grown = _linear_growth(c, kappas, linear_end, optimiser)
+        if not math.isfinite(n_lin):
+            raise PlateauError(f"the escape from the symmetric plateau: the perturbation ({d0:.3g}) does not grow to "
+                               f"{linear_end:.3g} within 10^7 steps (rates {kappas.tolist()})")
+    else:
+        n_lin, grown = 0.0, c
+    n_desc, L_next, d_exit, n_loss = _descent(land, theta_p + V @ grown, L_p, optimiser, reach + n_lin)
     return Plateau(theta=theta_p, loss=L_p, start_loss=float(L_start), reach_steps=reach, eigenvalues=vals,
-                   direction=u, curvature=kappa, d0=d0, d_exit=d_exit, exit_loss=L_min, escape_steps=escape)
+                   direction=u, curvature=kappa, d0=d0, d_exit=d_exit,
+                   exit_loss=L_next, escape_steps=n_lin + n_desc, loss_half_step=reach + n_lin + n_loss)
