@@ -39,6 +39,15 @@ def test_the_committee_teacher_is_an_orthonormal_frame_with_readout_one():
     assert data.y == pytest.approx(erf(data.X @ B.T / math.sqrt(2)).sum(axis=1), abs=1e-12)
 
 
+def test_the_readout_keyword_sets_every_readout_weight_and_is_checked():
+    net = models.build(name="mlp", input_dim=4, width=3, output_dim=2, readout=0.5, seed=1)
+    assert np.all(net.params["a"] == 0.5) and net.spec()["readout"] == 0.5
+    assert models.build(**net.spec()).params["a"] == pytest.approx(net.params["a"])
+    assert "readout" not in models.build(name="mlp", input_dim=4, width=3).spec()   # the default spec is unchanged
+    with pytest.raises(ValueError, match="readout"):
+        models.build(name="mlp", input_dim=4, width=3, readout=float("nan"))
+
+
 @pytest.mark.parametrize("d", [8, 30])    # 8: the dense eigenproblem; 30: Lanczos on Hessian-vector products
 def test_the_plateau_is_a_symmetric_stationary_point_and_its_unstable_rates_are_the_hessians(d):
     student, data = _committee(d=d)
