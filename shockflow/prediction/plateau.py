@@ -40,11 +40,12 @@ machine K = M); a hierarchy of later plateaus (a trainable readout's staged exit
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["Plateau", "PlateauError", "plateau_escape", "symmetric_part"]
+__all__ = ["Plateau", "PlateauError", "plateau_escape", "plateau_extraction", "plateau_transition", "sloped_origin",
+           "symmetric_part"]
 
 #: the approach ends when the loss is within this fraction of the way from its start down to L(θ_p)
 ARRIVAL = 1e-3
@@ -80,6 +81,7 @@ class Plateau:
     exit_loss: float           # the first minimum along the direction
     escape_steps: float        # from arrival to d_exit (linear growth, then the descent)
     loss_half_step: float = math.nan   # the step at which the loss has fallen half way to the next level
+    line_minimum: float = math.nan     # the distance of the first minimum along the ray θ_p + s·direction
 
     @property
     def step(self) -> float:
@@ -252,9 +254,10 @@ def _unstable(land: _Landscape, theta_p):
     return vals, vecs
 
 
-def _line_scale(land: _Landscape, theta_p, L_p: float, u) -> float:
-    """The distance along the ray ``θ_p + s u`` at which the loss has fallen half way to its first minimum along it:
-    the size of the quadratic top (the linear region of the escape is ``LINEAR_FRACTION`` of it)."""
+def _line_scale(land: _Landscape, theta_p, L_p: float, u) -> tuple[float, float]:
+    """The distance along the ray ``θ_p + s u`` at which the loss has fallen half way to its first minimum along it
+    (the size of the quadratic top; the linear region of the escape is ``LINEAR_FRACTION`` of it), and that
+    minimum's distance."""
     reach = max(1.0, float(np.linalg.norm(theta_p)) / math.sqrt(land.index.shape[0]))
     for _ in range(8):
         s = np.linspace(0.0, reach, 257)
@@ -263,7 +266,7 @@ def _line_scale(land: _Landscape, theta_p, L_p: float, u) -> float:
         if interior.size:
             j = int(interior[0])
             half = L_p - 0.5 * (L_p - float(L[j]))
-            return float(s[int(np.flatnonzero(L[: j + 1] <= half)[0])])
+            return float(s[int(np.flatnonzero(L[: j + 1] <= half)[0])]), float(s[j])
         reach *= 4.0
     raise PlateauError("the escape from the symmetric plateau: the loss falls without a minimum along the "
                        f"unstable direction up to the distance {reach:.3g}")
@@ -355,7 +358,8 @@ def plateau_escape(model, X, y, optimiser, *, frozen=()) -> Plateau:
     u = V[:, lead] @ c[lead] if np.linalg.norm(c[lead]) > 0 else V[:, 0] * np.sign(c[0] or 1.0)
     u = u / np.linalg.norm(u)
     kappa = float(-(u @ land.breaking(land.tangent_grad(theta_p, u))))
-    linear_end = LINEAR_FRACTION * _line_scale(land, theta_p, L_p, u)
+    top, line_min = _line_scale(land, theta_p, L_p, u)
+    linear_end = LINEAR_FRACTION * top
     if d0 < linear_end:
         n_lin, grown = _linear_growth(c, kappas, linear_end, optimiser)
         if not math.isfinite(n_lin):
@@ -366,4 +370,64 @@ def plateau_escape(model, X, y, optimiser, *, frozen=()) -> Plateau:
     n_desc, L_next, d_exit, n_loss = _descent(land, theta_p + V @ grown, L_p, optimiser, reach + n_lin)
     return Plateau(theta=theta_p, loss=L_p, start_loss=float(L_start), reach_steps=reach, eigenvalues=vals,
                    direction=u, curvature=kappa, d0=d0, d_exit=d_exit,
-                   exit_loss=L_next, escape_steps=n_lin + n_desc, loss_half_step=reach + n_lin + n_loss)
+                   exit_loss=L_next, escape_steps=n_lin + n_desc, loss_half_step=reach + n_lin + n_loss,
+                   line_minimum=line_min)
+
+
+def sloped_origin(model, X, y, frozen) -> bool:
+    """Whether the automatic charts refuse ``model`` only because its loss is sloped at the origin of the free
+    parameters (:func:`shockflow.geometry.auto.check_frozen_origin`'s slope check; the frozen values equal in every
+    unit, not a chain): the case this module predicts instead."""
+    from shockflow.geometry import GeometryError
+    from shockflow.geometry.auto import _chain, _layout, _refuse_sloped_origin, free_origin
+
+    frozen = tuple(frozen)
+    if not frozen:
+        return False
+    try:
+        if _chain(model) is not None:
+            return False
+        layout = _layout(model)
+        origin, free = free_origin(model, layout, frozen)
+    except GeometryError:
+        return False
+    try:
+        _refuse_sloped_origin(model, origin, layout, free, frozen, np.asarray(X, dtype=np.float64), y)
+    except GeometryError:
+        return True
+    return False
+
+
+def plateau_extraction(model, X, y, optimiser, *, frozen=(), **extract_kwargs):
+    """``(Extraction, Plateau)``: the plateau of :func:`plateau_escape` and one ``flat`` chart through it along the
+    escape direction (``shockflow.geometry.flat``: ``θ = origin + x u``, Euclidean), extracted and solved like any
+    chart (its landscape, its shock at the plateau's ridge, the run's trajectory on it for the parameter truth).
+    The chart's origin is ``θ_p`` moved along ``u`` so that the initial parameters sit at ``x0 = d0``, the arrived
+    distance, on the side they escape to (a shift of order ``d0``, far below the chart's width)."""
+    from shockflow.prediction.extraction import extract
+
+    plateau = plateau_escape(model, X, y, optimiser, frozen=frozen)
+    u = plateau.direction
+    x0 = float(u @ (model.parameter_vector() - plateau.theta))
+    origin = plateau.theta + (x0 - plateau.d0) * u
+    kwargs = {"directions": u[None, :], "origin": origin, "extent": 1.5 * plateau.line_minimum}
+    extraction = extract(model, "flat", X, y, geometry_kwargs=kwargs, charts=(None,), frozen=frozen,
+                         **extract_kwargs)
+    return replace(extraction, charts=tuple(replace(c, label="plateau") for c in extraction.charts)), plateau
+
+
+def plateau_transition(plateau: Plateau, shock, optimiser):
+    """The :class:`shockflow.prediction.mapping.PredictedTransition` of the plateau's exit (method ``"plateau"``):
+    the step of :func:`plateau_escape`, the chart's shock beside it (``γ* = 1/κ`` at the plateau)."""
+    from shockflow.prediction.mapping import PredictedTransition
+
+    rates = optimiser.effective_rates()
+    cum = np.concatenate([[0.0], np.cumsum(rates)])
+    step = plateau.step
+    t = float(np.interp(step, np.arange(cum.size), cum)) if step <= rates.size else \
+        float(cum[-1] + (step - rates.size) * rates[-1])
+    gamma = 1.0 / plateau.curvature
+    return PredictedTransition(chart=shock.label, step=float(step), flow_step=float(step), time=t, method="plateau",
+                               gamma_star=gamma, critical_lr=gamma, location=float(shock.location),
+                               strength=float(shock.strength), d0=plateau.d0, d_exit=plateau.d_exit,
+                               d_eff=plateau.d0, nu=float(shock.nu), escape_time=math.nan)
