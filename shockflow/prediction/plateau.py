@@ -82,6 +82,7 @@ class Plateau:
     escape_steps: float        # from arrival to d_exit (linear growth, then the descent)
     loss_half_step: float = math.nan   # the step at which the loss has fallen half way to the next level
     line_minimum: float = math.nan     # the distance of the first minimum along the ray θ_p + s·direction
+    along_half_step: float = math.nan  # the step at which the coordinate along the direction is half way to its end
 
     @property
     def step(self) -> float:
@@ -91,7 +92,8 @@ class Plateau:
         return {"loss": self.loss, "start_loss": self.start_loss, "reach_steps": self.reach_steps,
                 "eigenvalues": self.eigenvalues.tolist(), "curvature": self.curvature, "d0": self.d0,
                 "d_exit": self.d_exit, "exit_loss": self.exit_loss, "escape_steps": self.escape_steps,
-                "step": self.step, "loss_half_step": self.loss_half_step}
+                "step": self.step, "loss_half_step": self.loss_half_step,
+                "along_half_step": self.along_half_step}
 
 
 class _Landscape:
@@ -293,7 +295,7 @@ def _linear_growth(components, kappas, distance: float, optimiser):
         horizon *= 4
 
 
-def _descent(land: _Landscape, theta, L_p: float, optimiser, offset: float):
+def _descent(land: _Landscape, theta, L_p: float, optimiser, offset: float, u):
     """The escape beyond the linear region (module docstring, 4): the update rule from ``theta`` (at the
     optimiser's rates from step ``offset`` on) until the flow stalls at the next level (the gradient below
     ``STALL`` of its largest value on the way) or ``DESCENT_BUDGET`` steps; ``(steps to half the distance from θ_p
@@ -301,8 +303,8 @@ def _descent(land: _Landscape, theta, L_p: float, optimiser, offset: float):
     rates = np.asarray(optimiser.learning_rates, dtype=np.float64)
     v = np.zeros_like(theta)
     value, g = land.loss_grad(theta)
-    losses, dist, peak = [value], [float(np.linalg.norm(theta - land.symmetric(theta)))], 0.0
     theta_p = land.symmetric(theta)
+    losses, dist, along, peak = [value], [float(np.linalg.norm(theta - theta_p))], [float(u @ (theta - theta_p))], 0.0
     for n in range(DESCENT_BUDGET):
         i = int(offset) + n
         eta = rates[i] if i < rates.size else rates[-1]
@@ -313,6 +315,7 @@ def _descent(land: _Landscape, theta, L_p: float, optimiser, offset: float):
             raise PlateauError(f"the escape from the symmetric plateau diverged {n + 1} steps into its descent")
         losses.append(value)
         dist.append(float(np.linalg.norm(theta - theta_p)))
+        along.append(float(u @ (theta - theta_p)))
         norm = float(np.linalg.norm(g))
         peak = max(peak, norm)
         if value < L_p and norm < STALL * peak:
@@ -321,8 +324,11 @@ def _descent(land: _Landscape, theta, L_p: float, optimiser, offset: float):
     L_next = float(losses[-1])
     # half learned: half way in parameter distance from θ_p to where the flow stalls (as a chart's strength half way
     # from its start to its minimum, shockflow.prediction.truth); the loss's half-way step is kept beside it
-    far = float(dist[-1])
-    return _first_crossing(dist, 0.5 * far), L_next, 0.5 * far, _first_crossing(-losses, -(L_p - 0.5 * (L_p - L_next)))
+    far, along = float(dist[-1]), np.array(along)
+    sign = 1.0 if along[-1] >= along[0] else -1.0
+    half_along = _first_crossing(sign * along, sign * 0.5 * (along[0] + along[-1]))
+    return (_first_crossing(dist, 0.5 * far), L_next, 0.5 * far, _first_crossing(-losses, -(L_p - 0.5 * (L_p - L_next))),
+            half_along)
 
 
 def _first_crossing(series, level: float) -> float:
@@ -367,11 +373,11 @@ def plateau_escape(model, X, y, optimiser, *, frozen=()) -> Plateau:
                                f"{linear_end:.3g} within 10^7 steps (rates {kappas.tolist()})")
     else:
         n_lin, grown = 0.0, c
-    n_desc, L_next, d_exit, n_loss = _descent(land, theta_p + V @ grown, L_p, optimiser, reach + n_lin)
+    n_desc, L_next, d_exit, n_loss, n_along = _descent(land, theta_p + V @ grown, L_p, optimiser, reach + n_lin, u)
     return Plateau(theta=theta_p, loss=L_p, start_loss=float(L_start), reach_steps=reach, eigenvalues=vals,
                    direction=u, curvature=kappa, d0=d0, d_exit=d_exit,
                    exit_loss=L_next, escape_steps=n_lin + n_desc, loss_half_step=reach + n_lin + n_loss,
-                   line_minimum=line_min)
+                   line_minimum=line_min, along_half_step=reach + n_lin + n_along)
 
 
 def sloped_origin(model, X, y, frozen) -> bool:
@@ -417,13 +423,14 @@ def plateau_extraction(model, X, y, optimiser, *, frozen=(), **extract_kwargs):
 
 
 def plateau_transition(plateau: Plateau, shock, optimiser):
-    """The :class:`shockflow.prediction.mapping.PredictedTransition` of the plateau's exit (method ``"plateau"``):
-    the step of :func:`plateau_escape`, the chart's shock beside it (``γ* = 1/κ`` at the plateau)."""
+    """The :class:`shockflow.prediction.mapping.PredictedTransition` of the plateau's exit (method ``"plateau"``) on the
+    chart of :func:`plateau_extraction`: the step at which the descent's coordinate along that chart is half way
+    (``along_half_step``: what the chart's parameter truth reads), the chart's shock beside it."""
     from shockflow.prediction.mapping import PredictedTransition
 
     rates = optimiser.effective_rates()
     cum = np.concatenate([[0.0], np.cumsum(rates)])
-    step = plateau.step
+    step = plateau.along_half_step
     t = float(np.interp(step, np.arange(cum.size), cum)) if step <= rates.size else \
         float(cum[-1] + (step - rates.size) * rates[-1])
     gamma = 1.0 / plateau.curvature

@@ -136,3 +136,20 @@ def test_the_committee_machines_plateau_exit_is_predicted_against_the_specialisa
     print(f"seed {seed}: predicted {predicted.step:.1f} (reach {predicted.reach_steps:.1f}), truth {truth:.1f}, "
           f"error {100 * (predicted.step / truth - 1):+.2f} %")
     assert error <= 0.10                                 # one true transition: recall 100 % and median = this error
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_shockflow_run_predicts_the_committee_machines_exit_against_its_plateau_chart_truth(tmp_path, seed):
+    """`shockflow run` on the case (one `plateau` chart, the parameter truth its coordinate's half-way step).
+    Measured (2 cores, load ~1.5), seeds 0-5: 0.0, 0.0, 0.1, 0.1, 0.1, 0.2 %: past the linear region the
+    prediction runs the update rule on the real loss (full batch), the iteration training performs, so these
+    figures test the approach and the linear growth (reach + Lanczos rates + d0) and little else."""
+    from shockflow.cases import RunOptions, load_case
+    from shockflow.runners.prediction import run_prediction_case
+
+    case = load_case("committee-erf-frozen", [f"seed={seed}"])
+    out = run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+    c = out.comparison
+    assert [p.method for p in out.stage.predicted] == ["plateau"] and c.truth == "parameters"
+    assert c.recall >= 0.9 and c.median_relative_error <= 0.10
