@@ -21,20 +21,26 @@ model here ([model], ours):
    free entries; Lanczos, ``scipy.sparse.linalg.eigsh``, on finite-difference Hessian–vector
    products).  Each negative eigenvalue ``λ_j`` is an escape rate ``κ_j = −λ_j``; the arrived ``δ``
    has component ``c_j`` on it.
-4. **The escape**: ``d(n)² = Σ_j c_j² exp(2 G_j(n))``, ``G_j`` the summed per-step gains of the
+4. **The linear escape**: ``d(n)² = Σ_j c_j² exp(2 G_j(n))``, ``G_j`` the summed per-step gains of the
    optimiser at ``κ_j`` (:meth:`shockflow.prediction.mapping.Optimiser.log_gains`: ``ln|1 + ηκ|`` for
-   gradient descent, the heavy-ball / Nesterov root), reaches ``d_exit``: the distance along the grown
-   direction at which the loss has fallen half way from ``L(θ_p)`` to the first minimum along it.
-   Beyond the linear region the escape integral's excess ``∫ (1/|L'(s)| − 1/(κ s)) ds`` (in flow
-   time, over the optimiser's rates) is added: the slowing (or speeding) of the profile away from
-   its quadratic top.
+   gradient descent, the heavy-ball / Nesterov root), until ``d`` reaches ``LINEAR_FRACTION`` of the
+   quadratic top's size (the distance along the grown direction at which the loss on that line has
+   fallen half way to its first minimum).
+5. **The descent**: from ``θ_p`` plus the grown perturbation the update rule runs on the real loss until
+   the flow stalls at the next level (gradient below ``STALL`` of its largest value).  Half learned is
+   half the parameter distance from ``θ_p`` to that point (``step``); the half-way steps of the loss
+   (``loss_half_step``) and of the coordinate along the escape direction (``along_half_step``: what
+   the chart of :func:`plateau_extraction` reads) are kept beside it.  With full-batch gradient
+   descent this is the iteration training performs from that point: the model's content is where and
+   when the linear phase ends; past it, this simulates (minibatch noise is not in it).
 
 The plateau-exit step is ``reach_steps + escape_steps``.  Only the landscape (the loss on the data),
-the initial parameters and the optimiser settings enter; never a training run.
+the initial parameters and the optimiser settings enter; never a training run or its loss curve.
 
-Limits: one plateau (the first symmetric one) and its first exit; the units that break away together
-are the whole negative eigenspace at ``θ_p`` (all units specialise at once, as for the committee
-machine K = M); a hierarchy of later plateaus (a trainable readout's staged exits) is not followed.
+Limits: one plateau (the first symmetric one) and its first exit; a later plateau the descent stalls at
+(units that break away in stages: K = 4) is not followed.  Frozen parameters must be equal in every
+unit.  A trainable readout whose units leave the origin along one direction with different norms
+reaches no equal-units point; :func:`plateau_escape` then refuses (the perturbation arrives past its exit).
 """
 
 from __future__ import annotations
@@ -44,8 +50,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["Plateau", "PlateauError", "plateau_escape", "plateau_extraction", "plateau_transition", "sloped_origin",
-           "symmetric_part"]
+__all__ = ["Plateau", "PlateauError", "plateau_escape", "plateau_extraction", "plateau_transition",
+           "sloped_origin"]
 
 #: the approach ends when the loss is within this fraction of the way from its start down to L(θ_p)
 ARRIVAL = 1e-3
@@ -155,11 +161,6 @@ class _Landscape:
         h = 1e-5 * max(1.0, float(np.linalg.norm(theta))) / math.sqrt(self.index.shape[0])
         u = v / norm
         return (self.grad(theta + h * u) - self.grad(theta - h * u)) * (norm / (2.0 * h))
-
-
-def symmetric_part(model, frozen=()) -> np.ndarray:
-    """The symmetric part of ``model``'s parameters: every unit replaced by the units' mean."""
-    return _Landscape(model, np.zeros((1, 1)), None, frozen).symmetric(model.parameter_vector())
 
 
 def _minimise(land: _Landscape, theta0):
