@@ -7,6 +7,7 @@ from typing import Callable
 from shockflow.plugins import PluginGroup
 
 from .arrays import load_arrays
+from .committee import committee_teacher
 from .dataset import Dataset
 from .fourier import fourier_grid
 from .images import gaussian_images
@@ -23,6 +24,7 @@ ENTRY_POINT_GROUP = "shockflow.data"
 GENERATORS: dict[str, Callable[..., Dataset]] = {
     "teacher_student": teacher_student,
     "linear_teacher": linear_teacher,
+    "committee_teacher": committee_teacher,
     "power_law_covariance": power_law_covariance,
     "fourier_grid": fourier_grid,
     "gaussian_images": gaussian_images,

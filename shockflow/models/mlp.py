@@ -13,7 +13,8 @@ output, (output_dim, m) otherwise.
 
 Initialisation (ε = ``init_scale``):
 
-- ``mlp``: W_ij ~ N(0, ε²/d), a ~ N(0, ε²/m), b = 0.
+- ``mlp``: W_ij ~ N(0, ε²/d), a ~ N(0, ε²/m), b = 0; with ``readout = c`` every a_oi = c instead (a soft
+  committee machine, f = c Σ_i φ(w_i·x): freeze ``a`` in ``[training] frozen`` to hold it there).
 - ``mean_field``: W_ij ~ N(0, ε²/d), a ~ N(0, ε²) (the 1/m sits in the output, not in a).
 """
 
@@ -44,12 +45,17 @@ class TwoLayerMLP(Model):
         loss: str = "half_mse",
         init_scale: float = 1.0,
         seed: int = 0,
+        readout: float | None = None,
     ):
-        self._build(
-            input_dim, width, activation, bias, output_dim, loss, init_scale, seed,
-            config=dict(input_dim=input_dim, width=width, activation=activation, bias=bool(bias),
-                        output_dim=output_dim),
-        )
+        config = dict(input_dim=input_dim, width=width, activation=activation, bias=bool(bias), output_dim=output_dim)
+        if readout is not None:
+            if isinstance(readout, bool) or not isinstance(readout, (int, float)) or not np.isfinite(readout):
+                raise ValueError(f"readout: expected a finite number (every readout weight's initial value), "
+                                 f"got {readout!r}")
+            config["readout"] = float(readout)
+        self._build(input_dim, width, activation, bias, output_dim, loss, init_scale, seed, config=config)
+        if readout is not None:
+            self.params["a"][...] = float(readout)
 
     def _readout_scale(self) -> float:
         return 1.0
@@ -72,7 +78,9 @@ class TwoLayerMLP(Model):
         self.params["a"] = rng.normal(0.0, self._readout_std(), size=a_shape)
 
     def init_moments(self):
-        moments = {"W": (0.0, self.init_scale / np.sqrt(self.input_dim)), "a": (0.0, self._readout_std())}
+        readout = self._config.get("readout")
+        moments = {"W": (0.0, self.init_scale / np.sqrt(self.input_dim)),
+                   "a": (0.0, self._readout_std()) if readout is None else (readout, 0.0)}
         if self.bias:
             moments["b"] = (0.0, 0.0)
         return moments

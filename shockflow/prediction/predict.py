@@ -239,6 +239,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     from shockflow.prediction.extraction import ExtractionError, extract
     from shockflow.geometry import GeometryError
     from shockflow.prediction.mapping import InvalidPrediction, Optimiser, PredictionError, predict_or_abstain
+    from shockflow.prediction.plateau import PlateauError, plateau_extraction, plateau_transition, sloped_origin
     from shockflow.progress import progress as _progress, status, step_callback
     from shockflow.training.schedules import learning_rate
 
@@ -247,14 +248,23 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     name, kwargs = (s.geometry.name, s.geometry.kwargs()) if s.geometry is not None else ("auto", {})
     ex = s.extraction
     B = train_settings.effective_batch_size(data.n)
+    rates = np.array([learning_rate(train_settings, i) for i in range(train_settings.steps)])
+    optimiser = Optimiser(rates, train_settings.optimizer, train_settings.momentum)
+    plateau = None
     try:
         with _progress(None, f"extract the charts ({name})", enabled=progress, unit="chart", each=True) as bar:
-            extraction = extract(model, name, data.X, data.y, geometry_kwargs=kwargs,
-                                 charts=ex.charts or (None,), chart_key=ex.chart_key, snapshots=snapshots,
-                                 lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
-                                 noise_samples=ex.noise_samples, seed=train_settings.seed,
-                                 log_temperature=log_temperature, on_chart=step_callback(bar),
-                                 frozen=train_settings.frozen)
+            common = dict(snapshots=snapshots, lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
+                          noise_samples=ex.noise_samples, seed=train_settings.seed, log_temperature=log_temperature,
+                          on_chart=step_callback(bar), frozen=train_settings.frozen)
+            if s.geometry is None and sloped_origin(model, data.X, data.y, train_settings.frozen):
+                # no saddle at the origin: the symmetric plateau is the start (docs/theory.md §6)
+                extraction, plateau = plateau_extraction(model, data.X, data.y, optimiser, **common)
+            else:
+                extraction = extract(model, name, data.X, data.y, geometry_kwargs=kwargs,
+                                     charts=ex.charts or (None,), chart_key=ex.chart_key, **common)
+    except PlateauError as exc:
+        raise CaseError.at(case, "training.frozen", f"the loss is sloped at the origin of the free parameters and "
+                                                    f"the symmetric plateau cannot be predicted: {exc}") from None
     except (GeometryError, TypeError, ExtractionError) as exc:
         key = "training.frozen" if str(exc).startswith("frozen:") else \
             "extraction" if isinstance(exc, ExtractionError) else "geometry"
@@ -289,10 +299,9 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
             shocks.append(shock)
             bar.set_postfix_str(f"chart {chart.label}: γ* = {shocks[-1].gamma_star:.4g}", refresh=False)
             bar.update(1)
-    rates = np.array([learning_rate(train_settings, i) for i in range(train_settings.steps)])
-    optimiser = Optimiser(rates, train_settings.optimizer, train_settings.momentum)
     try:
-        predicted, abstained = predict_or_abstain(shocks, optimiser)
+        predicted, abstained = ([plateau_transition(plateau, shocks[0], optimiser)], []) if plateau is not None else \
+            predict_or_abstain(shocks, optimiser)
     except PredictionError as exc:
         raise CaseError.at(case, "training", str(exc)) from None
     if not predicted:   # every chart abstained: the run has nothing to report (exit 1, each chart's reason)

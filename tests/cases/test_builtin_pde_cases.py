@@ -31,7 +31,8 @@ NETWORK_CHECKED = {"diagonal-staircase", "two-layer-staircase", "saxe-linear",  
                    "attention-qk", "cnn-relu-channels", "mean-field-linear", "sphere-direction",  # tests/prediction/test_prediction_more_cases.py
                    "mlp-tanh-teacher", "linear2-momentum",  # tests/geometry/test_geometry_auto.py
                    "diagonal-correlated", "diagonal-noncommuting",  # tests/prediction/test_saddle_chain.py
-                   "mlp-erf-frozen-bias"}  # tests/prediction/test_frozen_parameters.py
+                   "mlp-erf-frozen-bias",  # tests/prediction/test_frozen_parameters.py
+                   "committee-erf-frozen"}  # tests/prediction/test_plateau.py
 NETWORK_CHECKED |= {name for name in _auto_suite() if " " not in name}  # tests/geometry/test_auto_suite.py
 
 

@@ -2,8 +2,9 @@
 
 The automatic charts find their modes over each unit's free entries at the origin of the free parameters
 (the frozen ones at their initial values); a geometry whose section moves a frozen parameter, a frozen
-parameter that differs between units, a chain, or a frozen layer that leaves the origin sloped are refused
-before any work, naming the frozen key (exit 2)."""
+parameter that differs between units, or a chain are refused before any work, naming the frozen key (exit 2).
+A frozen layer that leaves the origin sloped starts from the symmetric plateau instead
+(shockflow/prediction/plateau.py); where that plateau has no exit to predict it is refused the same way."""
 
 from __future__ import annotations
 
@@ -71,22 +72,34 @@ def test_a_frozen_parameter_the_charts_cannot_hold_is_refused_naming_it_before_a
     assert not out.exists() or not any(out.rglob("*.h5"))
 
 
-@pytest.mark.parametrize("command", ["forecast", "run"])
-def test_a_soft_committee_machine_with_a_frozen_equal_readout_is_refused_its_origin_is_sloped(tmp_path, capsys,
-                                                                                            command):
+def test_a_soft_committee_machine_with_a_frozen_equal_readout_is_forecast_from_its_symmetric_plateau(tmp_path,
+                                                                                                    capsys):
     # the erf soft committee machine f = Σ_i a φ(w_i·x) with a held equal in every unit: near zero weights
     # f ≈ a φ'(0) Σ_i w_i·x is linear in the free weights, the loss has slope a φ'(0) |E[y x]| at their origin and
-    # no saddle there (its plateau is the symmetric point, a later saddle the automatic charts do not chart)
+    # no saddle there; its plateau is the symmetric point (shockflow/prediction/plateau.py), charted along its escape
+    import json
+
+    assert main(["forecast", "committee-erf-frozen", "--set", "data.n=1024", "--out", str(tmp_path / "out"),
+                 "--no-figures", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (only,) = out["predicted"]
+    assert only["chart"] == "plateau" and only["method"] == "plateau" and only["step"] < out["horizon"]
+
+
+@pytest.mark.parametrize("command", ["forecast", "run"])
+def test_a_sloped_origin_whose_plateau_cannot_be_left_is_refused_naming_the_frozen_key(tmp_path, capsys, command):
+    # every unit starts the same: nothing breaks the symmetry, the plateau has no exit to predict
     model = models.build(**{**NET, "bias": False})
     params = {k: np.array(v) for k, v in model.params.items()}
     params["a"] = np.full_like(params["a"], 0.25)
+    params["W"] = np.broadcast_to(params["W"][:1], params["W"].shape).copy()
     np.savez(tmp_path / "init.npz", **params)
     path = _case(tmp_path, MLP, '["a"]', 'initial = "init.npz"\n')
     out = tmp_path / "out"
     assert main([command, path, "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "training.frozen" in err and "'a'" in err and "not stationary" in err and "Traceback" not in err
-    assert not out.exists() or not any(out.rglob("*.h5"))       # refused before any training
+    assert "training.frozen" in err and "sloped" in err and "exactly symmetric" in err and "Traceback" not in err
+    assert not out.exists() or not any(out.rglob("*.h5"))       # nothing written (a run's log is rolled back)
 
 
 @pytest.mark.parametrize("command", ["forecast", "run"])
