@@ -103,7 +103,8 @@ class SaddleData:
     curvature: dict          # chart index -> κ_k(S) at the ridge (> 0 unstable)
     exit_distance: dict      # chart index -> quotient distance from the ridge to the minimum
     minimum: dict            # chart index -> (x_min, L̄(x_min), strength at x_min) on the chart at this saddle
-    profiles: dict = field(default_factory=dict)  # chart index -> (x, rate) escape profile (escape-integral charts)
+    profiles: dict = field(default_factory=dict)  # chart index -> (x, rate) escape profile from the start to half learned
+    split_share: dict = field(default_factory=dict)  # chart index -> ln of its unit split's share orthogonal to the learned
 
 
 class Landscape:
@@ -124,7 +125,8 @@ class Landscape:
         self._saddle_keyword = getattr(geometry_class(geometry), "saddle_keyword", None)
         self._memo: dict[tuple, SaddleData] = {}
         self._extent: dict[int, float] = {}
-        self._mode_spaces = self._find_mode_spaces() if joint else None
+        self._spaces = self._find_mode_spaces() if self._saddle_keyword is not None or joint else None
+        self._mode_spaces = self._spaces if joint else None
         self._stencil_values: dict[int, tuple] = {}   # chart -> (geo, the loss at its stencil points on it)
         self._stencil = [STENCIL * max(abs(sh.distance(c.x_min)), 1e-300) for c, sh in zip(self.charts, shocks)]
 
@@ -272,7 +274,9 @@ class Landscape:
                 curvature[k] = self._curvature(geo, k)
                 exits[k] = self.shocks[k].distance(x_min)
                 minima[k] = (x_min, L_min, float(np.asarray(geo.strength(np.array([[x_min]])))[0, 0]))
-                if k in self.escape_charts and active:
+                if active or k not in self.escape_charts:
+                    # the escape profile at this saddle, from the start to the half-learned point of the minimum
+                    # here (an escape-integral chart's origin profile is the extraction's own)
                     from shockflow.prediction.extraction import escape_profile
 
                     c = self.charts[k]
@@ -284,7 +288,7 @@ class Landscape:
             bad = [self.charts[k].label for k, v in curvature.items() if not math.isfinite(v)]
             raise SaddleFailure(self._where(active, None) + f": the loss ({loss:.6g}) or the curvature of chart(s) "
                                 f"{', '.join(bad) or '-'} is not finite")
-        out = SaddleData(active, params, loss, curvature, exits, minima, profiles)
+        out = SaddleData(active, params, loss, curvature, exits, minima, profiles, self._split_share(params, active))
         self._memo[active] = out
         return out
 
@@ -324,6 +328,35 @@ class Landscape:
             e = E[:, int(c.selector if c.selector is not None else 0)]
             spaces.append(e / np.linalg.norm(e))
         return layout, spaces
+
+    def _split_share(self, params, active) -> dict:
+        """Per waiting chart, ``ln(|P c_k| / |c_k|)``: the share of its unit split ``c_k = Uᵀ e_k`` (the mode's
+        component in every unit at ``params``, the way the initial weights split it; the chart coordinate is
+        ``|c_k|``) orthogonal to the learned modes' splits ``Uᵀ e_i``, ``P`` the projection off their span.  At
+        the saddle the waiting chart's section is that orthogonal split (``Geometry.saddle_keyword``): the part
+        of the mode the learned units hold relaxes with them and does not grow, so the chain's log-distance
+        loses this much on arriving (docs/theory.md §6, "The saddle chain").  Empty at the origin and for
+        geometries whose charts do not share units."""
+        if not active or self._spaces is None:
+            return {}
+        layout, spaces = self._spaces
+        ref = self.model.copy()
+        for key in ref.params:
+            ref.params[key][...] = params[key]
+        U = layout.unit_matrix(ref.parameter_vector())
+        learned = np.stack([U.T @ spaces[i] for i in active], axis=1)
+        u, sv, _ = np.linalg.svd(learned, full_matrices=False)
+        Q = u[:, sv > 1e-10 * max(float(sv.max()), 1e-300)]
+        out = {}
+        for k in range(len(self.charts)):
+            if k in active:
+                continue
+            c = U.T @ spaces[k]
+            norm = float(np.linalg.norm(c))
+            rest = float(np.linalg.norm(c - Q @ (Q.T @ c)))
+            if norm > 0 and rest > 0:
+                out[k] = math.log(rest / norm)
+        return out
 
     def _joint_minimum(self, params, active) -> dict:
         """The minimiser of the network's loss over the free parameters of the active modes, from ``params``:
@@ -452,9 +485,17 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
     active: tuple[int, ...] = ()
     saddles = []
     now = 0.0
+    share = dict.fromkeys(range(K), 0.0)
     while len(active) < K:
         here = landscape.saddle(active)
-        plans = {}
+        for k, lost in getattr(here, "split_share", {}).items():
+            # the part of the waiting mode held by the learned modes' units does not grow from here on
+            if first[k].method == "shock":
+                state[k] += lost - share[k]
+            else:
+                state[k] *= math.exp(lost - share[k])
+            share[k] = lost
+        plans, log_exit = {}, {}
         for k in range(K):
             if k in active:
                 continue
@@ -464,9 +505,8 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
                 kappa = ratio * kappa0[k]
                 gains = optimiser.log_gains(kappa, L, from_rest=not active)
                 cum = np.concatenate([[0.0], np.cumsum(gains)])
-                # the exit of the first pass, moved by how much the saddle moved the chart's minimum
-                need = math.log(first[k].d_exit * here.exit_distance[k] / origin.exit_distance[k]) - state[k]
-                plans[k] = (_crossing(cum, now, need), cum, kappa)
+                log_exit[k] = _log_exit_at(k, here, origin, first[k], c, kappa, kappa0[k], state[k], charts[k].mirrored)
+                plans[k] = (_crossing(cum, now, log_exit[k] - state[k]), cum, kappa)
             else:
                 x, rate = here.profiles.get(k, (np.asarray(c.escape_x), np.asarray(c.escape_rate)))
                 x = np.abs(x) if charts[k].mirrored else np.asarray(x)
@@ -475,7 +515,7 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
                 esc = np.concatenate([[0.0], np.cumsum(_extend(optimiser.escape_rates(c.gamma_star), L))])
                 plans[k] = (_crossing(esc, now, remaining), esc, (x, T))
         rates = {charts[k].label: (plans[k][2] if first[k].method == "shock" else here.curvature[k]) for k in plans}
-        exits = {charts[k].label: math.log(here.exit_distance[k]) for k in plans}
+        exits = {charts[k].label: log_exit.get(k, math.log(here.exit_distance[k])) for k in plans}
         saddles.append(Saddle(tuple(charts[i].label for i in active), here.loss, now, rates, exits))
         j = min(plans, key=lambda k: plans[k][0])
         t_next = plans[j][0]
@@ -497,6 +537,50 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
     if len(active) == K:   # the last saddle: everything learned (the bottom of the predicted staircase)
         saddles.append(Saddle(tuple(charts[i].label for i in active), landscape.saddle(active).loss, now))
     return steps, saddle_of, saddles, escaped_from
+
+
+def _log_exit_at(k: int, here: SaddleData, origin: SaddleData, first, shock, kappa: float, kappa0: float,
+                 log_distance: float, mirrored: bool) -> float:
+    """``ln d_exit`` of a log-form chart at the saddle ``here``, for a mode now at log-distance ``log_distance`` from
+    its ridge: the single-escape rule at that saddle, the exit whose linearised growth at the saddle's rate ``κ(S)``
+    takes as long as the escape integral ``E_S`` along the chart's profile at the saddle from where the mode is now
+    to where it is half learned at the saddle's minimum, ``ln d + κ(S) E_S(d)``.  It is taken relative to the
+    origin's, ``ln d_exit(∅) + κ(S) E_S(d) − κ(∅) E_∅(d)`` with ``E_∅`` measured the same way on the origin's
+    saddle, so that the profile's discretisation cancels and independent modes keep the single-escape exit exactly.
+    Where the first pass had no escape integral (its exit is the minimum's distance), a profile is missing or not
+    finite, or the mode is pushed back at the saddle (``κ ≤ 0``): the first pass's exit moved by how much the saddle
+    moved the chart's minimum."""
+    moved = math.log(first.d_exit * here.exit_distance[k] / origin.exit_distance[k])
+    if not (math.isfinite(first.escape_time) and first.escape_time > 0 and first.d0 > 0 and kappa > 0
+            and k in here.profiles and k in origin.profiles):
+        return moved
+    e_here = _escape_from(here.profiles[k], shock, log_distance, mirrored)
+    e_origin = _escape_from(origin.profiles[k], shock, log_distance, mirrored)
+    if not (math.isfinite(e_here) and math.isfinite(e_origin)):
+        return moved
+    return math.log(first.d_exit) + kappa * e_here - kappa0 * e_origin
+
+
+def _escape_from(profile, shock, log_distance: float, mirrored: bool) -> float:
+    """The escape integral ``∫ dx/|a ∂_x L̄|`` along ``profile`` from the point at quotient distance ``exp(log_distance)``
+    from the ridge to the profile's end (0 past it; the whole profile before its start)."""
+    from shockflow.prediction.mapping import escape_integral
+
+    x, rate = (np.asarray(v, dtype=np.float64) for v in profile)
+    x = np.abs(x) if mirrored else x
+    d = np.array([shock.distance(float(v)) for v in x])
+    if not (x.size >= 2 and np.all(np.diff(d) >= 0)):
+        return escape_integral(x, rate, mirrored) if log_distance <= math.log(max(d[0], 1e-300)) else math.inf
+    target = math.exp(log_distance)
+    if target >= d[-1]:
+        return 0.0
+    if target <= d[0]:
+        return escape_integral(x, rate, mirrored)
+    i = int(np.searchsorted(d, target))
+    w = (target - d[i - 1]) / (d[i] - d[i - 1]) if d[i] > d[i - 1] else 1.0
+    x_now = x[i - 1] + w * (x[i] - x[i - 1])
+    r_now = rate[i - 1] + w * (rate[i] - rate[i - 1])
+    return escape_integral(np.concatenate([[x_now], x[i:]]), np.concatenate([[r_now], rate[i:]]), mirrored)
 
 
 def _extend(rates: np.ndarray, L: int) -> np.ndarray:
@@ -531,7 +615,8 @@ def write_chain(f, saddles: Sequence[Saddle], labels: Sequence[str]) -> None:
     g = f.create_group("chain")
     g.attrs["charts"] = json.dumps(list(labels))
     g.attrs["description"] = ("the saddles of the saddle chain (docs/theory.md §6): rate = 1/gamma* of each waiting "
-                              "chart at the saddle (negative: pushed back), log_exit = ln of its exit distance")
+                              "chart at the saddle (negative: pushed back), log_exit = ln of the exit distance it escapes at "
+                              "(the half-learned exit of its escape integral at the saddle)")
     cols = {"step": ("training step at which the chain reaches the saddle", [s.step for s in saddles]),
             "loss": ("full-batch loss at the saddle", [s.loss for s in saddles])}
     for name, (text, values) in cols.items():
