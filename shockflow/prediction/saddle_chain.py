@@ -103,7 +103,7 @@ class SaddleData:
     curvature: dict          # chart index -> κ_k(S) at the ridge (> 0 unstable)
     exit_distance: dict      # chart index -> quotient distance from the ridge to the minimum
     minimum: dict            # chart index -> (x_min, L̄(x_min), strength at x_min) on the chart at this saddle
-    profiles: dict = field(default_factory=dict)  # chart index -> (x, rate) escape profile from the start to half learned
+    profiles: dict = field(default_factory=dict)  # chart index -> (x, rate) escape profile (escape-integral charts)
     split_share: dict = field(default_factory=dict)  # chart index -> ln of its unit split's share orthogonal to the learned
 
 
@@ -274,9 +274,7 @@ class Landscape:
                 curvature[k] = self._curvature(geo, k)
                 exits[k] = self.shocks[k].distance(x_min)
                 minima[k] = (x_min, L_min, float(np.asarray(geo.strength(np.array([[x_min]])))[0, 0]))
-                if active or k not in self.escape_charts:
-                    # the escape profile at this saddle, from the start to the half-learned point of the minimum
-                    # here (an escape-integral chart's origin profile is the extraction's own)
+                if k in self.escape_charts and active:
                     from shockflow.prediction.extraction import escape_profile
 
                     c = self.charts[k]
@@ -488,14 +486,14 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
     share = dict.fromkeys(range(K), 0.0)
     while len(active) < K:
         here = landscape.saddle(active)
-        for k, lost in getattr(here, "split_share", {}).items():
+        for k, lost in here.split_share.items():
             # the part of the waiting mode held by the learned modes' units does not grow from here on
             if first[k].method == "shock":
                 state[k] += lost - share[k]
             else:
                 state[k] *= math.exp(lost - share[k])
             share[k] = lost
-        plans, log_exit = {}, {}
+        plans = {}
         for k in range(K):
             if k in active:
                 continue
@@ -505,8 +503,9 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
                 kappa = ratio * kappa0[k]
                 gains = optimiser.log_gains(kappa, L, from_rest=not active)
                 cum = np.concatenate([[0.0], np.cumsum(gains)])
-                log_exit[k] = _log_exit_at(k, here, origin, first[k], c, kappa, kappa0[k], state[k], charts[k].mirrored)
-                plans[k] = (_crossing(cum, now, log_exit[k] - state[k]), cum, kappa)
+                # the exit of the first pass, moved by how much the saddle moved the chart's minimum
+                need = math.log(first[k].d_exit * here.exit_distance[k] / origin.exit_distance[k]) - state[k]
+                plans[k] = (_crossing(cum, now, need), cum, kappa)
             else:
                 x, rate = here.profiles.get(k, (np.asarray(c.escape_x), np.asarray(c.escape_rate)))
                 x = np.abs(x) if charts[k].mirrored else np.asarray(x)
@@ -515,7 +514,7 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
                 esc = np.concatenate([[0.0], np.cumsum(_extend(optimiser.escape_rates(c.gamma_star), L))])
                 plans[k] = (_crossing(esc, now, remaining), esc, (x, T))
         rates = {charts[k].label: (plans[k][2] if first[k].method == "shock" else here.curvature[k]) for k in plans}
-        exits = {charts[k].label: log_exit.get(k, math.log(here.exit_distance[k])) for k in plans}
+        exits = {charts[k].label: math.log(here.exit_distance[k]) for k in plans}
         saddles.append(Saddle(tuple(charts[i].label for i in active), here.loss, now, rates, exits))
         j = min(plans, key=lambda k: plans[k][0])
         t_next = plans[j][0]
@@ -537,50 +536,6 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
     if len(active) == K:   # the last saddle: everything learned (the bottom of the predicted staircase)
         saddles.append(Saddle(tuple(charts[i].label for i in active), landscape.saddle(active).loss, now))
     return steps, saddle_of, saddles, escaped_from
-
-
-def _log_exit_at(k: int, here: SaddleData, origin: SaddleData, first, shock, kappa: float, kappa0: float,
-                 log_distance: float, mirrored: bool) -> float:
-    """``ln d_exit`` of a log-form chart at the saddle ``here``, for a mode now at log-distance ``log_distance`` from
-    its ridge: the single-escape rule at that saddle, the exit whose linearised growth at the saddle's rate ``κ(S)``
-    takes as long as the escape integral ``E_S`` along the chart's profile at the saddle from where the mode is now
-    to where it is half learned at the saddle's minimum, ``ln d + κ(S) E_S(d)``.  It is taken relative to the
-    origin's, ``ln d_exit(∅) + κ(S) E_S(d) − κ(∅) E_∅(d)`` with ``E_∅`` measured the same way on the origin's
-    saddle, so that the profile's discretisation cancels and independent modes keep the single-escape exit exactly.
-    Where the first pass had no escape integral (its exit is the minimum's distance), a profile is missing or not
-    finite, or the mode is pushed back at the saddle (``κ ≤ 0``): the first pass's exit moved by how much the saddle
-    moved the chart's minimum."""
-    moved = math.log(first.d_exit * here.exit_distance[k] / origin.exit_distance[k])
-    if not (math.isfinite(first.escape_time) and first.escape_time > 0 and first.d0 > 0 and kappa > 0
-            and k in here.profiles and k in origin.profiles):
-        return moved
-    e_here = _escape_from(here.profiles[k], shock, log_distance, mirrored)
-    e_origin = _escape_from(origin.profiles[k], shock, log_distance, mirrored)
-    if not (math.isfinite(e_here) and math.isfinite(e_origin)):
-        return moved
-    return math.log(first.d_exit) + kappa * e_here - kappa0 * e_origin
-
-
-def _escape_from(profile, shock, log_distance: float, mirrored: bool) -> float:
-    """The escape integral ``∫ dx/|a ∂_x L̄|`` along ``profile`` from the point at quotient distance ``exp(log_distance)``
-    from the ridge to the profile's end (0 past it; the whole profile before its start)."""
-    from shockflow.prediction.mapping import escape_integral
-
-    x, rate = (np.asarray(v, dtype=np.float64) for v in profile)
-    x = np.abs(x) if mirrored else x
-    d = np.array([shock.distance(float(v)) for v in x])
-    if not (x.size >= 2 and np.all(np.diff(d) >= 0)):
-        return escape_integral(x, rate, mirrored) if log_distance <= math.log(max(d[0], 1e-300)) else math.inf
-    target = math.exp(log_distance)
-    if target >= d[-1]:
-        return 0.0
-    if target <= d[0]:
-        return escape_integral(x, rate, mirrored)
-    i = int(np.searchsorted(d, target))
-    w = (target - d[i - 1]) / (d[i] - d[i - 1]) if d[i] > d[i - 1] else 1.0
-    x_now = x[i - 1] + w * (x[i] - x[i - 1])
-    r_now = rate[i - 1] + w * (rate[i] - rate[i - 1])
-    return escape_integral(np.concatenate([[x_now], x[i:]]), np.concatenate([[r_now], rate[i:]]), mirrored)
 
 
 def _extend(rates: np.ndarray, L: int) -> np.ndarray:
@@ -615,8 +570,7 @@ def write_chain(f, saddles: Sequence[Saddle], labels: Sequence[str]) -> None:
     g = f.create_group("chain")
     g.attrs["charts"] = json.dumps(list(labels))
     g.attrs["description"] = ("the saddles of the saddle chain (docs/theory.md §6): rate = 1/gamma* of each waiting "
-                              "chart at the saddle (negative: pushed back), log_exit = ln of the exit distance it escapes at "
-                              "(the half-learned exit of its escape integral at the saddle)")
+                              "chart at the saddle (negative: pushed back), log_exit = ln of its exit distance")
     cols = {"step": ("training step at which the chain reaches the saddle", [s.step for s in saddles]),
             "loss": ("full-batch loss at the saddle", [s.loss for s in saddles])}
     for name, (text, values) in cols.items():
