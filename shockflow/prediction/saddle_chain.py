@@ -33,7 +33,10 @@ Two pieces:
   for charts escaping by the integral ``∫ dx/|a L̄'|`` (degenerate ridges), the escape profile.  A
   geometry whose charts share units (:class:`shockflow.geometry.auto.AutoGeometry`) names a keyword
   (``Geometry.saddle_keyword``) through which a waiting chart's section is taken orthogonal to the
-  learned modes' unit split, the state the symmetric overlap relaxes to.
+  learned modes' unit split, the state the symmetric overlap relaxes to; the part of a waiting mode's
+  split that the learned units hold relaxes with them, so the chain's log-distance loses the log of the
+  orthogonal share on arriving (``SaddleData.split_share``: −1.7 for the second mode of
+  ``attention-qk-4x2``, whose d_k = 2 units split it almost as they split the first).
 * :func:`chain_transitions` — the event loop in optimiser steps.  Per waiting chart and per step the
   log-distance grows by the rule's linearised factor at the saddle's curvature
   (:meth:`~shockflow.prediction.mapping.Optimiser.log_gains`; from rest on the first saddle, so the
