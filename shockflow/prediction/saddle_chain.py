@@ -33,7 +33,10 @@ Two pieces:
   for charts escaping by the integral ``∫ dx/|a L̄'|`` (degenerate ridges), the escape profile.  A
   geometry whose charts share units (:class:`shockflow.geometry.auto.AutoGeometry`) names a keyword
   (``Geometry.saddle_keyword``) through which a waiting chart's section is taken orthogonal to the
-  learned modes' unit split, the state the symmetric overlap relaxes to.
+  learned modes' unit split, the state the symmetric overlap relaxes to; the part of a waiting mode's
+  split that the learned units hold relaxes with them, so the chain's log-distance loses the log of the
+  orthogonal share on arriving (``SaddleData.split_share``: −1.7 for the second mode of
+  ``attention-qk-4x2``, whose d_k = 2 units split it almost as they split the first).
 * :func:`chain_transitions` — the event loop in optimiser steps.  Per waiting chart and per step the
   log-distance grows by the rule's linearised factor at the saddle's curvature
   (:meth:`~shockflow.prediction.mapping.Optimiser.log_gains`; from rest on the first saddle, so the
@@ -104,6 +107,7 @@ class SaddleData:
     exit_distance: dict      # chart index -> quotient distance from the ridge to the minimum
     minimum: dict            # chart index -> (x_min, L̄(x_min), strength at x_min) on the chart at this saddle
     profiles: dict = field(default_factory=dict)  # chart index -> (x, rate) escape profile (escape-integral charts)
+    split_share: dict = field(default_factory=dict)  # chart index -> ln of its unit split's share orthogonal to the learned
 
 
 class Landscape:
@@ -124,7 +128,8 @@ class Landscape:
         self._saddle_keyword = getattr(geometry_class(geometry), "saddle_keyword", None)
         self._memo: dict[tuple, SaddleData] = {}
         self._extent: dict[int, float] = {}
-        self._mode_spaces = self._find_mode_spaces() if joint else None
+        self._spaces = self._find_mode_spaces() if self._saddle_keyword is not None or joint else None
+        self._mode_spaces = self._spaces if joint else None
         self._stencil_values: dict[int, tuple] = {}   # chart -> (geo, the loss at its stencil points on it)
         self._stencil = [STENCIL * max(abs(sh.distance(c.x_min)), 1e-300) for c, sh in zip(self.charts, shocks)]
 
@@ -284,7 +289,7 @@ class Landscape:
             bad = [self.charts[k].label for k, v in curvature.items() if not math.isfinite(v)]
             raise SaddleFailure(self._where(active, None) + f": the loss ({loss:.6g}) or the curvature of chart(s) "
                                 f"{', '.join(bad) or '-'} is not finite")
-        out = SaddleData(active, params, loss, curvature, exits, minima, profiles)
+        out = SaddleData(active, params, loss, curvature, exits, minima, profiles, self._split_share(params, active))
         self._memo[active] = out
         return out
 
@@ -324,6 +329,35 @@ class Landscape:
             e = E[:, int(c.selector if c.selector is not None else 0)]
             spaces.append(e / np.linalg.norm(e))
         return layout, spaces
+
+    def _split_share(self, params, active) -> dict:
+        """Per waiting chart, ``ln(|P c_k| / |c_k|)``: the share of its unit split ``c_k = Uᵀ e_k`` (the mode's
+        component in every unit at ``params``, the way the initial weights split it; the chart coordinate is
+        ``|c_k|``) orthogonal to the learned modes' splits ``Uᵀ e_i``, ``P`` the projection off their span.  At
+        the saddle the waiting chart's section is that orthogonal split (``Geometry.saddle_keyword``): the part
+        of the mode the learned units hold relaxes with them and does not grow, so the chain's log-distance
+        loses this much on arriving (docs/theory.md §6, "The saddle chain").  Empty at the origin and for
+        geometries whose charts do not share units."""
+        if not active or self._spaces is None:
+            return {}
+        layout, spaces = self._spaces
+        ref = self.model.copy()
+        for key in ref.params:
+            ref.params[key][...] = params[key]
+        U = layout.unit_matrix(ref.parameter_vector())
+        learned = np.stack([U.T @ spaces[i] for i in active], axis=1)
+        u, sv, _ = np.linalg.svd(learned, full_matrices=False)
+        Q = u[:, sv > 1e-10 * max(float(sv.max()), 1e-300)]
+        out = {}
+        for k in range(len(self.charts)):
+            if k in active:
+                continue
+            c = U.T @ spaces[k]
+            norm = float(np.linalg.norm(c))
+            rest = float(np.linalg.norm(c - Q @ (Q.T @ c)))
+            if norm > 0 and rest > 0:
+                out[k] = math.log(rest / norm)
+        return out
 
     def _joint_minimum(self, params, active) -> dict:
         """The minimiser of the network's loss over the free parameters of the active modes, from ``params``:
@@ -452,8 +486,16 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
     active: tuple[int, ...] = ()
     saddles = []
     now = 0.0
+    share = dict.fromkeys(range(K), 0.0)
     while len(active) < K:
         here = landscape.saddle(active)
+        for k, lost in here.split_share.items():
+            # the part of the waiting mode held by the learned modes' units does not grow from here on
+            if first[k].method == "shock":
+                state[k] += lost - share[k]
+            else:
+                state[k] *= math.exp(lost - share[k])
+            share[k] = lost
         plans = {}
         for k in range(K):
             if k in active:

@@ -22,10 +22,11 @@ class _Landscape:
     """Saddles given as tables: ``curvature[active]`` and ``exits[active]`` per chart index; a saddle not in
     the table has the values of its longest listed prefix."""
 
-    def __init__(self, shocks, curvature, exits=None, profiles=None):
+    def __init__(self, shocks, curvature, exits=None, profiles=None, shares=None):
         self.shocks = shocks
         self.charts = [_Chart(s.label, s.x0) for s in shocks]
         self._curvature, self._exits, self._profiles = curvature, exits or {}, profiles or {}
+        self._shares = shares or {}
 
     def saddle(self, active):
         waiting = [k for k in range(len(self.shocks)) if k not in active]
@@ -34,7 +35,7 @@ class _Landscape:
         exits = self._exits.get(prefix, {})
         return SaddleData(active, {}, 0.0, {k: kappa[k] for k in waiting},
                           {k: exits.get(k, self.shocks[k].distance(self.shocks[k].x_min)) for k in waiting}, {},
-                          self._profiles.get(active, {}))
+                          self._profiles.get(active, {}), self._shares.get(active, {}))
 
 
 def _shock(label, gamma, x0=1e-3, x_min=1.0):
@@ -85,6 +86,23 @@ def test_a_mode_pushed_back_at_the_saddle_does_not_escape_and_a_moved_exit_count
     n_c = (math.log(2.0 / 1e-3)) / math.log1p(eta * 0.125)
     assert steps[2] == pytest.approx(n_c, rel=1e-9)
     assert saddles[1].rates["b"] == pytest.approx(-0.3 * 5.0 * 0.2, rel=1e-12)   # κ(S)/κ(∅) · 1/γ*
+
+
+def test_the_share_of_a_waiting_split_held_by_the_learned_units_is_lost_once():
+    """Chart c keeps a quarter of its unit split orthogonal to a's at the saddle of a and an eighth at the saddle of
+    a and b: its log-distance loses ln 4 on arriving at the first and ln 2 more at the second (gd, κ fixed)."""
+    eta = 0.05
+    shocks = [_shock("a", 2.0), _shock("b", 5.0), _shock("c", 8.0)]
+    opt = Optimiser(np.full(2000, eta))
+    first = sorted(predict_transitions(shocks, opt), key=lambda p: p.chart)
+    kappa = [0.5, 0.2, 0.125]
+    land = _Landscape(shocks, {(): kappa}, shares={(0,): {2: math.log(0.25)}, (0, 1): {2: math.log(0.125)}})
+    steps, _, _, _ = chain_transitions(land, first, opt)
+    need = math.log(1.0 / 1e-3)
+    per = [math.log1p(eta * k) for k in kappa]
+    assert steps[0] == pytest.approx(need / per[0], rel=1e-9)
+    assert steps[1] == pytest.approx(need / per[1], rel=1e-9)     # b's split is all its own
+    assert steps[2] == pytest.approx((need + math.log(8.0)) / per[2], rel=1e-9)
 
 
 def test_escape_integral_charts_move_along_each_saddles_profile():
