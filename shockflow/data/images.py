@@ -22,7 +22,7 @@ def gaussian_images(n: int, height: int, width: int, channels: int = 1, *, teach
             raise ValueError(f"gaussian_images: {name} must be a positive integer, got {v!r}")
     if not noise >= 0:
         raise ValueError(f"gaussian_images: noise must be >= 0, got {noise!r}")
-    model = _resolve_teacher(teacher)
+    model = _resolve_teacher(teacher, in_channels=int(channels))
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((int(n), int(height), int(width), int(channels)))
     y = np.asarray(model.forward(X), dtype=np.float64)

@@ -30,8 +30,14 @@ def whiten_inputs(X: np.ndarray) -> np.ndarray:
     return X @ (evecs / np.sqrt(evals)) @ evecs.T
 
 
-def _resolve_teacher(teacher: Any):
+def _resolve_teacher(teacher: Any, **inputs):
+    """The teacher Model; a spec dict is built after its input size keys (``inputs``: e.g. ``input_dim=d``)
+    are checked against the data's, so that a mismatched size is an error, not an allocation."""
     if isinstance(teacher, dict):
+        for key, expected in inputs.items():
+            if key in teacher and teacher[key] != expected:
+                raise ValueError(f"teacher: its {key} = {teacher[key]!r} does not match the data's {expected!r} "
+                                 f"(the teacher reads the same inputs as the student)")
         from shockflow import models  # imported here: data must not require models at import time
 
         return models.build(**teacher)
@@ -60,7 +66,7 @@ def teacher_student(n: int, d: int, teacher, *, noise: float = 0.0, whiten: bool
         raise ValueError(f"teacher_student: d must be a positive integer, got {d!r}")
     if not noise >= 0:
         raise ValueError(f"teacher_student: noise must be >= 0, got {noise!r}")
-    model = _resolve_teacher(teacher)
+    model = _resolve_teacher(teacher, input_dim=int(d))
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((int(n), int(d)))
     if whiten:

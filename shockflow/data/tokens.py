@@ -31,7 +31,7 @@ def token_sequences(n: int, tokens: int, d_model: int, *, teacher=None,
     if teacher is not None:
         if readout is not None:
             raise ValueError("token_sequences: give either teacher or readout, not both")
-        model = _resolve_teacher(teacher)
+        model = _resolve_teacher(teacher, d_model=int(d_model))
         y = np.asarray(model.forward(X), dtype=np.float64)
         spec["teacher"] = model.spec() if hasattr(model, "spec") else {"name": type(model).__name__}
     else:

@@ -67,7 +67,8 @@ class FiveMode:
         amplitude · 2^-(modes-1)), the way :func:`shockflow.nqf.experiments.five_mode_switch_on` sizes it."""
         lr_eff = self.lr / (1.0 - self.momentum) if self.optimizer in ("momentum", "nesterov") else self.lr
         weakest = self.amplitude * 2.0 ** -(self.modes - 1)
-        return 1.4 * math.log(1.0 / self.eps) / (weakest * lr_eff)
+        # divided one factor at a time: the product of a tiny rate and a weak mode can underflow to 0
+        return 1.4 * math.log(1.0 / self.eps) / weakest / lr_eff
 
     def check(self):
         modes = len(self.rates) or self.modes

@@ -235,6 +235,10 @@ def verify_geometry(case, model, data=None) -> None:
     from shockflow import geometry
 
     frozen = tuple(s.training.frozen)
+    unknown = [k for k in frozen if k not in model.params]
+    if unknown:
+        raise CaseError.at(case, "training.frozen", f"{unknown[0]!r} is not a parameter of the {model.name!r} network; "
+                                                    f"its parameters are {', '.join(map(repr, model.params))}")
     if s.geometry is not None and "frozen" in s.geometry.kwargs():
         raise CaseError.at(case, "geometry.frozen", "the charts hold the parameters of [training] frozen; set them "
                                                     "there (the optimiser and the charts then agree)")

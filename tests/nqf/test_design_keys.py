@@ -71,3 +71,11 @@ def test_the_fourier_grid_key_reaches_the_data():
     with pytest.raises(CaseError) as exc:
         _case('grid = 2\n')
     assert "experiment.grid" in str(exc.value)
+
+
+@pytest.mark.parametrize("lr", ["5e-324", "1e-310"])
+def test_a_learning_rate_that_underflows_the_step_estimate_is_refused_by_key(lr, capsys):
+    # lr × (the weakest mode's strength) underflows to 0: the estimate must not divide by it (found by the fuzz)
+    code = main(["validate", "nqf-five-mode", "--set", f"experiment.lr={lr}"])
+    err = capsys.readouterr().err
+    assert code == 2 and "experiment.lr" in err and "Traceback" not in err

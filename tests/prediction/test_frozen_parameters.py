@@ -133,3 +133,13 @@ def test_a_net_with_frozen_biases_is_predicted_against_its_parameter_truth(tmp_p
     log = read_training_log(out.log_file)
     assert np.all(log.snapshots["b"] == 0.0)            # the run really held them
     assert np.ptp(log.snapshots["W"], axis=0).max() > 0.1
+
+
+@pytest.mark.parametrize("value", ['""', '["q"]'])
+def test_a_frozen_name_that_is_no_parameter_is_refused_by_validate_naming_the_parameters(value, capsys):
+    # found by the fuzz: `frozen = ""` reached the extraction's check and raised KeyError (exit 1)
+    from shockflow.cli import main
+
+    code = main(["validate", "sphere-direction", "--set", f"training.frozen={value}"])
+    err = capsys.readouterr().err
+    assert code == 2 and "training.frozen" in err and "'W'" in err and "Traceback" not in err

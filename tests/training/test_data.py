@@ -110,3 +110,15 @@ def test_registry_and_dataset_validation():
     d = fourier_grid(16, 3, 1.0)
     with pytest.raises(ValueError):
         d.X[0, 0] = 1.0          # read-only arrays
+
+
+def test_a_teacher_spec_whose_input_size_differs_from_the_data_is_refused_before_it_is_built():
+    # found by the fuzz: a teacher with d_model = 1e12 was built (out of memory) before anything compared it
+    import pytest
+
+    from shockflow.data import teacher_student, token_sequences
+
+    with pytest.raises(ValueError, match="teacher: its d_model = 1000000000000 does not match the data's 4"):
+        token_sequences(8, 3, 4, teacher={"name": "attention_qk", "d_model": 10 ** 12, "d_k": 2})
+    with pytest.raises(ValueError, match="teacher: its input_dim = 7 does not match the data's 5"):
+        teacher_student(8, 5, {"name": "linear", "input_dim": 7})
