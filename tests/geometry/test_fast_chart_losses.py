@@ -146,3 +146,30 @@ def test_chart_interpolant_refuses_a_kinked_loss():
     fit = ChartInterpolant.fit(smooth, 0.0, 1.0)
     x = np.linspace(0, 1, 333)[:, None]
     assert fit is not None and np.max(np.abs(fit(x) - smooth(x))) < 1e-12
+
+
+def test_remembered_losses_are_the_evaluated_ones_and_keyed_on_the_model():
+    # read-only data: a parameter set evaluated before is read back; the values must agree with a fresh evaluation
+    # on writable copies of the data (no memo) to rounding, and a model that differs only in its activation (same
+    # parameter arrays) must not read the other's values
+    from shockflow import models as _models
+    bl = importlib.import_module("shockflow.geometry.batched_loss")
+
+    rng = np.random.default_rng(5)
+    X, y = rng.standard_normal((300, 4)), rng.standard_normal((300, 2))
+    X.setflags(write=False)
+    y.setflags(write=False)
+    tanh = _models.build("mlp", input_dim=4, width=5, output_dim=2, activation="tanh", init_scale=0.5, seed=1)
+    erf = _models.build("mlp", input_dim=4, width=5, output_dim=2, activation="erf", init_scale=0.5, seed=1)
+    sets = {k: np.stack([v * s for s in np.linspace(0.5, 2.0, 7)]) for k, v in tanh.params.items()}
+    first = bl.batched_loss(tanh, sets, X, y)
+    table, _ = bl._memo(tanh, X, y)
+    assert len(table) >= 7                                            # remembered
+    mixed = {k: np.concatenate([v[::-2], 3.0 * v[:2]]) for k, v in sets.items()}   # four old sets, two new
+    again = bl.batched_loss(tanh, mixed, X, y)
+    fresh = bl.batched_loss(tanh, mixed, np.array(X), np.array(y))     # writable: evaluated, no memo
+    np.testing.assert_array_equal(again[:4], first[::-2])             # read back bitwise
+    np.testing.assert_allclose(again, fresh, rtol=1e-14, atol=0.0)
+    other = bl.batched_loss(erf, sets, X, y)
+    np.testing.assert_allclose(other, bl.batched_loss(erf, sets, np.array(X), np.array(y)), rtol=1e-14, atol=0.0)
+    assert np.all(np.abs(other - first) > 1e-6 * np.abs(first))      # not the tanh network's values
