@@ -231,19 +231,15 @@ def _evaluated(model, P, X, y, batch: int, outputs) -> np.ndarray:
 MEMO_SIZE = 1 << 15
 
 _MEMOS: dict = {}     # (id(X), id(y)) -> (weakref X, weakref y, table); the last few data sets
-_CONFIGS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _memo(model: Model, X: np.ndarray, y):
     """``(table, configuration digest)`` for read-only data, else ``None`` (writable data may change in place)."""
     if not isinstance(y, np.ndarray) or X.flags.writeable or y.flags.writeable:
         return None
-    try:
-        config = _CONFIGS.get(model)
-        if config is None:
-            state = {k: v for k, v in vars(model).items() if k != "params"}
-            config = hashlib.blake2b(type(model).__qualname__.encode() + pickle.dumps(state), digest_size=16).digest()
-            _CONFIGS[model] = config
+    try:   # every call (15 µs): a model whose settings change in place is never read from its old values
+        state = {k: v for k, v in vars(model).items() if k != "params"}
+        config = hashlib.blake2b(type(model).__qualname__.encode() + pickle.dumps(state), digest_size=16).digest()
     except (TypeError, AttributeError, pickle.PicklingError):
         return None
     key = (id(X), id(y))

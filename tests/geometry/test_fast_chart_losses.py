@@ -173,3 +173,6 @@ def test_remembered_losses_are_the_evaluated_ones_and_keyed_on_the_model():
     other = bl.batched_loss(erf, sets, X, y)
     np.testing.assert_allclose(other, bl.batched_loss(erf, sets, np.array(X), np.array(y)), rtol=1e-14, atol=0.0)
     assert np.all(np.abs(other - first) > 1e-6 * np.abs(first))      # not the tanh network's values
+    # a setting changed in place (same object, same parameters): not read from the old table entries
+    tanh.activation = erf.activation
+    np.testing.assert_array_equal(bl.batched_loss(tanh, sets, X, y), other)
