@@ -22,18 +22,21 @@ moments (:mod:`shockflow.geometry.moments`: exact, ``O(o d²)`` per parameter se
 model in chunks of the batch axis sized so that intermediates stay near :data:`CHUNK_VALUES`
 values (bounded memory; the targets broadcast, they are not tiled per parameter set).
 
-**Passes already made are not made again.**  On read-only data (a :class:`~shockflow.data.Dataset`'s
-arrays) the loss of each parameter set is remembered, keyed by a 128-bit digest of the model's
-configuration (everything but its parameters) and of the set's parameter bytes, up to
-:data:`MEMO_SIZE` sets per data set: the saddle chain re-reads about one parameter set in six it has
-evaluated before (the ends of a bracket its scan evaluated, a chart's minimum at an unchanged saddle
-of a later sweep, the same reference rebuilt for another chart; 476 of 2787 on ``mlp-tanh-teacher``).
-A remembered value is the one the same pass computed, so only the grouping of parameter sets into one
-product changes (rounding of the matrix product, ``tests/geometry/test_fast_chart_losses.py``).
+**Passes already made are not made again.**  Inside :func:`remembered_losses` (the saddle chain runs in
+it: :func:`shockflow.prediction.predict.follow_chain`), on read-only data (a :class:`~shockflow.data.Dataset`'s
+arrays) the losses of each batch of parameter sets are remembered, keyed by a 128-bit digest of the
+model's configuration (everything but its parameters) and of the batch's parameter bytes, up to
+:data:`MEMO_SIZE` batches per data set: the saddle chain repeats whole calls it made before (a chart's
+minimum searched again at an unchanged saddle of a later sweep, the same reference rebuilt for another
+chart).  A repeated call returns what the same evaluation returned, bit for bit (whole batches only: a
+parameter set evaluated in another grouping can round differently in the matrix products, and the chain's
+curvatures feed the overshoot flag, which must not move); ``tests/geometry/test_fast_chart_losses.py``.
+The tables are dropped when the outermost block ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import pickle
 import weakref
@@ -44,7 +47,7 @@ import numpy as np
 from shockflow.geometry.moments import moments_loss
 from shockflow.models.base import Model
 
-__all__ = ["batched_loss", "batched_outputs", "batched_sample_losses"]
+__all__ = ["batched_loss", "batched_outputs", "batched_sample_losses", "remembered_losses"]
 
 
 def _mlp(model, P, X):
@@ -203,17 +206,13 @@ def batched_loss(model: Model, params: Mapping[str, np.ndarray], X, y, outputs: 
     if memo is None:
         return _evaluated(model, P, X, y, batch, outputs)
     table, config = memo
-    keys = [_digest(config, P, b) for b in range(batch)]
-    out = np.array([table.get(k, np.nan) for k in keys])
-    todo = np.flatnonzero([k not in table for k in keys])
-    if todo.size:
-        values = _evaluated(model, {k: v[todo] for k, v in P.items()}, X, y, todo.size, None)
-        out[todo] = values
-        if len(table) + todo.size > MEMO_SIZE:
+    key = _digest(config, P, batch)
+    if key not in table:
+        if len(table) >= MEMO_SIZE:
             table.clear()
-        for i, v in zip(todo, values):
-            table[keys[i]] = float(v)
-    return out
+        table[key] = _evaluated(model, P, X, y, batch, None)
+        table[key].setflags(write=False)
+    return table[key].copy()
 
 
 def _evaluated(model, P, X, y, batch: int, outputs) -> np.ndarray:
@@ -227,15 +226,28 @@ def _evaluated(model, P, X, y, batch: int, outputs) -> np.ndarray:
     return out
 
 
-#: parameter sets remembered per data set (module docstring); the table starts over when full
-MEMO_SIZE = 1 << 15
+#: batches remembered per data set (module docstring); the table starts over when full
+MEMO_SIZE = 1 << 12
 
 _MEMOS: dict = {}     # (id(X), id(y)) -> (weakref X, weakref y, table); the last few data sets
+_DEPTH = [0]          # how many remembered_losses blocks are open
+
+
+@contextlib.contextmanager
+def remembered_losses():
+    """A block in which :func:`batched_loss` remembers the losses it evaluated (module docstring)."""
+    _DEPTH[0] += 1
+    try:
+        yield
+    finally:
+        _DEPTH[0] -= 1
+        if _DEPTH[0] == 0:
+            _MEMOS.clear()
 
 
 def _memo(model: Model, X: np.ndarray, y):
     """``(table, configuration digest)`` for read-only data, else ``None`` (writable data may change in place)."""
-    if not isinstance(y, np.ndarray) or X.flags.writeable or y.flags.writeable:
+    if not _DEPTH[0] or not isinstance(y, np.ndarray) or X.flags.writeable or y.flags.writeable:
         return None
     try:   # every call (15 µs): a model whose settings change in place is never read from its old values
         state = {k: v for k, v in vars(model).items() if k != "params"}
@@ -253,8 +265,9 @@ def _memo(model: Model, X: np.ndarray, y):
     return entry[2], config
 
 
-def _digest(config: bytes, P, b: int) -> bytes:
-    h = hashlib.blake2b(config, digest_size=16)
+def _digest(config: bytes, P, batch: int) -> bytes:
+    """128 bits of the model's configuration and of the whole batch of parameter sets, in order."""
+    h = hashlib.blake2b(config + batch.to_bytes(8, "little"), digest_size=16)
     for k in sorted(P):
-        h.update(np.ascontiguousarray(P[k][b]).tobytes())
+        h.update(np.ascontiguousarray(P[k]).tobytes())
     return h.digest()
