@@ -6,8 +6,9 @@ For each case of the automatic-charts suite (default: the default case, ``mlp-ta
 ``linear2-momentum``), in one process with warm Numba caches (each is run once first to compile):
 
 - ``forecast``: :func:`shockflow.runners.forecast.forecast_stage` — building the network and data,
-  extracting the charts, solving them, mapping the steps (what ``shockflow forecast`` computes; no
-  file or figure writes);
+  extracting the charts, solving them, mapping the steps — and the overshoot learning-rate flag
+  (:func:`shockflow.prediction.stability.overshoot_rate`, phase ``flag``), what ``shockflow forecast``
+  computes (no file or figure writes);
 - ``training``: :func:`shockflow.training.train` of the same network on the same data with the
   case's settings, no log file (the compute a forecast saves).
 
@@ -36,17 +37,30 @@ def measure(name: str, overrides=()) -> dict:
 
     case = load_case(name, list(overrides))
     seed = case.seed or 0
-    forecast_stage(case, seed)                         # warm: kernels compiled, modules imported
+    _flag(*forecast_stage(case, seed))                 # warm: kernels compiled, modules imported
     with _phases() as phases:
         start = time.perf_counter()
         stage, model, data, settings = forecast_stage(case, seed)
+        mid = time.perf_counter()
+        _flag(stage, model, data, settings)
         t_forecast = time.perf_counter() - start
+        phases["flag"] = t_forecast - (mid - start)
     start = time.perf_counter()
     train(model.copy(), data, settings, log_path=None, quiet=True)
     t_train = time.perf_counter() - start
     return {"case": name, "overrides": list(overrides), "forecast_seconds": t_forecast, "training_seconds": t_train,
             "ratio": t_forecast / t_train, "charts": len(stage.extraction.charts), "steps": settings.steps,
             **{f"{k}_seconds": v for k, v in phases.items()}, "load": os.getloadavg()[0]}
+
+
+def _flag(stage, model, data, settings) -> float:
+    """The overshoot flag as ``shockflow forecast`` computes it (shockflow.runners.forecast.forecast_case)."""
+    from shockflow.prediction.stability import overshoot_rate
+    from shockflow.runners.forecast import sharpest_curvature, stability_limit
+
+    kappa = max((sharpest_curvature(c) for c in stage.extraction.charts), default=0.0)
+    linear = stability_limit(kappa, settings.optimizer, settings.momentum)
+    return min(linear, overshoot_rate(stage.extraction, model.copy(), data.X, data.y, settings, linear)[0])
 
 
 @contextlib.contextmanager
@@ -94,11 +108,11 @@ def main(argv=None) -> int:
         print(json.dumps(rows))
     else:
         print(f"{'case':>22}  {'forecast s':>10}  {'training s':>10}  {'ratio':>8}  {'extraction':>10}  {'solves':>7}  "
-              f"{'chain':>7}  {'load':>5}")
+              f"{'chain':>7}  {'flag':>7}  {'load':>5}")
         for r in rows:
             print(f"{r['case']:>22}  {r['forecast_seconds']:10.3f}  {r['training_seconds']:10.3f}  "
                   f"{r['ratio']:8.1%}  {r['extraction_seconds']:10.3f}  {r['solves_seconds']:7.3f}  "
-                  f"{r['chain_seconds']:7.3f}  {r['load']:5.1f}")
+                  f"{r['chain_seconds']:7.3f}  {r['flag_seconds']:7.3f}  {r['load']:5.1f}")
     return 0
 
 

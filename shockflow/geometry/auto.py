@@ -148,6 +148,8 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     first, second = layout.index[0], (layout.index[1] if d > 1 else None)
+    wanted = np.concatenate([first, second]) if second is not None else first
+    picks = _gradient_picks(zero, wanted)
     S_mu = np.zeros((n, p, p))          # per-sample −(H − H_pair), columns j
     for j in np.flatnonzero(free):
         cols = []
@@ -156,11 +158,12 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
             theta[first[j]] += sign * h
             zero.set_parameter_vector(theta)
             grads = zero.per_sample_grads(X, y)
-            cols.append(np.concatenate([np.asarray(grads[k]).reshape(n, -1) for k in zero.params], axis=1))
+            # only the two units' entries of the per-sample gradients (not every unit's, concatenated)
+            cols.append(np.concatenate([np.asarray(grads[k]).reshape(n, -1)[:, at] for k, at in picks], axis=1))
         column = (cols[0] - cols[1]) / (2.0 * h)
-        S_mu[:, :, j] = -column[:, first]
+        S_mu[:, :, j] = -column[:, :p]
         if second is not None:
-            S_mu[:, :, j] += column[:, second]
+            S_mu[:, :, j] += column[:, p:]
     S_mu[:, ~free, :] = 0.0             # frozen entries: no row either (the modes do not move them)
     S_mu = 0.5 * (S_mu + S_mu.transpose(0, 2, 1))
     S = S_mu.mean(axis=0)
@@ -178,6 +181,21 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     error = np.sqrt(np.sum(rayleigh ** 2, axis=0)) / n
     keep = _select(values, vectors, max_modes, min_rate_ratio) & (values > error)
     return Modes(vectors[:, keep], values[keep], values, error[keep], error)
+
+
+def _gradient_picks(model, wanted: np.ndarray) -> list:
+    """``[(key, local indices)]``: where the entries ``wanted`` of the parameter vector sit in the per-sample
+    gradient arrays, in the order of ``wanted`` (each run of entries of one array is one pick)."""
+    offsets = np.cumsum([0] + [np.asarray(v).size for v in model.params.values()])
+    keys = list(model.params)
+    owner = np.searchsorted(offsets, wanted, side="right") - 1
+    picks = []
+    start = 0
+    for i in range(1, wanted.size + 1):
+        if i == wanted.size or owner[i] != owner[start]:
+            picks.append((keys[owner[start]], wanted[start:i] - offsets[owner[start]]))
+            start = i
+    return picks
 
 
 def free_origin(model, layout, frozen) -> tuple[np.ndarray, np.ndarray]:

@@ -21,10 +21,25 @@ geometry for a new model family can pass its own ``outputs`` function.
 moments (:mod:`shockflow.geometry.moments`: exact, ``O(o d²)`` per parameter set); every other
 model in chunks of the batch axis sized so that intermediates stay near :data:`CHUNK_VALUES`
 values (bounded memory; the targets broadcast, they are not tiled per parameter set).
+
+**Passes already made are not made again.**  Inside :func:`remembered_losses` (the saddle chain runs in
+it: :func:`shockflow.prediction.predict.follow_chain`), on read-only data (a :class:`~shockflow.data.Dataset`'s
+arrays) the losses of each batch of parameter sets are remembered, keyed by a 128-bit digest of the
+model's configuration (everything but its parameters) and of the batch's parameter bytes, up to
+:data:`MEMO_SIZE` batches per data set: the saddle chain repeats whole calls it made before (a chart's
+minimum searched again at an unchanged saddle of a later sweep, the same reference rebuilt for another
+chart).  A repeated call returns what the same evaluation returned, bit for bit (whole batches only: a
+parameter set evaluated in another grouping can round differently in the matrix products, and the chain's
+curvatures feed the overshoot flag, which must not move); ``tests/geometry/test_fast_chart_losses.py``.
+The tables are dropped when the outermost block ends.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import pickle
+import weakref
 from typing import Callable, Mapping
 
 import numpy as np
@@ -32,7 +47,7 @@ import numpy as np
 from shockflow.geometry.moments import moments_loss
 from shockflow.models.base import Model
 
-__all__ = ["batched_loss", "batched_outputs", "batched_sample_losses"]
+__all__ = ["batched_loss", "batched_outputs", "batched_sample_losses", "remembered_losses"]
 
 
 def _mlp(model, P, X):
@@ -187,6 +202,20 @@ def batched_loss(model: Model, params: Mapping[str, np.ndarray], X, y, outputs: 
         fast = moments_loss(model, P, X, y)
         if fast is not None:
             return fast
+    memo = _memo(model, X, y) if outputs is None else None
+    if memo is None:
+        return _evaluated(model, P, X, y, batch, outputs)
+    table, config = memo
+    key = _digest(config, P, batch)
+    if key not in table:
+        if len(table) >= MEMO_SIZE:
+            table.clear()
+        table[key] = _evaluated(model, P, X, y, batch, None)
+        table[key].setflags(write=False)
+    return table[key].copy()
+
+
+def _evaluated(model, P, X, y, batch: int, outputs) -> np.ndarray:
     fn = _outputs_function(model, outputs)
     n = X.shape[0]
     Y = model.loss_function.targets(y, n, model.output_dim)
@@ -195,3 +224,50 @@ def batched_loss(model: Model, params: Mapping[str, np.ndarray], X, y, outputs: 
         F = fn(model, {k: v[part] for k, v in P.items()}, X)
         out[part] = model.loss_function.value(F, Y[None]).mean(axis=1)
     return out
+
+
+#: batches remembered per data set (module docstring); the table starts over when full
+MEMO_SIZE = 1 << 12
+
+_MEMOS: dict = {}     # (id(X), id(y)) -> (weakref X, weakref y, table); the last few data sets
+_DEPTH = [0]          # how many remembered_losses blocks are open
+
+
+@contextlib.contextmanager
+def remembered_losses():
+    """A block in which :func:`batched_loss` remembers the losses it evaluated (module docstring)."""
+    _DEPTH[0] += 1
+    try:
+        yield
+    finally:
+        _DEPTH[0] -= 1
+        if _DEPTH[0] == 0:
+            _MEMOS.clear()
+
+
+def _memo(model: Model, X: np.ndarray, y):
+    """``(table, configuration digest)`` for read-only data, else ``None`` (writable data may change in place)."""
+    if not _DEPTH[0] or not isinstance(y, np.ndarray) or X.flags.writeable or y.flags.writeable:
+        return None
+    try:   # every call (15 µs): a model whose settings change in place is never read from its old values
+        state = {k: v for k, v in vars(model).items() if k != "params"}
+        config = hashlib.blake2b(type(model).__qualname__.encode() + pickle.dumps(state), digest_size=16).digest()
+    except (TypeError, AttributeError, pickle.PicklingError):
+        return None
+    key = (id(X), id(y))
+    entry = _MEMOS.get(key)
+    if entry is None or entry[0]() is not X or entry[1]() is not y:
+        for stale in [k for k, (rx, ry, _) in _MEMOS.items() if rx() is None or ry() is None]:
+            del _MEMOS[stale]
+        if len(_MEMOS) >= 4:
+            _MEMOS.pop(next(iter(_MEMOS)))
+        entry = _MEMOS[key] = (weakref.ref(X), weakref.ref(y), {})
+    return entry[2], config
+
+
+def _digest(config: bytes, P, batch: int) -> bytes:
+    """128 bits of the model's configuration and of the whole batch of parameter sets, in order."""
+    h = hashlib.blake2b(config + batch.to_bytes(8, "little"), digest_size=16)
+    for k in sorted(P):
+        h.update(np.ascontiguousarray(P[k]).tobytes())
+    return h.digest()

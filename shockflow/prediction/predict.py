@@ -323,6 +323,7 @@ def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y
     extraction with each chart's minimum at the saddle it escapes from)``."""
     from dataclasses import replace
 
+    from shockflow.geometry.batched_loss import remembered_losses
     from shockflow.prediction.mapping import escape_integral
     from shockflow.prediction.saddle_chain import Landscape, chain_transitions
 
@@ -334,7 +335,8 @@ def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y
     escape = [k for k, p in enumerate(first) if p.method != "shock"]
     landscape = Landscape(model, geometry, extraction.geometry_kwargs, extraction.chart_key, extraction,
                           [shocks[k] for k in keep], X, y, escape_charts=escape)
-    steps, saddle_of, saddles, escaped_from = chain_transitions(landscape, first, optimiser)
+    with remembered_losses():   # the chain re-reads parameter sets it evaluated (shockflow.geometry.batched_loss)
+        steps, saddle_of, saddles, escaped_from = chain_transitions(landscape, first, optimiser)
     rates = optimiser.effective_rates()
     cum = np.concatenate([[0.0], np.cumsum(rates)])
     out = []

@@ -15,7 +15,10 @@ coordinate (``x ← x − η a ∂_x L̄``, the rule's velocity in between), for
 (ratio 1.01) below the linear bound, all at once.  ``L̄`` is evaluated by the chart's geometry on a box
 ``OVERSHOOT_BOX`` times wider than the chart's (the escape overshoots beyond the chart box, which
 only reaches 1 + margin past the minimum).  A rate is unstable when its iterate leaves that box.  The
-smallest unstable rate of any chart is the flag; the ladder's spacing is its resolution (1 %).
+smallest unstable rate of any chart is the flag; the ladder's spacing is its resolution (1 %).  The ladder is
+run in increasing order up to the first rate that leaves (:func:`solvers.charts.descent.first_departure`), on
+each later chart only below the flag found so far, and a path stops early on an exact cycle (a fixed point included)
+of a constant schedule: the flag is that of the whole ladder on every chart, at a fraction of its cost.
 
 What it leaves out: gradient noise (sgd is run as gd), the other modes (each chart's landscape is the
 one at the initial parameters, not at the saddle of the chain it escapes from), rates below
@@ -82,7 +85,7 @@ def overshoot_rate(extraction, model, X, y, settings, ceiling: float) -> tuple[f
     from dataclasses import replace
 
     from shockflow.training.schedules import learning_rate
-    from solvers.charts.descent import descent_paths
+    from solvers.charts.descent import first_departure
 
     if not (math.isfinite(ceiling) and ceiling > 0):
         return math.inf, ""
@@ -90,14 +93,16 @@ def overshoot_rate(extraction, model, X, y, settings, ceiling: float) -> tuple[f
     rates = ceiling * LADDER_RATIO ** -np.arange(n, 0, -1, dtype=np.float64)
     s = replace(settings, lr=1.0, lr_min=settings.lr_min / settings.lr)   # the schedule's shape, η = 1
     profile = np.array([learning_rate(s, i) for i in range(s.steps)])
-    best, where = math.inf, ""
+    best, where = rates.size, ""
     for chart in extraction.charts:
+        if best == 0:
+            break
         nodes, table, lo, hi = _landscape(extraction, chart, model, X, y, cells=2 * chart.x.size)
         x0 = abs(chart.x0) if chart.mirrored else chart.x0
-        alive, _ = descent_paths(nodes, table, x0, rates, profile, settings.optimizer, settings.momentum,
-                                 lo, hi, chart.mirrored)
-        if not alive.all():
-            first = float(rates[int(np.argmin(alive))])
-            if first < best:
-                best, where = first, chart.label
-    return best, where
+        # only the rates below the smallest unstable one found so far can lower the flag, in order, up to the first
+        # that leaves: the same flag as every rate on every chart (a later chart at the same rate does not replace)
+        first = first_departure(nodes, table, x0, rates, profile, settings.optimizer, settings.momentum, lo, hi,
+                                chart.mirrored, stop=best)
+        if first < best:
+            best, where = first, chart.label
+    return (float(rates[best]), where) if best < rates.size else (math.inf, "")

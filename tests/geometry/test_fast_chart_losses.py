@@ -146,3 +146,40 @@ def test_chart_interpolant_refuses_a_kinked_loss():
     fit = ChartInterpolant.fit(smooth, 0.0, 1.0)
     x = np.linspace(0, 1, 333)[:, None]
     assert fit is not None and np.max(np.abs(fit(x) - smooth(x))) < 1e-12
+
+
+def test_remembered_losses_are_the_evaluated_ones_and_keyed_on_the_model(monkeypatch):
+    # read-only data, inside the block: a repeated call is answered from the table, bit for bit what the evaluation
+    # gives (on writable copies of the data, which are never remembered); a model that differs only in its
+    # activation (same parameter arrays), or is changed in place, is not answered with the other's values
+    from shockflow import models as _models
+    bl = importlib.import_module("shockflow.geometry.batched_loss")
+
+    rng = np.random.default_rng(5)
+    X, y = rng.standard_normal((300, 4)), rng.standard_normal((300, 2))
+    X.setflags(write=False)
+    y.setflags(write=False)
+    tanh = _models.build("mlp", input_dim=4, width=5, output_dim=2, activation="tanh", init_scale=0.5, seed=1)
+    erf = _models.build("mlp", input_dim=4, width=5, output_dim=2, activation="erf", init_scale=0.5, seed=1)
+    sets = {k: np.stack([v * s for s in np.linspace(0.5, 2.0, 7)]) for k, v in tanh.params.items()}
+    evaluated = []
+    inner = bl._evaluated
+    monkeypatch.setattr(bl, "_evaluated", lambda *a: evaluated.append(a[4]) or inner(*a))
+    outside = bl.batched_loss(tanh, sets, X, y)
+    assert bl._memo(tanh, X, y) is None and evaluated == [7]            # outside a block: nothing kept
+    with bl.remembered_losses():
+        first = bl.batched_loss(tanh, sets, X, y)
+        first[0] = -1.0                                                  # the caller's copy, not the table's
+        again = bl.batched_loss(tanh, sets, X, y)
+        assert evaluated == [7, 7]                                       # the repeat was not evaluated
+        np.testing.assert_array_equal(again, outside)                    # bit for bit
+        np.testing.assert_array_equal(again, bl.batched_loss(tanh, sets, np.array(X), np.array(y)))
+        mixed = {k: np.concatenate([v[::-2], 3.0 * v[:2]]) for k, v in sets.items()}   # another batch: evaluated
+        np.testing.assert_array_equal(bl.batched_loss(tanh, mixed, X, y),
+                                      bl.batched_loss(tanh, mixed, np.array(X), np.array(y)))
+        other = bl.batched_loss(erf, sets, X, y)
+        np.testing.assert_array_equal(other, bl.batched_loss(erf, sets, np.array(X), np.array(y)))
+        assert np.all(np.abs(other - again) > 1e-6 * np.abs(again))      # not the tanh network's values
+        tanh.activation = erf.activation                                 # changed in place: same object, same arrays
+        np.testing.assert_array_equal(bl.batched_loss(tanh, sets, X, y), other)
+    assert not bl._MEMOS                                                 # dropped when the block ends
