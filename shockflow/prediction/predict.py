@@ -48,6 +48,7 @@ class PredictionStage:
     predicted: tuple         # PredictedTransition, sorted by step
     saddles: tuple = ()      # the saddles the chain visits (shockflow.prediction.saddle_chain.Saddle)
     abstained: tuple = ()    # Abstention per chart that predicts nothing (shockflow.prediction.mapping)
+    blocks: tuple = ()       # groups of coupled charts (shockflow.prediction.coupled.CoupledBlock)
 
 
 def hessian_g(u, chart):
@@ -313,8 +314,24 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
         with status("follow the saddle chain", enabled=progress):
             predicted, saddles, extraction = follow_chain(model, name, extraction, shocks, predicted, optimiser,
                                                           data.X, data.y)
+    blocks = ()
+    if plateau is None and len(extraction.charts) > 1:
+        with status("coupled modes", enabled=progress):
+            blocks = _coupled_blocks(model, name, extraction, shocks, data.X, data.y)
     return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted), tuple(saddles),
-                           tuple(abstained))
+                           tuple(abstained), blocks)
+
+
+def _coupled_blocks(model, geometry, extraction, shocks, X, y) -> tuple:
+    """The blocks of coupled charts (:mod:`shockflow.prediction.coupled`); a failure is the run's (exit 1), named."""
+    from shockflow.geometry import GeometryError
+    from shockflow.prediction.coupled import coupled_blocks
+
+    try:
+        return coupled_blocks(model, geometry, extraction, shocks, X, y)
+    except (ValueError, FloatingPointError, GeometryError) as exc:
+        raise ChartFailure(f"the block chart of the coupled charts {', '.join(c.label for c in extraction.charts)}: "
+                           f"{exc}") from None
 
 
 def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y):

@@ -95,7 +95,8 @@ class ForecastOutcome:
 
     def as_dict(self) -> dict:
         out = {"case": self.case, "predicted": self.predicted,
-               "abstained": [a.as_dict() for a in self.stage.abstained], "initial_loss": self.initial_loss,
+               "abstained": [a.as_dict() for a in self.stage.abstained],
+               "blocks": [b.as_dict() for b in self.stage.blocks], "initial_loss": self.initial_loss,
                "horizon": self.horizon, "lr": self.lr, "optimizer": self.optimizer,
                "stability_lr": self.stability_lr, "seconds": self.seconds,
                "forecast_file": str(self.forecast_file) if self.forecast_file is not None else None,
@@ -116,6 +117,7 @@ class ForecastOutcome:
                          f"{r['loss_after']:10.4g}  {note:>14}")
         for a in self.stage.abstained:
             lines.append(f"{a.chart:>8}  abstains (predicts nothing): {a.reason}")
+        lines += [f"coupled modes: {b.describe()}" for b in self.stage.blocks]
         lines.append(f"the discrete escape overshoots from lr {self.stability_lr:.4g} on "
                      f"({self.optimizer}{f', momentum {self.momentum:g}' if self.optimizer in ('momentum', 'nesterov') else ''})")
         if self.scan:
@@ -278,6 +280,10 @@ def _write(case, outcome: ForecastOutcome, path: Path, seed: int) -> Path:
             g.attrs["lr_scan"] = json.dumps([r.as_dict() for r in outcome.scan])
         if outcome.target is not None:
             g.attrs["target"] = json.dumps(outcome.target)
+        if stage.blocks:
+            from shockflow.prediction.coupled import write_blocks
+
+            write_blocks(f, stage.blocks)
 
     return write_result(result, path, extend=extend)
 

@@ -59,6 +59,7 @@ class RunOutcome:
                               for p, flag in zip(self.stage.predicted, beyond_horizon(self.stage, self.comparison))],
                 "saddles": [s.as_dict() for s in self.stage.saddles],
                 "abstained": [a.as_dict() for a in self.stage.abstained],
+                "blocks": [b.as_dict() for b in self.stage.blocks],
                 "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop, "count": t.count}
                              for t in self.observed],
                 "truth": [t.as_dict() for t in self.truth.transitions] if self.truth is not None else None,
@@ -98,6 +99,7 @@ class RunOutcome:
         if self.stage.saddles:
             lines.append("saddle chain (charts learned, the step it reaches them -> the loss there): " + "; ".join(
                 f"{'+'.join(s.active) or 'origin'} at {s.step:.1f} -> {s.loss:.4g}" for s in self.stage.saddles))
+        lines += [f"coupled modes: {b.describe()}" for b in self.stage.blocks]
         if self.truth is not None:
             lines.append("true transitions (half-learned steps from the parameter snapshots): " +
                          (", ".join(f"{t.chart} {t.step:.1f}" for t in self.truth.transitions) or "none") +
@@ -284,6 +286,10 @@ def run_prediction_case(case, options) -> RunOutcome:
         import json
 
         f["score"].attrs["abstained"] = json.dumps([a.as_dict() for a in stage.abstained])  # charts without a prediction
+        if stage.blocks:
+            from shockflow.prediction.coupled import write_blocks
+
+            write_blocks(f, stage.blocks)
         if stage.saddles:
             from shockflow.prediction.saddle_chain import write_chain
 
