@@ -143,7 +143,8 @@ def _chart_facets(fig, result, axes=None, bars=None) -> None:
         ax.set_xlabel(str(a.get("coordinate", label)))
         ax.set_ylabel("γ")
         ax.set_title(f"chart {label}", fontsize=9)
-        ax.legend(fontsize=7, loc="upper right")
+        if ax.get_legend_handles_labels()[0]:   # a chart without a measured γ* (it abstains) has no lines to name
+            ax.legend(fontsize=7, loc="upper right")
     for ax in axes[len(labels):]:
         ax.set_visible(False)
 

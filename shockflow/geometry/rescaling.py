@@ -3,7 +3,8 @@
 **Symmetry.**  A unit with output weight ``a`` and input weights ``w`` (bias appended, if any)
 contributes ``a φ(w·x)`` with ``φ`` positively homogeneous of degree 1 (ReLU, identity), so
 ``(a, w) ↦ (a/λ, λ w)`` (λ > 0) leaves the network unchanged.  The quotient coordinate is
-``q = a w`` (``a φ(w·x) = s φ(s q·x)`` with ``s = sign a``, fixed along the flow when ``c > 0``).
+``q = a w`` (``a φ(w·x) = s φ(s q·x)`` with ``s = sign a``, fixed along the flow when ``c > 0``; for
+``c < 0`` the sign of ``w`` is, see Section).
 
 **Conserved.**  ``∂_a L = w·∇_q L̄`` and ``∇_w L = a ∇_q L̄``, so gradient flow gives
 ``d/dt (a²) = -2a w·∇_q L̄ = d/dt |w|²``: ``c = a² - |w|²`` is conserved (balancedness).
@@ -18,7 +19,12 @@ only the radial part ``|c| q̂ q̂ᵀ`` survives.  At ``q = 0`` exactly the code
 ``q qᵀ/a²`` term is set to zero), the limit for ``c ≥ 0``; for ``c < 0`` it uses the section's
 ``w wᵀ = |c| e_0 e_0ᵀ`` (in one dimension the exact limit ``|c|`` of ``sqrt(c² + 4q²)``).
 
-**Section.**  ``a = s sqrt(a²)``, ``w = q/a``; at ``a = 0`` (``q = 0``, ``c ≤ 0``) ``w = sqrt(-c) e_0``.
+**Section.**  ``a = s sqrt(a²)``, ``w = q/a``.  Which of ``a`` and ``w`` keeps its sign along the flow is
+set by ``c``: for ``c > 0`` ``a² ≥ c`` never vanishes, ``s = sign a`` of the reference; for ``c < 0``
+``|w|² = a² − c ≥ |c|`` never vanishes and ``a`` passes through zero where ``q`` does, so ``w`` stays on
+the side of its reference direction, ``s = sign(q·w_ref)`` (a ReLU unit keeps the inputs it sees and
+changes the sign of its output weight; with ``a``'s sign held instead, its ``w`` would flip onto the other
+half-space at ``q = 0``).  At ``a = 0`` (``q = 0``, ``c ≤ 0``) ``w = sqrt(-c) ŵ_ref`` (``e_0`` for ``c = 0``).
 All other units keep their reference parameters.  Works for the two-layer ``mlp`` (ReLU or
 identity activation, scalar output, with or without bias) and ``linear2`` (scalar output), and for
 
@@ -144,12 +150,20 @@ class RescalingGeometry(Geometry):
         q = self.chart.check(points)
         lead = q.shape[:-1]
         a2 = 0.5 * (self.c + np.sqrt(self.c**2 + 4.0 * np.sum(q * q, axis=-1)))
-        a = self.sign * np.sqrt(a2)
+        _, w_ref = self._unit(self.model.params)
+        norm = float(np.linalg.norm(w_ref))
+        if self.c < 0 and norm > 0:
+            # |w|² = a² − c ≥ |c| > 0: a passes through zero, w does not; w stays on its reference side
+            side = np.sign(q @ w_ref)
+            a = np.where(side == 0, self.sign, side) * np.sqrt(a2)
+            e0 = np.sqrt(-self.c) * w_ref / norm
+        else:
+            a = self.sign * np.sqrt(a2)
+            e0 = np.zeros(q.shape[-1])
+            e0[0] = np.sqrt(max(-self.c, 0.0))
         with np.errstate(divide="ignore", invalid="ignore"):
             w = np.where(a[..., None] != 0, q / np.where(a == 0, 1.0, a)[..., None], 0.0)
         if np.any(a == 0):
-            e0 = np.zeros(q.shape[-1])
-            e0[0] = np.sqrt(max(-self.c, 0.0))
             w = np.where((a == 0)[..., None], e0, w)
         out = {k: np.broadcast_to(v, (*lead, *v.shape)).copy() for k, v in self.model.params.items()}
         j = self.unit

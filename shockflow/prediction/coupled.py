@@ -183,7 +183,8 @@ def _even(model, a: _Section, b: _Section, X, y) -> bool:
 
 
 def coupling_matrix(model, geometry: str, extraction, X, y) -> tuple[np.ndarray, np.ndarray]:
-    """``(C, orthogonal)``: ``C[k, l] = |X_kl| / min(D_k, D_l)`` (module docstring; 0 on the diagonal) and whether
+    """``(C, orthogonal)``: ``C[k, l] = |X_kl| / min(D_k, D_l)`` (module docstring; 0 on the diagonal and where a
+    chart has no depth) and whether
     the two charts' sections move orthogonal parameter directions."""
     from shockflow.geometry.batched_loss import batched_loss
 
@@ -198,7 +199,7 @@ def coupling_matrix(model, geometry: str, extraction, X, y) -> tuple[np.ndarray,
             L = batched_loss(model, _pair_params(model, a, b, xa, xb), X, y).reshape(2, 2)
             cross = L[1, 1] - L[1, 0] - L[0, 1] + L[0, 0]
             depth = min(L[0, 0] - L[1, 0], L[0, 0] - L[0, 1])
-            C[k, l] = C[l, k] = abs(cross) / depth if depth > 0 else math.inf
+            C[k, l] = C[l, k] = abs(cross) / depth if depth > 0 else 0.0   # no depth: nothing to couple
             ortho[k, l] = ortho[l, k] = _orthogonal(model, a, b)
     return C, ortho
 

@@ -442,10 +442,36 @@ def predict_chart(c: ChartShock, optimiser: Optimiser, rates: np.ndarray | None 
         gamma = crit = c.gamma_star if c.gamma_star > 0 else math.inf
         step = _flow_steps(t, optimiser.escape_rates(c.gamma_star))
     _check_escape(c.label, method, step=step, time=t, d0=d0, d_exit=d_exit, d_eff=d_eff)
+    if method == "escape_integral" and d0 == 0:
+        _check_speedup(c)
     return PredictedTransition(
         chart=c.label, step=step, flow_step=_flow_steps(t, rates), time=t, method=method, gamma_star=gamma,
         critical_lr=crit, location=xs, strength=c.strength, d0=d0, d_exit=d_exit, d_eff=d_eff, nu=c.nu,
         escape_time=escape)
+
+
+def _check_speedup(c: ChartShock) -> None:
+    """The plateau of an escape integral that starts at its ridge (d0 = 0: a degenerate ridge, no distance to grow
+    from): the loss must fall ever faster along the escape, by at least one e-fold,
+    ``max |dL̄/dt| ≥ e |dL̄/dt|(x0)`` with ``|dL̄/dt| = a (∂_x L̄)² = rate²/a`` on the escape profile (the loss's own
+    rate, the same in every coordinate of the chart; the counterpart of ``ln(d_exit/d0) ≥ 1``).  A start where the
+    loss falls fastest is no plateau: the chart's minimum lies next to it (a unit that settles instead of escaping)."""
+    x = np.asarray(c.escape_x, dtype=np.float64)
+    rate = np.asarray(c.escape_rate, dtype=np.float64)
+    if rate.size < 2 or not rate[0] > 0:
+        return
+    pts = np.abs(x) if c.mirrored else x
+    a = np.interp(pts, c.metric_x, c.metric_a) if c.metric_x is not None else np.ones_like(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        drop = np.where(a > 0, rate * rate / a, 0.0)
+    if not drop[0] > 0:
+        return
+    growth = math.log(float(np.max(drop)) / float(drop[0]))
+    if growth < 1.0:
+        raise InvalidPrediction(
+            f"chart {c.label!r} (escape_integral): the loss's rate of fall grows by ln(max/start) = {growth:.3g} < 1 "
+            f"along the escape from {c.x0:.4g} to the minimum at {c.x_min:.4g}: the start is no plateau; the chart "
+            "does not describe a transition of this run", figure=f"ln(speed-up) = {growth:.3g} < 1")
 
 
 def _check_escape(label: str, method: str, **figures: float) -> None:

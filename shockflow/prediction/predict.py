@@ -239,7 +239,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     """The prediction half of ``shockflow run`` (module docstring).  ``model``: at its initial parameters."""
     from shockflow.prediction.extraction import ExtractionError, extract
     from shockflow.geometry import GeometryError
-    from shockflow.prediction.mapping import InvalidPrediction, Optimiser, PredictionError, predict_or_abstain
+    from shockflow.prediction.mapping import Optimiser, PredictionError, predict_or_abstain
     from shockflow.prediction.plateau import PlateauError, plateau_extraction, plateau_transition, sloped_origin
     from shockflow.progress import progress as _progress, status, step_callback
     from shockflow.training.schedules import learning_rate
@@ -305,10 +305,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
             predict_or_abstain(shocks, optimiser)
     except PredictionError as exc:
         raise CaseError.at(case, "training", str(exc)) from None
-    if not predicted:   # every chart abstained: the run has nothing to report (exit 1, each chart's reason)
-        others = ", ".join(f"{a.chart} ({a.figure})" for a in abstained[1:])
-        raise InvalidPrediction("no chart gives a prediction: " + abstained[0].reason
-                                + (f"; every other chart abstains too: {others}" if others else ""))
+    # every chart may abstain: the prediction is then that no transition happens (each chart's reason reported)
     saddles = ()
     if ex.sequential and len(predicted) > 1:
         with status("follow the saddle chain", enabled=progress):

@@ -10,9 +10,12 @@ mean-field clock ``s``.  The true transition of the chart is
 the first step at which ``s`` reaches half way from its start ``s(0)`` to its final value
 ``s(end)``, linearly interpolated between the two snapshots around the crossing.
 
-A chart counts as *learned within the run* only if it moved at least half way from its start to its
-landscape minimum (``|s(end) − s(0)| ≥ ½ |s(x_min) − s(0)|``); otherwise its "half way" would be
-half of nothing, and the chart has no true transition in this run (``not_learned``).
+A chart counts as *learned within the run* only if its coordinate moved towards its landscape minimum
+(``x(end) − x(0)`` of the sign of ``x_min − x(0)``; ``|x|`` on a mirrored chart: a channel that dies, moving
+away from a minimum next to its start, is not learned; one that overshoots its minimum is) and at least half
+way from its start to that minimum (``|s(end) − s(0)| ≥ ½ |s(x_min) − s(0)|``);
+otherwise its "half way" would be half of nothing, and the chart has no true transition in this run
+(``not_learned``).
 
 This is measured after the prediction: :func:`shockflow.prediction.predict.predict_case` has finished
 before :func:`parameter_truth` is called, and neither looks at the loss.  The resolution of the truth
@@ -100,7 +103,12 @@ def parameter_truth(extraction) -> ParameterTruth | None:
             s = mode_strength(c.geometry, c.coordinate, traj)
             target = float(mode_strength(c.geometry, c.coordinate, c.x_min))
         moved = abs(s[-1] - s[0])
-        if np.isfinite(target) and moved < 0.5 * abs(target - s[0]):
+        # a chart whose coordinate ends on the other side of its start from its landscape minimum moved away from
+        # it: not learned (a channel that dies, its minimum next to its start)
+        fold = np.abs if getattr(c, "mirrored", False) else (lambda v: v)
+        x_start, x_end, x_to = fold(traj[0]), fold(traj[-1]), fold(c.x_min)
+        away = bool(np.isfinite(x_to) and (x_end - x_start) * (x_to - x_start) < 0)
+        if away or (np.isfinite(target) and moved < 0.5 * abs(target - s[0])):
             not_learned.append(c.label)
             continue
         hit = half_learned_step(steps, s)

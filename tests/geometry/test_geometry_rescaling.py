@@ -140,3 +140,35 @@ def test_two_dimensional_chart_problem_with_the_full_rescaling_metric():
     u = sol.u[-1]
     # comparison principle: constants are solutions, so min L̄ <= u <= max L̄; the envelope lowers the top
     assert problem.u0.min() - 1e-12 <= u.min() and u.max() < problem.u0.max()
+
+
+@pytest.mark.parametrize("c_sign", [-1.0, 1.0])
+def test_the_section_follows_the_flow_through_q_zero(c_sign):
+    """Along the flow the factor that cannot vanish keeps its sign: ``w`` for ``c < 0`` (|w|² = a² − c ≥ |c|),
+    ``a`` for ``c > 0``.  The section is continuous through ``q = 0``, and for ``c < 0`` agrees with real gradient
+    steps that carry a unit across it (a ReLU unit keeps the half-space it sees; its output weight flips)."""
+    net = models.build("mlp", input_dim=1, width=2, activation="relu", init_scale=1.0, seed=3)
+    a0, w0 = (0.1, 0.5) if c_sign < 0 else (0.5, 0.1)
+    net.params["a"][0], net.params["W"][0, 0] = a0, w0
+    net.params["a"][1], net.params["W"][1, 0] = 0.0, 0.0   # the other unit at its saddle (it stays there)
+    X, _ = _data(1, n=200)
+    y = -0.5 * np.maximum(X[:, 0], 0.0)   # the unit's coefficient must change sign: q crosses zero
+    geo = geometry.build("rescaling", model=net, unit=0, extent=2.0)
+    assert np.sign(geo.c) == c_sign
+    eps = 1e-9
+    near = geo.section(np.array([[-eps], [eps]]))
+    jump = max(float(np.max(np.abs(near[k][1] - near[k][0]))) for k in ("a", "W"))
+    assert jump < 1e-3 * np.sqrt(abs(geo.c))         # continuous (the old section flipped w by 2 sqrt|c| for c < 0)
+    if c_sign > 0:
+        return   # w would cross zero, where the ReLU's gradient along it vanishes: gradient descent stops at q = 0
+    # gradient descent across q = 0: the real parameters keep the sign the section keeps
+    m = net.copy()
+    for _ in range(4000):
+        _, g = m.loss_and_grad(X, y)
+        for k in m.params:
+            m.params[k] -= 0.05 * g[k]
+    q = geo.coordinates(m.params)
+    assert q[0] < -0.1                                # it crossed
+    s = geo.section(q[None, :])
+    np.testing.assert_allclose(s["a"][0, 0], m.params["a"][0], rtol=1e-3)
+    np.testing.assert_allclose(s["W"][0, 0, 0], m.params["W"][0, 0], rtol=1e-3)
