@@ -200,19 +200,31 @@ def _lowest(land, theta, project, k: int = EIGENPAIRS):
 
 def _exit(land, optimiser, theta_r, u, L_r, d0: float, kappa: float, half: float, r: int, start: float):
     """Steps from ``start`` to the half point of split ``r`` along ``θ_r + s u`` (module docstring, 2–4):
-    ``(steps, method, line minimum)``."""
+    ``(steps, method, line minimum, the forcing offset b)``.
+
+    The linear phase near ``θ_r`` is ``ẋ = κ x + g`` with ``g = −u·∇L(θ_r)``, the loss's slope along the section
+    (zero at the symmetric plateau, a stationary point; nonzero at a rank-r saddle, the rank-r set not being
+    invariant): ``x + b`` with ``b = g/κ`` grows by the optimiser's gain at ``κ`` per step (exact for the discrete
+    rule too: ``x_{n+1} + b = (1 + ηκ)(x_n + b)``)."""
     from shockflow.prediction.plateau import LINEAR_FRACTION, _line_scale
 
     top, line_min = _line_scale(land, theta_r, L_r, u)
+    b = -float(u @ land.grad(theta_r)) / kappa
     grid = np.linspace(0.0, line_min, 257)
     sig = np.array([_sigma(land, theta_r + s * u, r) for s in grid])
     reached = np.flatnonzero(sig >= half)
     linear_end = LINEAR_FRACTION * top
     rates = optimiser.effective_rates()
+
+    def linear_steps(distance):
+        a = d0 + b
+        growth = (distance + b) / a if a > 0 else (distance - b) / -a
+        return _steps_to(optimiser, kappa, math.log(max(growth, 1.0)), start)
+
     if reached.size and grid[reached[0]] > linear_end > d0:
         j = int(reached[0])
         s_half = float(np.interp(half, sig[j - 1:j + 1], grid[j - 1:j + 1])) if j > 0 else float(grid[0])
-        n_lin = _steps_to(optimiser, kappa, math.log(linear_end / d0), start)
+        n_lin = linear_steps(linear_end)
         s = np.geomspace(linear_end, s_half, INTEGRAL_POINTS)
         slope = np.array([abs(float(u @ land.grad(theta_r + x * u))) for x in s])
         t = float(np.trapezoid(1.0 / slope, s))
@@ -223,11 +235,10 @@ def _exit(land, optimiser, theta_r, u, L_r, d0: float, kappa: float, half: float
             n_int = float(k - 1 + (t - cum[k - 1]) / (cum[k] - cum[k - 1]))
         else:
             n_int = float(cum.size - 1 + (t - cum[-1]) / rates[-1])
-        return n_lin + n_int, "escape_integral", line_min
-    # the straight section does not reach the half point before its first minimum: the log form to it
-    s_half = half / max(_sigma(land, theta_r + u, r) - _sigma(land, theta_r, r), 1e-300) \
-        if r > 0 else half
-    return _steps_to(optimiser, kappa, math.log(max(s_half, d0) / d0), start), "log_form", line_min
+        return n_lin + n_int, "escape_integral", line_min, b
+    # the straight section does not reach the half point before its first minimum: the linear phase to it
+    # (σ_r(θ_r + s u) = s + O(s²): u is normal to the rank-r matrices)
+    return linear_steps(half), "log_form", line_min, b
 
 
 def mixture_chain(model, X, y, optimiser) -> MixtureChain:
@@ -299,7 +310,7 @@ def mixture_chain(model, X, y, optimiser) -> MixtureChain:
         line_min = _line_scale(land, saddle, L_s, u)[1]
         nxt, L_next = _rank_minimiser(land, saddle + line_min * u, r + 1)
         half = 0.5 * (sigma0[r] + _sigma(land, nxt, r))
-        n, method, _ = _exit(land, optimiser, saddle, u, L_s, d0, kappa, half, r, start)
+        n, method, _, offset = _exit(land, optimiser, saddle, u, L_s, d0, kappa, half, r, start)
         slope = 0.0
         if r > 0:
             slope = float(np.linalg.norm(_normal_projector(land, saddle, r)(land.grad(saddle))))
