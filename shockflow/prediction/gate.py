@@ -52,6 +52,8 @@ __all__ = ["Escape", "MixtureChain", "is_mixture", "mixture_chain", "mixture_ext
 EIGENPAIRS = 8
 #: points of the escape integral's trapezoid in ln s
 INTEGRAL_POINTS = 400
+#: at most this many L-BFGS iterations for a rank-r saddle (its singular values matter to ~1e-3, not its loss)
+MINIMISER_ITERATIONS = 2000
 
 
 def is_mixture(model) -> bool:
@@ -154,7 +156,7 @@ def _rank_minimiser(land, theta_init, r: int):
         return value, np.concatenate([G.sum(axis=0), (gC - gC.mean(axis=0)).ravel(), (G.T @ C).ravel()])
 
     z0 = np.concatenate([m, C0.ravel(), V0.ravel()])
-    res = minimize(fun, z0, jac=True, method="L-BFGS-B", options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-10})
+    res = minimize(fun, z0, jac=True, method="L-BFGS-B", options={"maxiter": MINIMISER_ITERATIONS, "ftol": 1e-12, "gtol": 1e-8})
     if not np.all(np.isfinite(res.x)):
         raise MixtureError(f"the saddle of rank {r}: the constrained minimisation failed ({res.message})")
     return embed(res.x)[0], float(res.fun)
