@@ -414,6 +414,9 @@ class AutoGeometry(Geometry):
             raise GeometryError(f"extent: expected a number > 0, found {self.extent!r}")
         object.__setattr__(self, "_layout", layout)
         object.__setattr__(self, "frozen", tuple(self.frozen))
+        if _is_linear_mixture(self.model) and self.model.num_experts < 2:
+            raise GeometryError("model: a mixture of one linear expert is a linear model (f = β·x, its gate a "
+                                "constant); it has no saddle and no split to chart")
         if self.frozen and _is_linear_mixture(self.model):
             raise GeometryError(f"frozen: {', '.join(map(repr, self.frozen))}: the mixture of experts' chain "
                                 f"(shockflow.prediction.gate) moves every parameter; train them all")

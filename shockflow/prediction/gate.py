@@ -50,6 +50,8 @@ __all__ = ["Escape", "MixtureChain", "is_mixture", "mixture_chain", "mixture_ext
 
 #: the lowest eigenpairs of each saddle's (breaking or normal-space) Hessian computed
 EIGENPAIRS = 8
+#: an eigenvalue is unstable below −this × the averaged expert's largest curvature (finite-difference round-off)
+NEGATIVE_FLOOR = 1e-6
 #: points of the escape integral's trapezoid in ln s
 INTEGRAL_POINTS = 400
 #: at most this many L-BFGS iterations for a rank-r saddle (its singular values matter to ~1e-3, not its loss)
@@ -78,10 +80,12 @@ class Escape:
     start: float = 0.0            # the step at which the escape from this saddle starts
     normal_slope: float = 0.0     # |the loss gradient normal to the rank-r set| at θ_r
     loss: float = math.nan        # L(θ_r)
+    reason: str = ""              # why this split predicts nothing (method "abstain")
 
     def as_dict(self) -> dict:
         return {"label": self.label, "step": self.step, "kappa": self.kappa, "d0": self.d0, "half": self.half,
-                "method": self.method, "start": self.start, "normal_slope": self.normal_slope, "loss": self.loss}
+                "method": self.method, "start": self.start, "normal_slope": self.normal_slope, "loss": self.loss,
+                "reason": self.reason}
 
 
 @dataclass(frozen=True, eq=False)
@@ -287,13 +291,26 @@ def mixture_chain(model, X, y, optimiser) -> MixtureChain:
     escapes.append(Escape("mean", float(step), land.symmetric(theta0), mean_dir, theta_p, float(a.min() / K),
                           float(np.linalg.norm(u0)), half, "closed_form", loss=float(land.loss_grad(land.symmetric(theta0))[0])))
 
+    gates = land.index[:, ~expert].ravel()
+
+    def abstain(first: int, saddle, loss: float, direction, reason: str) -> MixtureChain:
+        """Splits ``first`` … K−2 predict nothing (a chart with no unstable direction): their charts stay (the
+        line through the saddle along its least stable direction), so a split the run makes is a miss."""
+        for r in range(first, K - 1):
+            escapes.append(Escape(f"split{r}", math.nan, saddle, direction, saddle, math.nan, math.nan, math.nan,
+                                  "abstain", loss=loss, reason=reason))
+        return MixtureChain(tuple(escapes), K, gates)
+
     # 2. split 0: the symmetric plateau
     reach, delta = _approach(land, theta0, L_p, optimiser)
     vals, vecs = _unstable(land, theta_p)
-    negative = vals < 0
+    # unstable: below the finite differences' round-off against the landscape's curvature scale
+    floor = NEGATIVE_FLOOR * float(np.abs(a).max())
+    negative = vals < -floor
     if not np.any(negative):
-        raise MixtureError(f"the symmetric plateau (loss {L_p:.6g}) has no unstable direction (lowest eigenvalue "
-                           f"{vals[0]:.3g}): the experts stay equal, the gate never splits")
+        return abstain(0, theta_p, L_p, vecs[:, 0],
+                       f"the symmetric plateau (loss {L_p:.6g}) has no unstable direction (lowest eigenvalue "
+                       f"{vals[0]:.3g}): the experts stay equal, the gate does not split")
     V, kappas = vecs[:, negative], -vals[negative]
     c = V.T @ delta
     lead = kappas >= kappas.max() * (1.0 - 1e-6)
@@ -325,10 +342,13 @@ def mixture_chain(model, X, y, optimiser) -> MixtureChain:
         grown = Vw @ (cw * np.exp([_gains(optimiser, k, n, start) for k in kw])) if kw.size else waiting
         project = _normal_projector(land, nxt, r + 1)
         vals, vecs = _lowest(land, nxt, project)
-        if not vals.size or vals[0] >= 0:
-            raise MixtureError(f"the saddle of rank {r + 1} (loss {L_next:.6g}) has no unstable direction normal to "
-                               f"it: the gate stops at {r + 1} split(s)")
-        negative = vals < 0
+        if not vals.size or vals[0] >= -floor:
+            if not vals.size:
+                raise MixtureError(f"the saddle of rank {r + 1}: no direction normal to it")
+            return abstain(r + 1, nxt, L_next, vecs[:, 0],
+                           f"the saddle of rank {r + 1} (loss {L_next:.6g}) has no unstable direction normal to it "
+                           f"(lowest eigenvalue {vals[0]:.3g}): the gate stops at {r + 1} split(s)")
+        negative = vals < -floor
         Vn, kn = vecs[:, negative], -vals[negative]
         cn = Vn.T @ grown
         u = Vn[:, 0] * (np.sign(cn[0]) or 1.0)
@@ -338,7 +358,7 @@ def mixture_chain(model, X, y, optimiser) -> MixtureChain:
                                f"unstable direction")
         waiting_rates = (Vn[:, 1:], kn[1:], cn[1:])
         saddle, L_s, start = nxt, L_next, start + n
-    return MixtureChain(tuple(escapes), K, land.index[:, ~expert].ravel())
+    return MixtureChain(tuple(escapes), K, gates)
 
 
 def mixture_extraction(model, X, y, optimiser, **extract_kwargs):
@@ -363,14 +383,18 @@ def mixture_extraction(model, X, y, optimiser, **extract_kwargs):
 
 
 def mixture_transitions(chain: MixtureChain, shocks, optimiser):
-    """One :class:`shockflow.prediction.mapping.PredictedTransition` per escape of ``chain`` (method: the escape's),
-    the flat chart's shock beside it."""
-    from shockflow.prediction.mapping import PredictedTransition
+    """``(predicted, abstained)``: one :class:`shockflow.prediction.mapping.PredictedTransition` per escape of
+    ``chain`` that predicts (method: the escape's; the chart's shock beside it), one
+    :class:`shockflow.prediction.mapping.Abstention` per split with no unstable direction."""
+    from shockflow.prediction.mapping import Abstention, PredictedTransition
 
     rates = optimiser.effective_rates()
     cum = np.concatenate([[0.0], np.cumsum(rates)])
-    out = []
+    out, abstained = [], []
     for k, (esc, shock) in enumerate(zip(chain.escapes, shocks)):
+        if esc.method == "abstain":
+            abstained.append(Abstention(esc.label, f"chart {esc.label}: {esc.reason}", "no unstable direction"))
+            continue
         step = esc.step
         t = float(np.interp(step, np.arange(cum.size), cum)) if step <= rates.size else \
             float(cum[-1] + (step - rates.size) * rates[-1])
@@ -380,4 +404,4 @@ def mixture_transitions(chain: MixtureChain, shocks, optimiser):
                                        location=float(shock.location), strength=float(shock.strength), d0=esc.d0,
                                        d_exit=esc.half, d_eff=esc.d0, nu=float(shock.nu), escape_time=math.nan,
                                        saddle=k))
-    return out
+    return out, abstained

@@ -307,7 +307,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
             bar.update(1)
     try:
         predicted, abstained = ([plateau_transition(plateau, shocks[0], optimiser)], []) if plateau is not None else \
-            (mixture_transitions(mixture, shocks, optimiser), []) if mixture is not None else \
+            mixture_transitions(mixture, shocks, optimiser) if mixture is not None else \
             predict_or_abstain(shocks, optimiser)
     except PredictionError as exc:
         raise CaseError.at(case, "training", str(exc)) from None

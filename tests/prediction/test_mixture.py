@@ -114,3 +114,28 @@ def test_shockflow_run_predicts_the_averaged_expert_and_both_gate_splits(seed, t
     assert abs(errors["split0"]) <= 0.05             # the escape from the symmetric plateau
     assert abs(errors["mean"]) <= 0.05               # the closed form of the symmetric flow
     assert abs(errors["split1"]) <= 0.25             # the rank-1 saddle: early by 0-21 %
+
+
+@pytest.mark.slow
+def test_a_mixture_on_a_linear_teacher_predicts_the_averaged_expert_and_abstains_on_the_splits(tmp_path):
+    """A teacher the averaged expert fits exactly (one linear expert): the symmetric plateau is the minimum, no split
+    has an unstable direction; both split charts abstain naming why, and the run has no true split either."""
+    from shockflow.cli import main
+
+    path = tmp_path / "moe-linear.toml"
+    path.write_text('kind = "network"\nname = "moe-linear"\n[model]\nname = "moe"\ninput_dim = 6\nexperts = 3\n'
+                    'init_scale = 1e-4\n[data]\nname = "teacher_student"\nn = 1024\nd = 6\n'
+                    'teacher = {name = "moe", input_dim = 6, experts = 1, init_scale = 1.5, seed = 11}\n'
+                    '[training]\noptimizer = "gd"\nlr = 0.1\nsteps = 400\nn_snapshots = 80\n')
+    from shockflow.cases import RunOptions, load_case
+    from shockflow.runners.prediction import run_prediction_case
+
+    out = run_prediction_case(load_case(str(path)), RunOptions(out=str(tmp_path), quiet=True, progress=False,
+                                                                figures=False))
+    assert [p.chart for p in out.stage.predicted] == ["mean"]
+    assert [a.chart for a in out.stage.abstained] == ["split0", "split1"]
+    assert all("no unstable direction" in a.reason for a in out.stage.abstained)
+    assert out.comparison.recall == 1.0 and out.comparison.median_relative_error <= 0.05
+    # one expert: a linear model, refused before training
+    path.write_text(path.read_text().replace("experts = 3\n", "experts = 1\n", 1))
+    assert main(["validate", str(path)]) == 2
