@@ -27,11 +27,18 @@ The chain [model, ours], from the landscape (the loss on the data), the initial 
    minimum).  Its unstable directions are the lowest eigenpairs of the Hessian projected on the normal space of the
    rank-r matrices (``Q_C Z Q_V``); the waiting part of ``δ`` (its components off the leading group) grows at the
    previous saddle's rates until that split's predicted step, then is read on the new direction: its ``d_r``.
-   Linear growth, then the escape integral along ``θ_r + s u_r``, as in 2.
+   The rank-r set is not invariant, so the loss has a slope ``g = −u_r·∇L(θ_r)`` there: the linear phase is
+   ``ẋ = κx + g`` (``x + g/κ`` grows by the optimiser's gain per step).  Then the escape integral along
+   ``θ_r + s u_r``, as in 2.
 4. **The half point** of split r: ``σ_r`` half way from its initial value to its value at the next saddle
    ``θ_{r+1}`` (the last: the unconstrained minimiser).  Where the straight section reaches its first minimum
-   before the half point (the run's path curves), the integral has no end on it: the log form
-   ``ln(s_h/d_r)`` over the per-step gain is used from ``d_r`` instead, and the escape says so (``method``).
+   before the half point (the run's path curves), the integral has no end on it: the linear phase is run to the
+   half point instead (``method = "log_form"``).  A saddle with no unstable direction (above ``−NEGATIVE_FLOOR``
+   of the curvature scale) ends the chain: its split and the later ones abstain (``method = "abstain"``), their
+   charts kept so that a split the run makes counts as a miss.
+
+Measured (docs/theory.md §6, README): ``moe-experts`` at seeds 0–5, the averaged expert within 3.2 %, split 0
+within 1.1 %, split 1 0 to −21 % (early).
 
 Limits: linear experts only (an MLP expert has its own saddle at zero weights, the charts of the origin);
 gradient descent and the momentum rules of ``Optimiser``; the rank-r saddles are constrained minimisers, not

@@ -85,6 +85,22 @@ def test_the_mixture_charts_coordinate_is_its_order_parameter_along_the_section(
         geometry.build("mixture", model=net, origins=np.array([sym]), directions=np.array([2 * b]))
 
 
+def test_the_steps_of_a_linear_growth_are_its_log_over_the_per_step_gain():
+    from shockflow.prediction.gate import _steps_to
+    from shockflow.prediction.mapping import Optimiser
+
+    kappa, eta = 0.08, 0.1
+    opt = Optimiser(np.full(100, eta))
+    # gradient descent: x_{n+1} = (1 + ηκ) x_n, also past the schedule's end (the last rate continues)
+    for growth in (math.log(3.0), math.log(1e4)):
+        assert _steps_to(opt, kappa, growth, 0.0) == pytest.approx(growth / math.log1p(eta * kappa), rel=1e-9)
+        assert _steps_to(opt, kappa, growth, 40.0) == pytest.approx(growth / math.log1p(eta * kappa), rel=1e-9)
+    # a schedule: the gains are summed from the start step on
+    opt = Optimiser(np.concatenate([np.full(10, 0.2), np.full(90, 0.05)]))
+    n = _steps_to(opt, kappa, 10 * math.log1p(0.2 * kappa) + 5 * math.log1p(0.05 * kappa), 0.0)
+    assert n == pytest.approx(15.0, abs=1e-9)
+
+
 def _run(seed, tmp_path):
     from shockflow.cases import RunOptions, load_case
     from shockflow.runners.prediction import run_prediction_case
