@@ -14,8 +14,8 @@ The chain [model, ours], from the landscape (the loss on the data), the initial 
 
 1. **The averaged expert** (chart ``mean``).  On the symmetric subspace the loss is quadratic in the shared expert
    ``u`` and one step moves ``u`` by ``−(η/K) ∇_u L_sym``; its Hessian ``A`` gives the closed form
-   ``u(n) − u* = Π_i (I − η_i A/K)(u(0) − u*)`` (per eigenvalue the optimiser's signed log-gain at ``κ = −a/K``,
-   :meth:`shockflow.prediction.mapping.Optimiser.log_gains`).  Half learned: ``|u(n)|`` half way from ``|u(0)|``
+   ``u(n) − u* = Π_i (I − η_i A/K)(u(0) − u*)`` for gradient descent (per eigenvalue of ``A`` the rule's own
+   linear recurrence from rest: heavy ball and Nesterov with their velocity, :func:`_relaxation`).  Half learned: ``|u(n)|`` half way from ``|u(0)|``
    to ``|u*|``.
 2. **Split 0** (chart ``split0``): the escape from the symmetric plateau ``θ_0`` of :mod:`shockflow.prediction.plateau`
    (its L-BFGS plateau, its approach carrying the breaking part ``δ``, its Lanczos rates on Hessian-vector
@@ -128,6 +128,28 @@ def _steps_to(optimiser, kappa: float, log_growth: float, start: float) -> float
             return float(k - 1 + (log_growth - cum[k - 1]) / (cum[k] - cum[k - 1]))
         horizon *= 4
     return math.inf
+
+
+def _relaxation(optimiser, curvatures, steps: int) -> np.ndarray:
+    """``(len(curvatures), steps + 1)``: the signed factor ``e_n / e_0`` of a quadratic's error along each curvature
+    under the update rule from rest (the linear recurrence of gd, heavy ball or Nesterov: ``v ← μv + g``,
+    ``Δθ = −ηv`` or ``−η(g + μv)``; exact on a quadratic, its overshoot included), the schedule's last rate
+    continuing past its end."""
+    optimiser._check()
+    rates = np.asarray(optimiser.learning_rates, dtype=np.float64)
+    mu = float(optimiser.momentum) if optimiser.name in ("momentum", "nesterov") else 0.0
+    nesterov = optimiser.name == "nesterov"
+    c = np.asarray(curvatures, dtype=np.float64)
+    e, v = np.ones_like(c), np.zeros_like(c)
+    out = np.empty((c.size, steps + 1))
+    out[:, 0] = e
+    for n in range(steps):
+        eta = rates[n] if n < rates.size else rates[-1]
+        g = c * e
+        v = mu * v + g
+        e = e - eta * (g + mu * v if nesterov else v)
+        out[:, n + 1] = e
+    return out
 
 
 def _breaking_matrix(land, theta) -> np.ndarray:
@@ -282,9 +304,7 @@ def mixture_chain(model, X, y, optimiser) -> MixtureChain:
     A = np.column_stack([(shared_grad(u_star + h * e) - shared_grad(u_star - h * e)) / (2 * h) for e in np.eye(cols.size)])
     a, Q = np.linalg.eigh(0.5 * (A + A.T))
     horizon = max(int(np.asarray(optimiser.learning_rates).size), 16)
-    G = np.array([np.concatenate([[0.0], np.cumsum(optimiser.log_gains(-aj / K, horizon, from_rest=False))])
-                  for aj in a])
-    path = u_star[:, None] + Q @ ((Q.T @ (u0 - u_star))[:, None] * np.exp(G))
+    path = u_star[:, None] + Q @ ((Q.T @ (u0 - u_star))[:, None] * _relaxation(optimiser, a / K, horizon))
     norm = np.linalg.norm(path, axis=0)
     half = 0.5 * (float(np.linalg.norm(u0)) + float(np.linalg.norm(u_star)))
     hit = np.flatnonzero(norm >= half)

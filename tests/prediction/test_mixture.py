@@ -101,6 +101,23 @@ def test_the_steps_of_a_linear_growth_are_its_log_over_the_per_step_gain():
     assert n == pytest.approx(15.0, abs=1e-9)
 
 
+def test_the_averaged_experts_relaxation_is_the_rules_linear_recurrence_from_rest():
+    from shockflow.prediction.gate import _relaxation
+    from shockflow.prediction.mapping import Optimiser
+
+    c = np.array([0.5, 2.0])
+    got = _relaxation(Optimiser(np.full(30, 0.1)), c, 30)
+    assert got == pytest.approx((1.0 - 0.1 * c[:, None]) ** np.arange(31)[None, :], rel=1e-12)
+    # heavy ball from rest: (e, v) -> (e - η(μv + c e), μv + c e), the 2x2 map's powers; it overshoots (e < 0)
+    eta, mu = 0.5, 0.9
+    got = _relaxation(Optimiser(np.full(40, eta), "momentum", mu), c, 40)
+    for j, cj in enumerate(c):
+        M = np.array([[1.0 - eta * cj, -eta * mu], [cj, mu]])
+        want = [np.linalg.matrix_power(M, n)[0, 0] for n in range(41)]
+        assert got[j] == pytest.approx(want, rel=1e-9, abs=1e-12)
+    assert got.min() < 0
+
+
 def _run(seed, tmp_path):
     from shockflow.cases import RunOptions, load_case
     from shockflow.runners.prediction import run_prediction_case
