@@ -350,10 +350,14 @@ def mixture_chain(model, X, y, optimiser) -> MixtureChain:
     waiting_rates = (V[:, ~lead], kappas[~lead], c[~lead])
     saddle, L_s, kappa, start = theta_p, L_p, float(kappas.max()), float(reach)
     sigma0 = [_sigma(land, theta0, r) for r in range(K - 1)]
-    from shockflow.prediction.plateau import _line_scale
+    from shockflow.prediction.plateau import PlateauError, _line_scale
 
     for r in range(K - 1):
-        line_min = _line_scale(land, saddle, L_s, u)[1]
+        try:
+            line_min = _line_scale(land, saddle, L_s, u)[1]
+        except PlateauError as exc:   # the loss keeps falling along the section (a gate row running off)
+            return abstain(r, saddle, L_s, u, f"the saddle of rank {r} (loss {L_s:.6g}): its section along the "
+                                              f"unstable direction has no minimum ({exc})")
         nxt, L_next = _rank_minimiser(land, saddle + line_min * u, r + 1)
         half = 0.5 * (sigma0[r] + _sigma(land, nxt, r))
         n, method, _, offset = _exit(land, optimiser, saddle, u, L_s, d0, kappa, half, r, start)
