@@ -37,7 +37,7 @@ The chain [model, ours], from the landscape (the loss on the data), the initial 
    of the curvature scale) ends the chain: its split and the later ones abstain (``method = "abstain"``), their
    charts kept so that a split the run makes counts as a miss.
 
-Measured (docs/theory.md §6, README): ``moe-experts`` at seeds 0–5, the averaged expert within 3.2 %, split 0
+Measured (docs/theory.md §6, README): ``moe-experts`` at seeds 0–5, the averaged expert within 4.1 %, split 0
 within 1.1 %, split 1 0 to −21 % (early).
 
 Limits: linear experts only (an MLP expert has its own saddle at zero weights, the charts of the origin);
