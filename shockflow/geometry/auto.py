@@ -93,16 +93,26 @@ def _layout(model):
 
 #: model families the automatic charts refuse, and why (``shockflow validate`` names the reason, exit 2)
 REFUSED = {
-    "moe": "the mixture of experts' origin is not a saddle: near zero weights the gate is uniform and "
-           "f ≈ (mean expert)·x is linear in the experts (no product of a unit's parameters), so the mean "
-           "expert is learned without a plateau; the gate's specialisation then escapes from the symmetric "
-           "point where every expert equals that linear fit, not from the origin, and the automatic charts "
-           "do not chart that point (the saddle chain's, issue 19)",
+    "moe": "the mixture of experts' origin is not a saddle, and with MLP experts (expert = \"mlp\") each expert "
+           "has its own saddle at zero weights under a gate that cannot split until the experts differ; only "
+           "linear experts are charted (from the symmetric plateau, shockflow.prediction.gate)",
 }
+
+#: the mixture of linear experts is charted from its symmetric plateau and its splits (docs/theory.md §6,
+#: "The mixture of experts"), not from the origin: shockflow.prediction.gate
+MIXTURE_AWAY_FROM_ORIGIN = ("the mixture of linear experts has no saddle at the origin (the uniform gate makes f the "
+                            "mean expert); `shockflow run` charts it from its symmetric plateau "
+                            "(shockflow.prediction.gate)")
+
+
+def _is_linear_mixture(model) -> bool:
+    return getattr(model, "name", None) == "moe" and getattr(model, "expert", None) == "linear"
 
 
 def _refuse(model):
     name = getattr(model, "name", None)
+    if _is_linear_mixture(model):
+        return
     if name in REFUSED:
         raise GeometryError(f"model: the automatic charts do not chart the {name!r} network: {REFUSED[name]}")
 
@@ -137,6 +147,8 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     ``frozen``: parameter names held at their initial values (``[training] frozen``): the origin is that of
     the free parameters (:func:`free_origin`), ``Y`` is taken over a unit's free entries only and the modes
     are zero on the frozen ones, so no section moves them."""
+    if _is_linear_mixture(model):
+        raise GeometryError(f"model: {MIXTURE_AWAY_FROM_ORIGIN}")
     if _chain(model) is not None:
         _refuse_frozen_chain(model, frozen)
         return find_chain_modes(model, X, y, max_modes=max_modes, min_rate_ratio=min_rate_ratio)
@@ -402,6 +414,12 @@ class AutoGeometry(Geometry):
             raise GeometryError(f"extent: expected a number > 0, found {self.extent!r}")
         object.__setattr__(self, "_layout", layout)
         object.__setattr__(self, "frozen", tuple(self.frozen))
+        if _is_linear_mixture(self.model) and self.model.num_experts < 2:
+            raise GeometryError("model: a mixture of one linear expert is a linear model (f = β·x, its gate a "
+                                "constant); it has no saddle and no split to chart")
+        if self.frozen and _is_linear_mixture(self.model):
+            raise GeometryError(f"frozen: {', '.join(map(repr, self.frozen))}: the mixture of experts' chain "
+                                f"(shockflow.prediction.gate) moves every parameter; train them all")
         if chain is not None:
             _refuse_frozen_chain(self.model, self.frozen)
         elif self.frozen:

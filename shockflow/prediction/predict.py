@@ -239,7 +239,8 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     """The prediction half of ``shockflow run`` (module docstring).  ``model``: at its initial parameters."""
     from shockflow.prediction.extraction import ExtractionError, extract
     from shockflow.geometry import GeometryError
-    from shockflow.prediction.mapping import Optimiser, PredictionError, predict_or_abstain
+    from shockflow.prediction.mapping import InvalidPrediction, Optimiser, PredictionError, predict_or_abstain
+    from shockflow.prediction.gate import MixtureError, is_mixture, mixture_extraction, mixture_transitions
     from shockflow.prediction.plateau import PlateauError, plateau_extraction, plateau_transition, sloped_origin
     from shockflow.progress import progress as _progress, status, step_callback
     from shockflow.training.schedules import learning_rate
@@ -251,19 +252,24 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     B = train_settings.effective_batch_size(data.n)
     rates = np.array([learning_rate(train_settings, i) for i in range(train_settings.steps)])
     optimiser = Optimiser(rates, train_settings.optimizer, train_settings.momentum)
-    plateau = None
+    plateau = mixture = None
     try:
         with _progress(None, f"extract the charts ({name})", enabled=progress, unit="chart", each=True) as bar:
             common = dict(snapshots=snapshots, lr=train_settings.lr, batch_size=B, cells=ex.cells, margin=ex.margin,
                           noise_samples=ex.noise_samples, seed=train_settings.seed, log_temperature=log_temperature,
                           on_chart=step_callback(bar), frozen=train_settings.frozen)
-            if s.geometry is None and sloped_origin(model, data.X, data.y, train_settings.frozen):
+            if s.geometry is None and is_mixture(model):
+                # the mixture of experts: the averaged expert, then the gate's splits (shockflow.prediction.gate)
+                extraction, mixture = mixture_extraction(model, data.X, data.y, optimiser, **common)
+            elif s.geometry is None and sloped_origin(model, data.X, data.y, train_settings.frozen):
                 # no saddle at the origin: the symmetric plateau is the start (docs/theory.md §6)
                 extraction, plateau = plateau_extraction(model, data.X, data.y, optimiser, **common)
             else:
                 extraction = extract(model, name, data.X, data.y, geometry_kwargs=kwargs,
                                      charts=ex.charts or (None,), chart_key=ex.chart_key, **common)
-    except PlateauError as exc:
+    except (MixtureError, PlateauError) as exc:
+        if mixture is None and is_mixture(model):   # the chain of the mixture: no split to predict (exit 1)
+            raise InvalidPrediction(f"the mixture of experts' chain (shockflow.prediction.gate): {exc}") from None
         raise CaseError.at(case, "training.frozen", f"the loss is sloped at the origin of the free parameters and "
                                                     f"the symmetric plateau cannot be predicted: {exc}") from None
     except (GeometryError, TypeError, ExtractionError) as exc:
@@ -302,17 +308,18 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
             bar.update(1)
     try:
         predicted, abstained = ([plateau_transition(plateau, shocks[0], optimiser)], []) if plateau is not None else \
+            mixture_transitions(mixture, shocks, optimiser) if mixture is not None else \
             predict_or_abstain(shocks, optimiser)
     except PredictionError as exc:
         raise CaseError.at(case, "training", str(exc)) from None
     # every chart may abstain: the prediction is then that no transition happens (each chart's reason reported)
     saddles = ()
-    if ex.sequential and len(predicted) > 1:
+    if ex.sequential and len(predicted) > 1 and mixture is None:   # the mixture's chain is its own
         with status("follow the saddle chain", enabled=progress):
             predicted, saddles, extraction = follow_chain(model, name, extraction, shocks, predicted, optimiser,
                                                           data.X, data.y)
     blocks = ()
-    if plateau is None and len(extraction.charts) > 1:
+    if plateau is None and mixture is None and len(extraction.charts) > 1:   # charts of the origin
         with status("coupled modes", enabled=progress):
             blocks = _coupled_blocks(model, name, extraction, shocks, data.X, data.y)
     return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted), tuple(saddles),

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["TrueTransition", "ParameterTruth", "half_learned_step", "mode_strength", "parameter_truth"]
+__all__ = ["TrueTransition", "ParameterTruth", "half_learned_step", "mixture_strengths", "mode_strength",
+           "parameter_truth"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,27 @@ def mode_strength(geometry: str, coordinate: str, x) -> np.ndarray:
     if geometry == "gram" and coordinate.startswith("r"):
         return x ** 2
     return x
+
+
+def mixture_strengths(model, params) -> dict[str, float]:
+    """What "the averaged expert learned" and "the gate learned split r" mean for a mixture of experts (``moe``;
+    docs/theory.md §6, "The mixture of experts"), at ``params`` (a parameter dict or a flat parameter vector).
+
+    Unit k is [expert k ; gate row k]; both quantities are invariant under the units' permutations, which leave
+    the network unchanged (:func:`shockflow.geometry.mixture.mixture_order_parameters` computes them; the
+    mixture charts' coordinates are these, so the parameter truth of :func:`parameter_truth` reads them):
+
+    - ``mean``: ``√K |β̄|``, the units' mean expert (the uniform gate near small weights makes ``f`` the mean
+      expert, learned first);
+    - ``split<r>``, r = 0 … K−2: ``σ_r(D)``, the r-th singular value of the breaking matrix ``D`` (K × p: each
+      unit minus the units' mean, expert and gate entries together: at the symmetric point the gate's logits
+      ``(Γ − Γ̄)x`` and the experts' differences grow as one direction ``c vᵀ``).  ``D = 0`` while every expert
+      is the same and the gate uniform; each split of the gate adds a rank to ``D``.
+
+    Each is half learned (its true transition) when half way from its start to its final value."""
+    from shockflow.geometry.mixture import mixture_order_parameters
+
+    return mixture_order_parameters(model, params)
 
 
 def half_learned_step(steps, strength) -> tuple[float, tuple[float, float]] | None:

@@ -27,6 +27,7 @@ SUITE = {
                          "strength is reached late; with the identity activation the same case is 1/1 at "
                          "−13.8 % (30 strongly correlated features)",
     "fourier-features": None,              # measured 6/6, 4.3 % (13.1 % before the half-learned exit of the log form)
+    "moe-experts": None,                   # measured 3/3, 1.1 % (+0.1, +1.1, -20.8 %): the mixture's chain
 
     "attention-qk-4x2": None,              # measured 2/2, 2.6 % (−0.1, −5.0 %): the waiting mode's unit split
                                            # loses its share held by the learned mode's units at the saddle (27 % early before)

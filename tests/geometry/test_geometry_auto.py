@@ -191,18 +191,27 @@ def _teacher_tokens(n):
     return data.X, data.y
 
 
-def test_a_mixture_of_experts_is_refused_by_validate_with_the_reason(tmp_path, capsys):
-    # measured before the refusal: charts from the origin predicted the three specialisation steps
-    # 42-62 % early (recall 1/3): the gate specialises from the symmetric linear fit, not from zero
+def test_a_mixture_of_mlp_experts_is_refused_by_validate_with_the_reason_and_linear_experts_are_accepted(tmp_path, capsys):
+    # measured before shockflow.prediction.gate: charts from the origin predicted the three specialisation steps
+    # 42-62 % early (recall 1/3): the gate specialises from the symmetric linear fit, not from zero.  Linear experts
+    # are now charted from that plateau; MLP experts (each its own saddle at zero weights) stay refused
+    body = ('kind = "network"\n[model]\nname = "moe"\ninput_dim = 6\nexperts = 3\ninit_scale = 0.001\n{extra}'
+            '[data]\nname = "teacher_student"\nn = 64\nd = 6\n'
+            'teacher = {{ name = "moe", input_dim = 6, experts = 3, init_scale = 4.0, seed = 3 }}\n'
+            '[training]\nsteps = 10\n')
     path = tmp_path / "moe.toml"
-    path.write_text('kind = "network"\n[model]\nname = "moe"\ninput_dim = 6\nexperts = 3\ninit_scale = 0.001\n'
-                    '[data]\nname = "teacher_student"\nn = 64\nd = 6\n'
-                    'teacher = { name = "moe", input_dim = 6, experts = 3, init_scale = 4.0, seed = 3 }\n'
-                    '[training]\nsteps = 10\n')
+    path.write_text(body.format(extra='expert = "mlp"\n'))
     code = main(["validate", str(path)])
     err = capsys.readouterr().err
-    assert code == 2 and "moe.toml" in err and "'moe'" in err and "not a saddle" in err
+    assert code == 2 and "moe.toml" in err and "'moe'" in err and "not a saddle" in err and "mlp" in err
     assert "Traceback" not in err
+    path.write_text(body.format(extra=""))
+    assert main(["validate", str(path)]) == 0
+    # frozen parameters: the chain moves every parameter, refused before training naming the key
+    path.write_text(body.format(extra="") + 'frozen = ["gate"]\n')
+    code = main(["validate", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "frozen" in err and "'gate'" in err and "Traceback" not in err
 
 
 def test_chains_of_depth_three_and_four_are_accepted_by_validate(capsys):
