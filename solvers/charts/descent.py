@@ -311,7 +311,7 @@ def _trap(eta, mu, rule, well):
         # the largest |v| on the ellipse, and the rounding of one step in the P-norm
         vbound = R * math.sqrt(p / det_p) if rule != 0 else 0.0
         gbound = max(abs(klo), abs(khi)) * r + phi
-        dx = ROUNDING * (abs(xs) + r + eta * (vbound + gbound)) + eta * phi
+        dx = ROUNDING * (abs(xs) + r + eta * (vbound + 2.0 * gbound)) + 2.0 * eta * phi
         dv = ROUNDING * (vbound + gbound) + phi
         lam = 0.5 * (p + t) + math.sqrt(0.25 * (p - t) ** 2 + q * q)
         delta = math.sqrt(lam) * math.sqrt(dx * dx + dv * dv)
