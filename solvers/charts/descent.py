@@ -142,7 +142,7 @@ def _descent_kernel(nodes, table, x0, rates, profile, steady, rule, mu, mirrored
     guess_scale = (nodes.size - 1) / (nodes[nodes.size - 1] - nodes[0])
     for j in range(rates.size):
         stayed, far, steps = _path(nodes, table, guess_scale, x0, rates[j], profile, steady, rule, mu, mirrored,
-                                   lo, hi, np.empty((0, 5)))
+                                   lo, hi, np.empty((0, 6)))
         alive[j] = stayed
         peak[j] = far
         ran[j] = steps
@@ -305,6 +305,7 @@ def _trap(eta, mu, rule, well):
             a1, b1, c1, d1 = _update_matrix(eta, mu, rule, klo)
             a2, b2, c2, d2 = _update_matrix(eta, mu, rule, khi)
             rho = math.sqrt(max(_growth(p, q, t, a1, b1, c1, d1), _growth(p, q, t, a2, b2, c2, d2)))
+        rho += 1e-9                           # a margin on the computed contraction (its own rounding)
         if not rho < 1.0:
             continue
         R = r / math.sqrt(t / det_p)          # max |x − x*| on zᵀPz ≤ R² is R sqrt((P⁻¹)00) = r
