@@ -124,12 +124,14 @@ def first_shock(chart) -> FirstShock | None:
     (= Hess_g u0): at ``γ* = −1/min Hess_g u0`` (:func:`initial_gamma`, interior cells), at ``ρ0 + γ* p0(ρ0)``.
     The location as :func:`_chart_shock` reports it (the chart's ridge where within 3 cells of it, ``|x|`` on a
     mirrored chart).  None where nothing focuses (no negative curvature inside)."""
-    gamma = initial_gamma(chart)
+    d2 = hessian_g(chart.u0, chart)[1:-1]   # initial_gamma's minimum, read once for γ* and where it is
+    cut = max(int(WALL * d2.size), 1)
+    k = int(np.argmin(d2[cut:-cut]))
+    m = float(d2[cut + k])
+    gamma = -1.0 / m if m < 0 else math.inf
     if not (math.isfinite(gamma) and gamma > 0):
         return None
-    d2 = hessian_g(chart.u0, chart)[1:-1]
-    cut = max(int(WALL * d2.size), 1)
-    i0 = 1 + cut + int(np.argmin(d2[cut:-cut]))
+    i0 = 1 + cut + k
     root = np.sqrt(np.asarray(chart.mobility, dtype=np.float64))
     if not np.all(root > 0):
         return None   # a degenerate metric inside: no flat coordinate to carry the characteristic in

@@ -87,3 +87,9 @@ def test_the_closed_form_accepts_a_coarser_grid_within_the_tolerance(default_cha
         assert abs(new.location - old.location) <= tol * (chart.upper - chart.lower)
         assert abs(new.gamma_star - exact.gamma_star) <= tol * exact.gamma_star
         assert abs(old.gamma_star - exact.gamma_star) <= tol * exact.gamma_star
+
+
+def test_first_shock_formation_time_is_initial_gamma(default_charts):
+    charts, _ = default_charts
+    for chart in charts:
+        assert predict.first_shock(chart).gamma_star == predict.initial_gamma(chart)
