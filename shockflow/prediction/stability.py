@@ -18,7 +18,10 @@ only reaches 1 + margin past the minimum).  A rate is unstable when its iterate 
 smallest unstable rate of any chart is the flag; the ladder's spacing is its resolution (1 %).  The ladder is
 run in increasing order up to the first rate that leaves (:func:`solvers.charts.descent.first_departure`), on
 each later chart only below the flag found so far, and a path stops early on an exact cycle (a fixed point included)
-of a constant schedule: the flag is that of the whole ladder on every chart, at a fraction of its cost.
+of a constant schedule, or once it is inside a set around a minimum that the iteration provably never leaves
+(trapping sets, :mod:`solvers.charts.descent`): the flag is that of the whole ladder on every chart, at a fraction
+of its cost (measured: 30-90x fewer kernel seconds on the default case, ``linear2-momentum`` and
+``mlp-tanh-teacher``, the same flag).
 
 What it leaves out: gradient noise (sgd is run as gd), the other modes (each chart's landscape is the
 one at the initial parameters, not at the saddle of the chain it escapes from), rates below
