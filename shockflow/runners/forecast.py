@@ -345,7 +345,14 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
     linear = stability_limit(kappa, settings.optimizer, settings.momentum)
     # the escape's overshoot past the minimum meets steeper curvature than κ_max: the update rule run on
     # the charts (shockflow.prediction.stability) flags from the first rate whose iterate leaves its basin
-    limit = min(linear, overshoot_rate(stage.extraction, model.copy(), data.X, data.y, settings, linear)[0])
+    # over the charts that predict an escape: an abstaining chart has no escape to overshoot (its box is the hull of a
+    # start next to its minimum, which a path leaves at any rate)
+    from dataclasses import replace
+
+    escaping = {p.chart for p in stage.predicted}
+    charts = tuple(c for c in stage.extraction.charts if c.label in escaping)
+    limit = min(linear, overshoot_rate(replace(stage.extraction, charts=charts), model.copy(), data.X, data.y,
+                                       settings, linear)[0])
     scan = lr_scan(stage, settings, scan_rates, limit) if scan_rates is not None else ()
     target = None
     if target_step is not None:
