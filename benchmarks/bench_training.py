@@ -12,8 +12,8 @@ as JSON lines, one per configuration, all measured in the same process:
   train_sgd_noise    train(): as log100 plus gradient-noise statistics every 100 steps on 32 samples
 
 "ratio" is the median over ``--repeats`` interleaved repeats (order rotated) of the per-step time over
-bare_products in the same repeat, with its smallest and largest; on a shared machine absolute timings are
-indicative only.
+bare_products in the same repeat, with its smallest and largest; one BLAS thread everywhere
+(``OPENBLAS_NUM_THREADS=1`` unless set); on a shared machine absolute timings are indicative only.
 
     python benchmarks/bench_training.py [--steps 200] [--repeats 5]
 """
@@ -25,11 +25,15 @@ import json
 import os
 import time
 
-import numpy as np
+# one BLAS thread on every side, set before NumPy loads OpenBLAS (train() then leaves BLAS as the user set it): on a
+# shared machine a second BLAS thread waits for a busy core, which times the machine, not the step
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from shockflow import models
-from shockflow.data import Dataset
-from shockflow.training import TrainSettings, train
+import numpy as np  # noqa: E402
+
+from shockflow import models  # noqa: E402
+from shockflow.data import Dataset  # noqa: E402
+from shockflow.training import TrainSettings, train  # noqa: E402
 
 D, WIDTH, B = 100, 1000, 256
 
