@@ -119,8 +119,8 @@ def _substep_1d(src, dst, lo, hi, dt, dx, a, nu):
 
 @numba.njit(cache=True)
 def _load_periodic(line, start, into):
-    """``into[r] = line[(start + r) mod len(line)]`` as at most three contiguous copies (one loop each, so they
-    vectorise; ``start`` may be negative, ``len(into)`` at most ``2 len(line)``)."""
+    """``into[r] = line[(start + r) mod len(line)]`` as contiguous copies, one per wrap of the period (one loop
+    each, so they vectorise; ``start`` may be negative and ``into`` longer than ``line``)."""
     n = line.shape[0]
     count = into.shape[0]
     r = 0
