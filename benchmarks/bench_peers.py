@@ -28,7 +28,7 @@ from benchmarks import accuracy, throughput  # noqa: E402
 from benchmarks.tools import all_tools  # noqa: E402
 
 THROUGHPUT = (("burgers_2d", [1024]), ("burgers_1d", [1_000_000]), ("viscous_1d", [1_000_000]))
-TOOLS = ("shockflow", "c_blocked_fair", "pyclaw", "pypde")
+TOOLS = ("shockflow", "c_blocked_fair", "c_fused_fair", "pyclaw", "pypde")
 ACCURACY_SIZES = [200, 400, 800, 1600]
 
 

@@ -6,7 +6,7 @@ its bare matrix products; all measured side by side in one process.
 1. **Training step / bare products** (``step``): ``model.loss_and_grad`` plus the GD update, against
    the minimal NumPy forward + backward + update of the same network (the floor any NumPy
    implementation pays), for a tanh MLP 256 → 512 → 10 (batch 1024) and the default case's diagonal
-   network (d = 4, n = 8192).  Median of interleaved repeats.
+   network (d = 4, n = 8192).  Median of the ratios of interleaved pairs (A B, B A, ...), one BLAS thread.
 2. **Default case at n samples** (``default``): the built-in default case with ``[data] n`` set,
    run through the library with the phases timed as ``benchmarks/bench_run.py`` does: training,
    extraction, solves (the chart solves with their shock reports and the resolution rule's coarser grids); the ratio ``(extraction + solves) / training``.
@@ -32,8 +32,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def step_ratios(repeats: int = 7, steps: int = 200) -> list[dict]:
-    """Per-step time of the library's loss_and_grad + GD update over the bare NumPy step."""
+def step_ratios(repeats: int = 15, steps: int = 200) -> list[dict]:
+    """Per-step time of the library's loss_and_grad + GD update over the bare NumPy step: the median of the
+    ratios of ``repeats`` interleaved pairs (with the smallest and largest), one BLAS thread on both sides."""
     from shockflow import models
     from shockflow.data import Dataset
     from shockflow.training import TrainSettings
@@ -92,15 +93,26 @@ def step_ratios(repeats: int = 7, steps: int = 200) -> list[dict]:
             u.__isub__(1e-3 * gu)
         return (time.perf_counter() - t0) / S
 
+    from threadpoolctl import threadpool_limits
+
     for name, bare, library, S in (("mlp 256-512-10 tanh, batch 1024", bare_mlp, lib(mlp, data), max(steps // 10, 5)),
                                    ("diagonal d=4, n=8192 (default case)", bare_diag, lib(diag, data2), 10 * steps)):
-        bare(S), library(S)   # warm
-        b, l = [], []
-        for _ in range(repeats):
-            b.append(bare(S))
-            l.append(library(S))
-        tb, tl = statistics.median(b), statistics.median(l)
-        out.append({"model": name, "bare_s": tb, "library_s": tl, "ratio": tl / tb, "load": os.getloadavg()[0]})
+        # one BLAS thread on both sides (on a shared machine a second one waits for a busy core: noise, not cost);
+        # pairs run A B, B A, ... and the ratio is formed within each pair, then its median taken
+        with threadpool_limits(limits=1, user_api="blas"):
+            bare(S), library(S)   # warm
+            b, l, loads = [], [], []
+            for r in range(repeats):
+                loads.append(os.getloadavg()[0])
+                pair = (bare, library) if r % 2 == 0 else (library, bare)
+                times = {fn: fn(S) for fn in pair}
+                b.append(times[bare])
+                l.append(times[library])
+        ratios = [tl / tb for tl, tb in zip(l, b)]
+        out.append({"model": name, "bare_s": statistics.median(b), "library_s": statistics.median(l),
+                    "ratio": statistics.median(ratios), "ratio_low": min(ratios), "ratio_high": max(ratios),
+                    "pairs": repeats, "blas_threads": 1, "load": statistics.median(loads),
+                    "load_range": [min(loads), max(loads)]})
     return out
 
 
@@ -172,7 +184,7 @@ def main() -> None:
     print(f"training step / bare matrix products ({result['cpus']} cores)")
     for r in result["step"]:
         print(f"  {r['model']:<40} bare {1e6 * r['bare_s']:9.1f} µs  library {1e6 * r['library_s']:9.1f} µs  "
-              f"ratio {r['ratio']:.2f}  (load {r['load']:.1f})")
+              f"ratio {r['ratio']:.2f} [{r['ratio_low']:.2f}-{r['ratio_high']:.2f}]  (load {r['load']:.1f})")
     print("(extraction + solves) / training")
     for r in result["default"] + result.get("suite", []):
         what = f"default case n = {r['n']}" if "n" in r else r["case"]

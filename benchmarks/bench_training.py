@@ -11,8 +11,9 @@ as JSON lines, one per configuration, all measured in the same process:
   train_sgd_log100   train(): SGD on n = 10 B, log_every = 100
   train_sgd_noise    train(): as log100 plus gradient-noise statistics every 100 steps on 32 samples
 
-"ratio" is the per-step time over bare_products. Timings are the median of ``--repeats``
-interleaved runs; on a shared machine they are indicative only.
+"ratio" is the median over ``--repeats`` interleaved repeats (order rotated) of the per-step time over
+bare_products in the same repeat, with its smallest and largest; one BLAS thread everywhere
+(``OPENBLAS_NUM_THREADS=1`` unless set); on a shared machine absolute timings are indicative only.
 
     python benchmarks/bench_training.py [--steps 200] [--repeats 5]
 """
@@ -21,13 +22,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
-import numpy as np
+# one BLAS thread on every side, set before NumPy loads OpenBLAS (train() then leaves BLAS as the user set it): on a
+# shared machine a second BLAS thread waits for a busy core, which times the machine, not the step
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from shockflow import models
-from shockflow.data import Dataset
-from shockflow.training import TrainSettings, train
+import numpy as np  # noqa: E402
+
+from shockflow import models  # noqa: E402
+from shockflow.data import Dataset  # noqa: E402
+from shockflow.training import TrainSettings, train  # noqa: E402
 
 D, WIDTH, B = 100, 1000, 256
 
@@ -83,18 +89,21 @@ def main() -> None:
     runners = {"bare_products": run_bare, "loss_and_grad": run_model}
     for name, (data, settings) in configs.items():
         runners[name] = (lambda data=data, settings=settings: train(dict(spec), data, settings, quiet=True))
-    # interleaved repeats: load from other processes hits every configuration alike
+    # interleaved repeats, the order rotated from repeat to repeat: load from other processes hits every
+    # configuration alike; each ratio is formed within its repeat, then its median taken
     samples = {name: [] for name in runners}
-    for _ in range(args.repeats):
-        for name, fn in runners.items():
+    names = list(runners)
+    for r in range(args.repeats):
+        for name in names[r % len(names):] + names[:r % len(names)]:
             t0 = time.perf_counter()
-            fn()
+            runners[name]()
             samples[name].append((time.perf_counter() - t0) / S)
-    results = {name: float(np.median(v)) for name, v in samples.items()}
-    base = results["bare_products"]
-    for name, t in results.items():
+    base = samples["bare_products"]
+    for name, times in samples.items():
+        ratios = [t / b for t, b in zip(times, base)]
         print(json.dumps({"benchmark": "training_step", "config": name, "d": D, "width": WIDTH, "batch": B,
-                          "steps": S, "seconds_per_step": t, "ratio": t / base}))
+                          "steps": S, "seconds_per_step": float(np.median(times)), "ratio": float(np.median(ratios)),
+                          "ratio_low": min(ratios), "ratio_high": max(ratios), "load": os.getloadavg()[0]}))
 
 
 if __name__ == "__main__":

@@ -80,12 +80,14 @@ def compile_reference(build: str = "strict", cache_dir: str | os.PathLike | None
     return CompiledReference(target, compiler, flags, version), f"compiled with {version} {' '.join(flags)}"
 
 
+#: The C step variants (see the source's header): the index is the code passed to ``solve_1d``/``solve_2d``.
+VARIANTS = ("plain", "blocked", "fused")
 _D = ctypes.POINTER(ctypes.c_double)
 _L = ctypes.c_long
 
 
 class CBurgers:
-    """Periodic first-order Godunov Burgers (forward Euler) in C, ``variant`` "plain" or "blocked"."""
+    """Periodic first-order Godunov Burgers (forward Euler) in C, ``variant`` one of :data:`VARIANTS`."""
 
     def __init__(self, library: CompiledReference):
         lib = ctypes.CDLL(str(library.path))
@@ -108,24 +110,24 @@ class CBurgers:
         ``work`` (same shape as q) and, in 2-D, ``rows`` (3 (ny + 1) doubles) may be passed to
         avoid allocating them per call.  Raises FloatingPointError if the solution stops being finite.
         """
-        if variant not in ("plain", "blocked"):
-            raise ValueError(f"variant: expected 'plain' or 'blocked', found {variant!r}")
+        if variant not in VARIANTS:
+            raise ValueError(f"variant: expected one of {VARIANTS}, found {variant!r}")
         if q.dtype != np.float64 or not q.flags.c_contiguous or q.ndim not in (1, 2):
             raise ValueError(f"q: expected a C-contiguous float64 array of 1 or 2 axes, found {q.dtype} {q.shape}")
         work = np.empty_like(q) if work is None else work
         g = int(ghost)
         interior = q[(slice(g, -g),) * q.ndim]
-        blocked = int(variant == "blocked")
+        code = VARIANTS.index(variant)
         if q.ndim == 1:
             rate0 = float(np.max((a / dx[0]) * np.abs(interior)))  # as shockflow's hyperbolic_rate: arate * |q|
             steps = self._lib.solve_1d(self._ptr(q), self._ptr(work), q.shape[0] - 2 * g, g, dx[0], a, cfl, t0, t_end,
-                                       rate0, blocked)
+                                       rate0, code)
         else:
             nx, ny = q.shape[0] - 2 * g, q.shape[1] - 2 * g
             rows = np.empty(3 * (ny + 1)) if rows is None else rows
             rate0 = float(np.max((a / dx[0] + a / dx[1]) * np.abs(interior)))
             steps = self._lib.solve_2d(self._ptr(q), self._ptr(work), nx, ny, g, dx[0], dx[1], a, a, cfl, t0, t_end,
-                                       rate0, blocked, self._ptr(rows))
+                                       rate0, code, self._ptr(rows))
         if steps < 0:
             raise FloatingPointError(f"C reference: a non-finite value appeared at step {-steps}")
         return int(steps)

@@ -8,15 +8,19 @@
  * newest state, the last step shortened to land on t_end; the arithmetic of the step size is copied so
  * that, for finite data, the two produce bitwise-identical results).
  *
- * Two variants of the step:
+ * Three variants of the step:
  *   plain   -- one fused pass: the lower face flux carried in a register, max|out| taken in the same loop
  *              (the loop-carried flux and the reduction keep the compiler from vectorising);
+ *   fused   -- one pass in which each cell computes both of its faces (2-D: all four; a shared face is computed
+ *              twice), its new value and the bit-pattern maximum of |out|: nothing is carried from one cell to
+ *              the next, so the loop vectorises and no buffer is needed.  The scheme of shockflow's first-order
+ *              fast path since issue 23;
  *   blocked -- per block of BLOCK cells (2-D: per row), the face fluxes into a small buffer that stays in
  *              L1, then the update, then max|out| in a separate pass: an integer maximum of the bit patterns
  *              of |out| (for non-negative doubles their order is the values' order; inf and NaN have the
- *              largest), which vectorises without -ffinite-math-only and is also the NaN test.  The same
- *              scheme as solvers/burgers_fast_path.py.
- * Both give bitwise-identical results (the same operations per cell; a maximum does not round).
+ *              largest), which vectorises without -ffinite-math-only and is also the NaN test.  The scheme
+ *              of solvers/conservation/burgers_fast_path.py before issue 23.
+ * All three give bitwise-identical results (the same operations per cell; a maximum does not round).
  *
  * Fields are padded with g ghost cells per side and axis, C order, as in solvers.grid.Grid.
  * Compiled at benchmark time by benchmarks/c_reference.py (cc -O3 -march=native -shared -fPIC).
@@ -177,6 +181,39 @@ double step_blocked_2d(const double *q, double *out, long nx, long ny, long g, d
     return m;
 }
 
+double step_fused_1d(const double *restrict q, double *restrict out, long n, long g, double c) {
+    const double *qb = q + g;
+    double *ob = out + g;
+    uint64_t bm = 0;
+    for (long i = 0; i < n; ++i) {
+        double v = qb[i] - c * (godunov2(qb[i], qb[i + 1]) - godunov2(qb[i - 1], qb[i]));
+        ob[i] = v;
+        uint64_t b = abs_bits(v);
+        bm = b > bm ? b : bm;
+    }
+    return merge_peak(0.0, bm);
+}
+
+double step_fused_2d(const double *restrict q, double *restrict out, long nx, long ny, long g, double cx, double cy) {
+    long sy = ny + 2 * g;
+    uint64_t bm = 0;
+    for (long i = 0; i < nx; ++i) {
+        const double *qr = q + (g + i) * sy + g;
+        const double *qp = qr - sy;
+        const double *qn = qr + sy;
+        double *orow = out + (g + i) * sy + g;
+        for (long j = 0; j < ny; ++j) {
+            double h = qr[j];
+            double v = h - cx * (godunov2(h, qn[j]) - godunov2(qp[j], h))
+                         - cy * (godunov2(h, qr[j + 1]) - godunov2(qr[j - 1], h));
+            orow[j] = v;
+            uint64_t b = abs_bits(v);
+            bm = b > bm ? b : bm;
+        }
+    }
+    return merge_peak(0.0, bm);
+}
+
 /* shockflow's step size: dt = cfl * combine_bounds(1/rate) with combine_bounds the harmonic sum. */
 static double next_dt(double rate, double cfl) {
     double bound = 1.0 / rate;
@@ -187,7 +224,7 @@ static double next_dt(double rate, double cfl) {
 /* Solve from t0 to t_end in place (q padded, work the same size); returns the number of steps, or -step at
  * the first non-finite value.  rate0 is the initial rate (computed by the caller as shockflow does). */
 long solve_1d(double *q, double *work, long n, long g, double dx, double a, double cfl, double t0, double t_end,
-              double rate0, int blocked) {
+              double rate0, int variant) {
     double *cur = q, *nxt = work;
     double t = t0, rate = rate0;
     long steps = 0;
@@ -198,7 +235,8 @@ long solve_1d(double *q, double *work, long n, long g, double dx, double a, doub
         if (lands) dt = remaining;
         fill_periodic_1d(cur, n, g);
         double c = 0.5 * a * dt / dx;
-        double m = blocked ? step_blocked_1d(cur, nxt, n, g, c) : step_plain_1d(cur, nxt, n, g, c);
+        double m = variant == 2 ? step_fused_1d(cur, nxt, n, g, c)
+                 : variant == 1 ? step_blocked_1d(cur, nxt, n, g, c) : step_plain_1d(cur, nxt, n, g, c);
         ++steps;
         if (m != m) return -steps;
         rate = a * m / dx;
@@ -211,7 +249,7 @@ long solve_1d(double *q, double *work, long n, long g, double dx, double a, doub
 }
 
 long solve_2d(double *q, double *work, long nx, long ny, long g, double dx, double dy, double a0, double a1,
-              double cfl, double t0, double t_end, double rate0, int blocked, double *rows) {
+              double cfl, double t0, double t_end, double rate0, int variant, double *rows) {
     /* rows: 3 * (ny + 1) doubles of scratch */
     double *cur = q, *nxt = work;
     double t = t0, rate = rate0;
@@ -223,8 +261,9 @@ long solve_2d(double *q, double *work, long nx, long ny, long g, double dx, doub
         if (lands) dt = remaining;
         fill_periodic_2d(cur, nx, ny, g);
         double cx = 0.5 * a0 * dt / dx, cy = 0.5 * a1 * dt / dy;
-        double m = blocked ? step_blocked_2d(cur, nxt, nx, ny, g, cx, cy, rows, rows + (ny + 1), rows + 2 * (ny + 1))
-                           : step_plain_2d(cur, nxt, nx, ny, g, cx, cy, rows);
+        double m = variant == 2 ? step_fused_2d(cur, nxt, nx, ny, g, cx, cy)
+                 : variant == 1 ? step_blocked_2d(cur, nxt, nx, ny, g, cx, cy, rows, rows + (ny + 1), rows + 2 * (ny + 1))
+                                : step_plain_2d(cur, nxt, nx, ny, g, cx, cy, rows);
         ++steps;
         if (m != m) return -steps;
         rate = m * (a0 / dx + a1 / dy);

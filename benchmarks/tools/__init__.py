@@ -23,7 +23,8 @@ def all_tools() -> dict:
     """Every tool of the suite by name (availability is checked by the caller)."""
     tools = [
         Shockflow(), ShockflowBlocked(), ShockflowParallel(), NumPyReference(),
-        CLoop("plain", "strict"), CLoop("blocked", "strict"), CLoop("plain", "fair"), CLoop("blocked", "fair"),
+        CLoop("plain", "strict"), CLoop("blocked", "strict"), CLoop("fused", "strict"), CLoop("plain", "fair"),
+        CLoop("blocked", "fair"), CLoop("fused", "fair"),
         PyClawClassic(), PyPDEBurgers(),
     ]
     return {t.name: t for t in tools}

@@ -8,7 +8,7 @@ from benchmarks.c_reference import CBurgers, compile_reference
 
 
 class CLoop:
-    """First-order Godunov Burgers in C, ``variant`` "plain" or "blocked", ``build`` "strict" or "relaxed"."""
+    """First-order Godunov Burgers in C, ``variant`` one of ``benchmarks.c_reference.VARIANTS``, ``build`` "strict" or "relaxed"."""
 
     def __init__(self, variant: str, build: str):
         self.variant, self.build = variant, build

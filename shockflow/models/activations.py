@@ -46,6 +46,34 @@ class Activation:
     def grad_from(self, z: np.ndarray, h: np.ndarray) -> np.ndarray:
         return self.from_output(h) if self.from_output is not None else self.grad(z)
 
+    @property
+    def needs_input(self) -> bool:
+        """Whether the backward pass needs ``z`` (False when φ' follows from ``h = φ(z)`` alone)."""
+        return self.from_output is None and self.name != "identity"
+
+    def forward_owned(self, z: np.ndarray) -> np.ndarray:
+        """φ(z) for a ``z`` the caller owns and will not read again when :attr:`needs_input` is False: then
+        computed into ``z`` itself when φ is a NumPy ufunc (no new array of the layer's size per step)."""
+        if not self.needs_input and isinstance(self.fn, np.ufunc):
+            return self.fn(z, out=z)
+        return self.fn(z)
+
+    def scale_by_grad(self, g: np.ndarray, z: np.ndarray | None, h: np.ndarray) -> np.ndarray:
+        """``g *= φ'(z)`` in place, from the forward's ``h`` where it suffices (tanh' = 1 − h², sigmoid' =
+        h (1 − h): one temporary, no tanh recomputed); ``z`` may be None when :attr:`needs_input` is False."""
+        if self.name == "identity":
+            return g
+        if self.name == "tanh":
+            t = np.multiply(h, h)
+            np.subtract(1.0, t, out=t)
+        elif self.name == "sigmoid":
+            t = np.subtract(1.0, h)
+            t *= h
+        else:
+            t = self.grad_from(z, h)
+        g *= t
+        return g
+
 
 def _tanh_grad(z):
     t = np.tanh(z)

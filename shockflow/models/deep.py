@@ -98,9 +98,9 @@ class DeepMLP(Model):
         for l in range(1, self.depth):
             z = h @ p[f"W{l}"].T
             if self.bias:
-                z = z + p[f"b{l}"]
-            zs.append(z)
-            h = self.activation.fn(z)
+                z += p[f"b{l}"]
+            zs.append(z if self.activation.needs_input else None)
+            h = self.activation.forward_owned(z)  # into z itself when the backward needs h only
             hs.append(h)
         F = h @ p[f"W{self.depth}"].T
         return F, (hs, zs)
@@ -112,7 +112,7 @@ class DeepMLP(Model):
         grads = {f"W{L}": parameter_gradient("no,ni->oi", G, hs[L - 1], per_sample=per_sample)}
         dh = G @ p[f"W{L}"]
         for l in range(L - 1, 0, -1):
-            dz = dh if self.activation.name == "identity" else dh * self.activation.grad_from(zs[l - 1], hs[l])
+            dz = self.activation.scale_by_grad(dh, zs[l - 1], hs[l])  # dh is this pass's own: scaled in place
             grads[f"W{l}"] = parameter_gradient("nj,ni->ji", dz, hs[l - 1], per_sample=per_sample)
             if self.bias:
                 grads[f"b{l}"] = parameter_gradient("nj->j", dz, per_sample=per_sample)

@@ -99,11 +99,14 @@ class TwoLayerMLP(Model):
         p = self.params
         Z = X @ p["W"].T
         if self.bias:
-            Z = Z + p["b"]
-        H = self.activation.fn(Z)
+            Z += p["b"]
+        H = self.activation.forward_owned(Z)  # into Z itself when the backward needs H only (tanh, sigmoid)
         A = p["a"].reshape(self.output_dim, self.width)
-        F = self._readout_scale() * (H @ A.T)
-        return F, (X, Z, H)
+        F = H @ A.T
+        c = self._readout_scale()
+        if c != 1.0:
+            F *= c
+        return F, (X, Z if self.activation.needs_input else None, H)
 
     def _backward(self, cache, G, per_sample):
         X, Z, H = cache
@@ -114,8 +117,7 @@ class TwoLayerMLP(Model):
         dZ = G @ A
         if c != 1.0:
             dZ *= c
-        if self.activation.name != "identity":
-            dZ *= self.activation.grad_from(Z, H)
+        self.activation.scale_by_grad(dZ, Z, H)
         grads["W"] = parameter_gradient("nm,nd->md", dZ, X, per_sample=per_sample)
         if self.bias:
             grads["b"] = parameter_gradient("nm->m", dZ, per_sample=per_sample)

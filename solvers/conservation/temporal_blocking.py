@@ -5,11 +5,11 @@ step: 16 bytes per cell update, so from L3 or DRAM the step is bound by the memo
 ``T`` cells (2-D: ``TX x TY``) is copied with a halo of ``K`` cells per side (the first-order stencil reaches one
 cell per step, so ``K`` steps need ``K`` ghost cells: width ``K x stencil``) into two small buffers that stay in
 L1/L2, advanced ``K`` times there, and its inner ``T`` cells written back: the field is read and written once per
-``K`` steps.  Each step inside the tile is the one-step kernel itself (:func:`_cells_1d`, :func:`_rows_2d`) on the
-shrinking valid region (step ``s`` updates the cells whose stencil was valid after step ``s - 1``), so every value
-computed is bitwise what the one-step kernel computes from the same state and step; the halo cells are
-recomputed by the neighbouring tiles (2 K / T more work).  Tiles never exchange data, so the threaded variant
-has one barrier per ``K`` steps instead of one per step.
+``K`` steps.  Each step inside the tile is the one-step kernel's loop (:func:`_first_order_1d`,
+:func:`_first_order_2d`) on the shrinking valid region (step ``s`` updates the cells whose stencil was valid after
+step ``s - 1``), so every value computed is bitwise what the one-step kernel computes from the same state and step;
+the halo cells are recomputed by the neighbouring tiles (2 K / T more work).  Tiles never exchange data, so the
+threaded variant has one barrier per ``K`` steps instead of one per step.
 
 **The time step, fixed for the K steps.**  ``dt = cfl / (rate + par_rate)`` from the rate of the block's *start*
 state (the same rule as the one-step solve, :func:`solvers.conservation.burgers_fast_path._next_step`), held for
@@ -48,8 +48,8 @@ import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
-from solvers.conservation.burgers_fast_path import (ABS_BITS, BLEW_UP, BLOCK, LANDED, STEP_LIMIT, _cells_1d, _change,
-                                                    _face, _largest, _next_step, _rows_2d,
+from solvers.conservation.burgers_fast_path import (ABS_BITS, BLEW_UP, BLOCK, LANDED, STEP_LIMIT, _cells_1d,
+                                                    _first_order_1d, _first_order_2d, _largest, _next_step,
                                                     burgers_godunov_euler_reference)
 
 #: Cells of a 1-D tile (its two buffers, 2 x 8 (TILE_1D + 2 K) bytes, stay in L2; best of 2048-16384 measured).
@@ -109,20 +109,30 @@ def blocked_scratch_2d(shape, steps: int, chunks: int = 1, tile=TILE_2D) -> Bloc
 
 # -- 1-D ----------------------------------------------------------------------------------------------------------------
 @numba.njit(cache=True)
-def _substep_1d(src, dst, lo, hi, dt, dx, a, nu, flux):
-    """Buffer cells [lo, hi) of ``dst`` one step on from ``src``: the arithmetic of :func:`_cells_1d` (first order,
-    no blend) without the maximum, which only the block's last step needs."""
+def _substep_1d(src, dst, lo, hi, dt, dx, a, nu):
+    """Buffer cells [lo, hi) of ``dst`` one step on from ``src``: the one-step kernel's first-order loop
+    (:func:`_first_order_1d`, no blend; its maximum is not needed before the block's last step)."""
     c = 0.5 * a * dt / dx
     d = 0.0 if nu is None else nu * dt / (dx * dx)
-    for s in range(lo, hi, BLOCK):
-        e = min(s + BLOCK, hi)
-        length = e - s
-        qs = src[s - 1:e + 1]
-        os = dst[s:e]
-        for k in range(length + 1):
-            flux[k] = _face(qs[k], qs[k + 1], qs[k], qs[k + 1], c, d, nu)
-        for k in range(length):
-            os[k] = qs[k + 1] - _change(flux[k + 1], flux[k], c, nu)
+    _first_order_1d(src, dst, lo, hi, 0, c, d, nu, None)
+
+
+@numba.njit(cache=True)
+def _load_periodic(line, start, into):
+    """``into[r] = line[(start + r) mod len(line)]`` as contiguous copies, one per wrap of the period (one loop
+    each, so they vectorise; ``start`` may be negative and ``into`` longer than ``line``)."""
+    n = line.shape[0]
+    count = into.shape[0]
+    r = 0
+    cell = start % n
+    while r < count:
+        run = min(count - r, n - cell)
+        part = into[r:r + run]
+        seg = line[cell:cell + run]
+        for j in range(run):
+            part[j] = seg[j]
+        r += run
+        cell = 0
 
 
 @numba.njit(cache=True)
@@ -132,15 +142,9 @@ def _tile_1d(q, out, g, n, lo, hi, k, dt, dx, a, nu, tiles, tile_bits, rows):
     length = hi - lo + 2 * k
     src, dst = tiles[0], tiles[1]
     src_bits, dst_bits = tile_bits[0], tile_bits[1]
-    for r in range(length):  # the tile and its halo, read across the period
-        cell = lo - k + r
-        if cell < 0:
-            cell += n
-        elif cell >= n:
-            cell -= n
-        src[r] = q[g + cell]
+    _load_periodic(q[g:g + n], lo - k, src[:length])  # the tile and its halo, read across the period
     for s in range(1, k):  # step s: buffer cells [s, length - s)
-        _substep_1d(src, dst, s, length - s, dt, dx, a, nu, rows[0])
+        _substep_1d(src, dst, s, length - s, dt, dx, a, nu)
         src, dst = dst, src
         src_bits, dst_bits = dst_bits, src_bits
     # the last step with the maximum (buffer cells [k, length - k) are interior cells k - 1 ... with one ghost cell)
@@ -189,31 +193,14 @@ def blocked_pass_1d_parallel(q, out, dt, k, g, dx, a, nu, scratch):
 
 # -- 2-D ----------------------------------------------------------------------------------------------------------------
 @numba.njit(cache=True)
-def _substep_2d(src, dst, lo, hi, dt, dx, dy, a0, a1, nu, rows):
-    """Buffer rows [lo, hi) (columns [1, width - 1)) of ``dst`` one step on from ``src``: the arithmetic of
-    :func:`_rows_2d` (first order, no blend) without the maximum."""
-    ny = src.shape[1] - 2
+def _substep_2d(src, dst, lo, hi, dt, dx, dy, a0, a1, nu):
+    """Buffer rows [lo, hi) (columns [1, width - 1)) of ``dst`` one step on from ``src``: the one-step kernel's
+    first-order loop (:func:`_first_order_2d` with one ghost column, no blend)."""
     cx = 0.5 * a0 * dt / dx
     cy = 0.5 * a1 * dt / dy
     dx2 = 0.0 if nu is None else nu * dt / (dx * dx)
     dy2 = 0.0 if nu is None else nu * dt / (dy * dy)
-    lower = rows[0]
-    side = rows[2]
-    below = src[lo - 1, 1:1 + ny]
-    first = src[lo, 1:1 + ny]
-    for j in range(ny):
-        lower[j] = _face(below[j], first[j], below[j], first[j], cx, dx2, nu)
-    for i in range(lo, hi):
-        row = src[i, 0:ny + 2]
-        here = row[1:]
-        nxt = src[i + 1, 1:1 + ny]
-        o = dst[i, 1:1 + ny]
-        for j in range(ny + 1):
-            side[j] = _face(row[j], row[j + 1], row[j], row[j + 1], cy, dy2, nu)
-        for j in range(ny):
-            up = _face(here[j], nxt[j], here[j], nxt[j], cx, dx2, nu)
-            o[j] = here[j] - _change(up, lower[j], cx, nu) - _change(side[j + 1], side[j], cy, nu)
-            lower[j] = up
+    _first_order_2d(src, dst, lo - 1, hi - 1, 1, cx, cy, dx2, dy2, nu, None)
 
 
 @numba.njit(cache=True)
@@ -231,17 +218,9 @@ def _tile_2d(q, out, g, nx, ny, lo, hi, left, right, k, dt, dx, dy, a0, a1, nu, 
             row += nx
         elif row >= nx:
             row -= nx
-        line = q[g + row]
-        into = src[r]
-        for c in range(width):
-            col = left - k + c
-            if col < 0:
-                col += ny
-            elif col >= ny:
-                col -= ny
-            into[c] = line[g + col]
+        _load_periodic(q[g + row, g:g + ny], left - k, src[r])
     for s in range(1, k + 1):  # step s: rows [s, height - s) of the buffer
-        _substep_2d(src, dst, s, height - s, dt, dx, dy, a0, a1, nu, rows)
+        _substep_2d(src, dst, s, height - s, dt, dx, dy, a0, a1, nu)
         src, dst = dst, src
         src_bits, dst_bits = dst_bits, src_bits
     peak = 0

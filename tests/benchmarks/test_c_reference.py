@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from benchmarks.c_reference import CBurgers, compile_reference, find_compiler
+from benchmarks.c_reference import VARIANTS, CBurgers, compile_reference, find_compiler
 from benchmarks.problems import PROBLEMS
 from solvers.conservation import solve_conservation
 
@@ -20,7 +20,7 @@ def c_solver(request):
 
 
 @pytest.mark.parametrize("problem, n", [("burgers_1d", 3000), ("burgers_2d", 48)])
-@pytest.mark.parametrize("variant", ["plain", "blocked"])
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_c_matches_shockflow_bitwise(c_solver, problem, n, variant):
     """Past the shock, both step rules and both updates are the same arithmetic: identical bits, same steps."""
     p = PROBLEMS[problem]

@@ -142,5 +142,9 @@ def test_max_abs_matches_its_numpy_reference():
     values = np.random.default_rng(5).normal(size=1001)
     assert ck.max_abs(values) == np.max(np.abs(values))
     assert ck.max_abs(np.zeros(0)) == 0.0
+    values[7] = -np.inf  # the bit-pattern maximum: inf above every finite value, NaN above inf
+    assert ck.max_abs(values) == np.inf
     values[500] = np.nan
     assert np.isnan(ck.max_abs(values))
+    tiny = np.array([-5e-324, 0.0, -0.0, 2.2250738585072014e-308, -1.0000000000000002])  # subnormal, signed zeros
+    assert ck.max_abs(tiny) == np.max(np.abs(tiny)) and ck.max_abs(-tiny[:3]) == 5e-324

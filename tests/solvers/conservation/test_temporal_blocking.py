@@ -33,10 +33,11 @@ def _data(grid):
 
 
 # -- one pass against the NumPy reference -------------------------------------------------------------------------------
-@pytest.mark.parametrize("n, k, tile", [(1000, 1, 128), (1001, 5, 100), (777, 9, 777), (50, 12, 16)])
+@pytest.mark.parametrize("n, k, tile", [(1000, 1, 128), (1001, 5, 100), (777, 9, 777), (50, 12, 16), (20, 20, 64)])
 @pytest.mark.parametrize("nu", [None, 0.003])
 def test_pass_1d_matches_reference(n, k, tile, nu):
-    """Tiles that do not divide the grid, halos across the period, data of both signs (every flux branch)."""
+    """Tiles that do not divide the grid, halos across the period (the last case: a tile and its halos three
+    periods long, the load wrapping twice), data of both signs (every flux branch)."""
     rng = np.random.default_rng(n + k)
     q0 = rng.random(n) - 0.4
     dx = 1.0 / n
@@ -49,7 +50,8 @@ def test_pass_1d_matches_reference(n, k, tile, nu):
     assert got == pytest.approx(want_rate, rel=1e-14)
 
 
-@pytest.mark.parametrize("shape, k, tile", [((40, 56), 1, (16, 16)), ((61, 47), 6, (20, 30)), ((33, 33), 10, (128, 1024))])
+@pytest.mark.parametrize("shape, k, tile", [((40, 56), 1, (16, 16)), ((61, 47), 6, (20, 30)), ((33, 33), 10, (128, 1024)),
+                                            ((12, 9), 9, (128, 1024))])
 @pytest.mark.parametrize("nu", [None, 0.002])
 def test_pass_2d_matches_reference(shape, k, tile, nu):
     rng = np.random.default_rng(sum(shape) + k)
