@@ -565,6 +565,61 @@ class AutoGeometry(Geometry):
         power = 2 if self._chain_layout is None else self._chain_layout.depth
         return np.asarray(points, dtype=np.float64) ** power
 
+    # -- the mode's strength in the network's function (module docstring, "The learned strength") -------
+    def _origin_vector(self) -> np.ndarray:
+        """The origin the modes are unstable directions of: zero weights (frozen parameters at their values)."""
+        if self._chain_layout is not None:
+            return np.zeros(self.model.num_parameters)
+        return free_origin(self.model, self._layout, self.frozen)[0]
+
+    def _mode_functions(self, X):
+        """``(f_origin (n·o,), G (n·o, K) pseudo-inverse (K, n·o))``: each mode's linear-regime function per unit
+        strength, ``g_j = (f(θ_origin + ε d_j) − f(θ_origin)) / strength(ε)`` along mode j's unit section
+        ``d_j`` from the origin with ``strength(ε) = 1e-6`` (the next order is ``O(strength)`` relative), cached for
+        the data ``X``."""
+        cached = getattr(self, "_function_cache", None)
+        if cached is not None and cached[0] is X:
+            return cached[1], cached[2]
+        self._require_modes()
+        E = np.asarray(self.modes, dtype=np.float64)
+        K = 1 if E.ndim == 1 else E.shape[1]
+        power = 2 if self._chain_layout is None else self._chain_layout.depth
+        eps = 1e-6 ** (1.0 / power)
+        net = self.model.copy()
+        origin = self._origin_vector()
+        net.set_parameter_vector(origin)
+        f0 = np.asarray(net.forward(X), dtype=np.float64).reshape(-1)
+        columns = []
+        for j in range(K):
+            geo = self if j == int(self.mode) else AutoGeometry(
+                model=self.model, modes=self.modes, mode=j, max_modes=self.max_modes,
+                min_rate_ratio=self.min_rate_ratio, extent=self.extent, frozen=self.frozen)
+            net.set_parameter_vector(origin + eps * geo._direction)
+            columns.append((np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0) / eps ** power)
+        G = np.stack(columns, axis=1)
+        if not (np.all(np.isfinite(G)) and np.linalg.norm(G[:, int(self.mode)]) > 0):
+            raise GeometryError(f"mode: {int(self.mode)} does not change the network's function near zero weights "
+                                f"(its linear-regime function vanishes), so its learned strength is undefined")
+        pinv = np.linalg.pinv(G)
+        object.__setattr__(self, "_function_cache", (X, f0, pinv))
+        return f0, pinv
+
+    def function_strength(self, params, X) -> float:
+        """The mode's strength in the network's function at ``params``: the coefficient of mode k's linear-regime
+        function ``g_k`` in the least-squares fit of ``f_θ − f_origin`` on every mode's ``g_j`` over the data
+        (module docstring, "The learned strength").  Equal to ``z = r²`` (``r^L`` for a chain) while the network
+        is in its linear regime; bounded by what the data hold when saturation makes the weights grow on."""
+        f0, pinv = self._mode_functions(X)
+        net = self.model.copy()
+        net.set_parameter_vector(flatten(self.model, self.check_params(params)))
+        return float(pinv[int(self.mode)] @ (np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0))
+
+    def function_strength_at(self, points, X) -> np.ndarray:
+        """:meth:`function_strength` along the section at chart ``points (k, 1)`` (``|r|`` on the mirrored chart)."""
+        p = np.abs(np.asarray(points, dtype=np.float64).reshape(-1, 1))
+        section = self.section(p)
+        return np.array([self.function_strength({k: v[i] for k, v in section.items()}, X) for i in range(p.shape[0])])
+
     def chart_loss(self, points, X, y):
         """``L̄`` at ``points``; the chart is even in r (the coordinate is a norm, the extraction mirrors it
         at 0), so a point r < 0 — a parabola's vertex fitted just across the mirror — is read as |r|."""
