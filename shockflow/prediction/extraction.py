@@ -382,8 +382,10 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
         mobility=mob, lower=lower, upper=upper, mirrored=mirrored, x0=x0, x_min=x_min,
         loss_at_min=L_min, escape_x=ex, escape_rate=rate, metric_x=mx, metric_a=ma, ridge=ridge, ridge_speed=ridge_speed,
         trajectory_steps=steps, trajectory=traj,
-        trajectory_strength=np.array([strength_of(geo, {k: snapshots[k][i] for k in init}, X)
-                                      for i in range(steps.size)], dtype=np.float64),
+        trajectory_strength=(np.array([strength_of(geo, {k: snapshots[k][i] for k in init}, X)
+                                       for i in range(steps.size)], dtype=np.float64)
+                             if getattr(geo, "function_strength", None) is not None
+                             else np.asarray(geo.strength(np.asarray(traj, dtype=np.float64).reshape(-1, 1)))[:, 0]),
         strength_at_min=float(strength_along(geo, np.array([[x_min]]), X)[0]),
         conserved={k: np.asarray(v).tolist() for k, v in geo.conserved(init).items()},
         sigma2=sigma2, temperature=T, nu=0.5 * T, gamma_data=gamma_data), geo

@@ -56,7 +56,10 @@ def with_trajectory(stage, model, snapshots: Mapping | None, *, chart_key: str, 
             previous = np.concatenate([[c.x0], traj[:-1]])
             jumps = np.round((traj - previous) / period)
             traj = traj - period * np.cumsum(jumps)
-        strength = np.array([strength_of(geo, {k: snapshots[k][i] for k in names}, X) for i in range(steps.size)],
-                            dtype=np.float64)
+        if getattr(geo, "function_strength", None) is not None:    # read from the network's function
+            strength = np.array([strength_of(geo, {k: snapshots[k][i] for k in names}, X)
+                                 for i in range(steps.size)], dtype=np.float64)
+        else:                                                     # of the (unwrapped) coordinates
+            strength = np.asarray(geo.strength(traj.reshape(-1, 1)), dtype=np.float64)[:, 0]
         charts.append(replace(c, trajectory_steps=steps, trajectory=traj, trajectory_strength=strength))
     return replace(stage, extraction=replace(ex, charts=tuple(charts)))
