@@ -50,6 +50,12 @@ and ``β = W_Lᵀ u``; it is followed from the real layers until ``z = 0.05 s`` 
 ``r_a`` that reaches the same ``z`` at the same time, the extraction's ``x0`` (the coordinate of the parameters,
 which the truth reads, stays the speed radius).  A mode of smaller rate starts with the hidden directions that
 the modes of larger rate align to taken out (their cross terms remove its components there once they grow).
+
+**The learned strength** (docs/theory.md §6, "The learned strength"; :meth:`AutoGeometry.function_strength`).
+The strength "half learned" is measured in (the parameter truth, the escape's exit) is read from the network's
+function: the coefficient of mode k's linear-regime function ``g_k`` (the change of ``f`` per unit strength along
+its unit section from zero weights) in the least-squares fit of ``f_θ − f_origin`` on every mode's ``g_j``.  It is
+``r²`` (``r^L``) while the network is linear in its weights, and stays bounded where saturated weights grow on.
 """
 
 from __future__ import annotations
