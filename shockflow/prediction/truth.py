@@ -12,8 +12,8 @@ the first step at which ``s`` reaches half way from its start ``s(0)`` to its fi
 
 **The learned strength** (:func:`strength_of`, :func:`strength_along`).  Where a geometry reads the strength
 from the network's function (``function_strength``: the automatic charts), the truth reads that: the
-coefficient of the mode's linear-regime function in the network's change of function since zero weights
-(docs/theory.md §6, "The learned strength").  A weight-space strength (``r²``, ``r^L``) is the function's
+coefficient of the mode's linear-regime function in the network's change of function since zero weights,
+fitted together with the other modes' (docs/theory.md §6, "The learned strength").  A weight-space strength (``r²``, ``r^L``) is the function's
 only while the network is linear in it; a saturating network (tanh units, a tanh chain) keeps growing its
 weights after the mode is learned — on separable labels without bound — so half of the weights' final
 strength is reached at a step set by the run's horizon, not by the transition (a tanh chain's ``r0³``:
