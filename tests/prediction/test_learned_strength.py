@@ -72,3 +72,26 @@ def test_the_learned_strength_of_a_saturating_network_does_not_move_with_the_hor
     assert learned_half[1] == pytest.approx(learned_half[0], rel=0.02)      # measured 185.7 and 185.3
     assert weight_half[1] > 1.3 * weight_half[0]                           # measured 992 and 1443
     assert learned_half[0] < 0.3 * weight_half[0]
+
+
+def test_a_learned_modes_saturated_function_does_not_leak_into_a_waiting_modes_strength():
+    # a query–key head holding only its first mode, far into the softmax's saturation: the second mode's learned
+    # strength is zero, while the plain projection on the modes' linear-regime functions gives it a share
+    # (measured 0.06 at r = 2; the run of attention-qk-4x2 read 0.12 of its second mode's final 0.42 that way)
+    from shockflow.cases import load_case
+    from shockflow.geometry.flat import unflatten
+    from shockflow.runners.training import build_model_and_data
+
+    case = load_case("attention-qk-4x2", ["data.n=256"])
+    model, _, data, _ = build_model_and_data(case, 0)
+    modes = find_modes(model, data.X, data.y)
+    first, second = (geometry.build("auto", model=model, modes=modes.directions, mode=k) for k in (0, 1))
+    theta = first._origin_vector() + 2.0 * first._direction
+    params = unflatten(model, theta)
+    f0, G = second._mode_functions(data.X)
+    net = model.copy()
+    net.set_parameter_vector(theta)
+    plain = float(np.linalg.pinv(G)[1] @ (np.asarray(net.forward(data.X)).reshape(-1) - f0))
+    assert strength_of(first, params, data.X) > 1.0
+    assert abs(strength_of(second, params, data.X)) < 1e-10
+    assert abs(plain) > 0.01
