@@ -55,9 +55,9 @@ the modes of larger rate align to taken out (their cross terms remove its compon
 The strength "half learned" is measured in (the parameter truth, the escape's exit) is read from the network's
 function: the coefficient of mode k's linear-regime function ``g_k`` (the change of ``f`` per unit strength along
 its unit section from zero weights) in the least-squares fit of ``f_θ − f_origin`` on ``g_k``, every other mode's
-``g_j`` and every other mode's present contribution ``f_θ − f_θ∖j`` (mode j taken out of the network: a learned
-mode's saturated function leaves the span of the ``g``; the first head of ``attention-qk-4x2`` leaked 0.12 of the
-second's final 0.42 without it).  It is ``r²`` (``r^L``) while the network is linear in its weights, and stays
+``g_j`` and every other mode's function alone at its present coordinate (a learned mode's saturated function
+leaves the span of the ``g``; the first head of ``attention-qk-4x2`` leaked 0.12 of the second's final 0.42
+without it).  It is ``r²`` (``r^L``) while the network is linear in its weights, and stays
 bounded where saturated weights grow on.
 """
 
@@ -614,26 +614,14 @@ class AutoGeometry(Geometry):
         return AutoGeometry(model=self.model, modes=self.modes, mode=j, max_modes=self.max_modes,
                             min_rate_ratio=self.min_rate_ratio, extent=self.extent, frozen=self.frozen)
 
-    def _without_mode(self, theta: np.ndarray) -> np.ndarray:
-        """``theta`` with this mode taken out: every unit's component along ``e_k`` (units), the first layer's
-        action on the input direction ``v_k`` (a chain: nothing downstream sees ``v_kᵀ x`` then)."""
-        out = np.array(theta, dtype=np.float64)
-        if self._chain_layout is None:
-            layout = self._layout
-            out[layout.index] -= np.outer(layout.unit_matrix(out).T @ self._e, self._e)
-            return out
-        params = unflatten(self.model, out)
-        key = self._chain_layout.keys[0]
-        params[key] = params[key] - np.outer(params[key] @ self._v, self._v)
-        return flatten(self.model, params)
-
     def function_strength(self, params, X) -> float:
         """The mode's strength in the network's function at ``params`` (module docstring, "The learned strength"):
         the coefficient of mode k's linear-regime function ``g_k`` in the least-squares fit of ``f_θ − f_origin`` on
-        ``g_k``, every other mode's ``g_j`` and every other mode's present contribution ``f_θ − f_θ∖j`` (the network
-        with mode j taken out: a learned mode's saturated function is no longer in the span of the ``g``, and its
-        shape would otherwise leak into this mode's coefficient).  Equal to ``z = r²`` (``r^L`` for a chain) while the
-        network is in its linear regime; bounded by what the data hold when saturation makes the weights grow on."""
+        ``g_k``, every other mode's ``g_j`` and every other mode's function alone at its present coordinate ``r_j``,
+        ``f(θ_origin + r_j d_j) − f_origin`` (a learned mode's saturated function is not in the span of the ``g``,
+        and its shape would otherwise leak into this mode's coefficient).  Equal to ``z = r²`` (``r^L`` for a chain)
+        while the network is in its linear regime; bounded by what the data hold when saturation makes the weights
+        grow on."""
         f0, G = self._mode_functions(X)
         k = int(self.mode)
         net = self.model.copy()
@@ -647,9 +635,11 @@ class AutoGeometry(Geometry):
             if cache is None:
                 cache = {j: self._other(j) for j in others}
                 object.__setattr__(self, "_others", cache)
+            origin = self._origin_vector()
             for j in others:
-                net.set_parameter_vector(cache[j]._without_mode(theta))
-                columns.append(F - np.asarray(net.forward(X), dtype=np.float64).reshape(-1))
+                r_j = float(cache[j].coordinates(params)[0])
+                net.set_parameter_vector(origin + r_j * cache[j]._direction)
+                columns.append(np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0)
             columns.extend(G[:, j] for j in others)
         B = np.stack(columns, axis=1)
         return float(np.linalg.lstsq(B, F - f0, rcond=None)[0][0])
