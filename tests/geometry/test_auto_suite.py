@@ -24,11 +24,10 @@ SUITE = {
     "wine-linear": None,                   # measured 2/2, 0.4 % (+0.5, +0.4 %; 1.1 % before); needs scikit-learn
     "breast-cancer-mlp": None,             # measured 1/1, +2.5 % (0/1 before the learned strength: the weights grow
                                            # on the separable labels, r² was half way at step 1039, the function at 55)
-    "fourier-features": None,              # measured 6/6, 4.1 % (4.3 % before the learned strength, 13.1 % before the
+    "fourier-features": None,              # measured 6/6, 3.9 % (4.3 % before the learned strength, 13.1 % before the
                                            # half-learned exit of the log form)
 
-    "attention-qk-4x2": None,              # measured 2/2, 3.7 % (+0.7, +6.7 %; 2.6 % before the learned strength: the
-                                           # first head's saturated softmax leaks 0.12 into the second's coefficient)
+    "attention-qk-4x2": None,              # measured 2/2, 1.6 % (+0.7, +2.5 %; 2.6 % before the learned strength)
     "deep-linear-3": None,                 # measured 4/4, 2.0 % (+0.3, −2.0, +1.9, +8.7 %): the aligned start
     "deep-linear-4": None,                 # measured 4/4, 5.2 % (+5.5, −3.1, +5.0, +7.0 %; exit 1 before it)
     "deep-mlp-tanh": "measured 3/4 within a factor 2, 4.6 % median (-7.3, -1.8, -1.9, +989 %; load 1-7): the fourth "
