@@ -286,27 +286,43 @@ def escape_profile(geo, x0: float, x_min: float, L_min: float, X, y) -> tuple[np
     return ex, np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
 
 
-#: points of the escape path at which a strength read from the network's function is evaluated (a forward
-#: pass each; interpolated in between)
-_FUNCTION_STRENGTH_POINTS = 61
+#: points of the escape path at which a strength read from the network's function is evaluated before the
+#: half-way crossing is bisected (a few forward passes each; interpolated in between)
+_FUNCTION_STRENGTH_POINTS = 25
 
 
 def _strength_on_path(geo, ex: np.ndarray, X) -> np.ndarray:
-    """The mode strength along the escape path ``ex`` (:func:`shockflow.prediction.truth.strength_along`); a
+    """The mode strength along the escape path ``ex`` (:func:`shockflow.prediction.truth.strength_along`).  A
     strength read from the network's function is evaluated at :data:`_FUNCTION_STRENGTH_POINTS` of the path's
-    points, interpolated linearly in the point index between them (the path is log-spaced), and evaluated at
-    every point between the two around its first half-way crossing (where :func:`escape_profile` ends)."""
+    points, its first half-way crossing between two of them is bisected down to adjacent points (the strength is
+    taken monotone there), and the rest is interpolated linearly in the point index (the path is log-spaced):
+    exact on both sides of the crossing, where :func:`escape_profile` ends."""
     if getattr(geo, "function_strength_at", None) is None or ex.size <= _FUNCTION_STRENGTH_POINTS:
         return strength_along(geo, ex[:, None], X)
-    at = np.unique(np.linspace(0, ex.size - 1, _FUNCTION_STRENGTH_POINTS).round().astype(int))
-    coarse = strength_along(geo, ex[at, None], X)
-    strength = np.interp(np.arange(ex.size), at, coarse)
+    known = {}
+
+    def at(indices):
+        new = [int(i) for i in indices if int(i) not in known]
+        if new:
+            for i, v in zip(new, strength_along(geo, ex[new, None], X)):
+                known[i] = float(v)
+        return np.array([known[int(i)] for i in indices])
+
+    coarse_at = np.unique(np.linspace(0, ex.size - 1, _FUNCTION_STRENGTH_POINTS).round().astype(int))
+    coarse = at(coarse_at)
     half = coarse[0] + 0.5 * (coarse[-1] - coarse[0])
-    crossed = np.flatnonzero(np.sign(coarse[-1] - coarse[0]) * (coarse - half) >= 0)
+    sign = np.sign(coarse[-1] - coarse[0])
+    crossed = np.flatnonzero(sign * (coarse - half) >= 0)
     if np.all(np.isfinite(coarse)) and crossed.size and crossed[0] > 0:
-        lo, hi = at[crossed[0] - 1] + 1, at[crossed[0]]
-        strength[lo:hi] = strength_along(geo, ex[lo:hi, None], X)
-    return strength
+        lo, hi = int(coarse_at[crossed[0] - 1]), int(coarse_at[crossed[0]])
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if sign * (at([mid])[0] - half) >= 0:
+                hi = mid
+            else:
+                lo = mid
+    points = np.array(sorted(known))
+    return np.interp(np.arange(ex.size), points, np.array([known[i] for i in points]))
 
 
 def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin,
