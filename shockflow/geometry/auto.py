@@ -50,6 +50,15 @@ and ``β = W_Lᵀ u``; it is followed from the real layers until ``z = 0.05 s`` 
 ``r_a`` that reaches the same ``z`` at the same time, the extraction's ``x0`` (the coordinate of the parameters,
 which the truth reads, stays the speed radius).  A mode of smaller rate starts with the hidden directions that
 the modes of larger rate align to taken out (their cross terms remove its components there once they grow).
+
+**The learned strength** (docs/theory.md §6, "The learned strength"; :meth:`AutoGeometry.function_strength`).
+The strength "half learned" is measured in (the parameter truth, the escape's exit) is read from the network's
+function: the coefficient of mode k's linear-regime function ``g_k`` (the change of ``f`` per unit strength along
+its unit section from zero weights) in the least-squares fit of ``f_θ − f_origin`` on ``g_k``, every other mode's
+``g_j`` and every other mode's function alone at its present coordinate (a learned mode's saturated function
+leaves the span of the ``g``; the first head of ``attention-qk-4x2`` leaked 0.12 of the second's final 0.42
+without it).  It is ``r²`` (``r^L``) while the network is linear in its weights, and stays
+bounded where saturated weights grow on.
 """
 
 from __future__ import annotations
@@ -582,6 +591,82 @@ class AutoGeometry(Geometry):
         ``z = r^L`` for a chain of depth L."""
         power = 2 if self._chain_layout is None else self._chain_layout.depth
         return np.asarray(points, dtype=np.float64) ** power
+
+    # -- the mode's strength in the network's function (module docstring, "The learned strength") -------
+    def _origin_vector(self) -> np.ndarray:
+        """The origin the modes are unstable directions of: zero weights (frozen parameters at their values)."""
+        if self._chain_layout is not None:
+            return np.zeros(self.model.num_parameters)
+        return free_origin(self.model, self._layout, self.frozen)[0]
+
+    def _mode_functions(self, X):
+        """``(f_origin (n·o,), G (n·o, K))``: each mode's linear-regime function per unit strength,
+        ``g_j = (f(θ_origin + ε d_j) − f(θ_origin)) / strength(ε)`` along mode j's unit section ``d_j`` from the
+        origin with ``strength(ε) = 1e-6`` (the next order is ``O(strength)`` relative), cached for the data ``X``."""
+        cached = getattr(self, "_function_cache", None)
+        if cached is not None and cached[0] is X:
+            return cached[1], cached[2]
+        self._require_modes()
+        E = np.asarray(self.modes, dtype=np.float64)
+        K = 1 if E.ndim == 1 else E.shape[1]
+        power = 2 if self._chain_layout is None else self._chain_layout.depth
+        eps = 1e-6 ** (1.0 / power)
+        net = self.model.copy()
+        origin = self._origin_vector()
+        net.set_parameter_vector(origin)
+        f0 = np.asarray(net.forward(X), dtype=np.float64).reshape(-1)
+        columns = []
+        for j in range(K):
+            geo = self if j == int(self.mode) else self._other(j)
+            net.set_parameter_vector(origin + eps * geo._direction)
+            columns.append((np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0) / eps ** power)
+        G = np.stack(columns, axis=1)
+        if not (np.all(np.isfinite(G)) and np.linalg.norm(G[:, int(self.mode)]) > 0):
+            raise GeometryError(f"mode: {int(self.mode)} does not change the network's function near zero weights "
+                                f"(its linear-regime function vanishes), so its learned strength is undefined")
+        object.__setattr__(self, "_function_cache", (X, f0, G))
+        return f0, G
+
+    def _other(self, j: int) -> "AutoGeometry":
+        """The chart of mode ``j`` of the same modes on the same network (its section and its removal)."""
+        return AutoGeometry(model=self.model, modes=self.modes, mode=j, max_modes=self.max_modes,
+                            min_rate_ratio=self.min_rate_ratio, extent=self.extent, frozen=self.frozen)
+
+    def function_strength(self, params, X) -> float:
+        """The mode's strength in the network's function at ``params`` (module docstring, "The learned strength"):
+        the coefficient of mode k's linear-regime function ``g_k`` in the least-squares fit of ``f_θ − f_origin`` on
+        ``g_k``, every other mode's ``g_j`` and every other mode's function alone at its present coordinate ``r_j``,
+        ``f(θ_origin + r_j d_j) − f_origin`` (a learned mode's saturated function is not in the span of the ``g``,
+        and its shape would otherwise leak into this mode's coefficient).  Equal to ``z = r²`` (``r^L`` for a chain)
+        while the network is in its linear regime; bounded by what the data hold when saturation makes the weights
+        grow on."""
+        f0, G = self._mode_functions(X)
+        k = int(self.mode)
+        net = self.model.copy()
+        theta = flatten(self.model, self.check_params(params))
+        net.set_parameter_vector(theta)
+        F = np.asarray(net.forward(X), dtype=np.float64).reshape(-1)
+        columns = [G[:, k]]
+        others = [j for j in range(G.shape[1]) if j != k]
+        if others:
+            cache = getattr(self, "_others", None)
+            if cache is None:
+                cache = {j: self._other(j) for j in others}
+                object.__setattr__(self, "_others", cache)
+            origin = self._origin_vector()
+            for j in others:
+                r_j = float(cache[j].coordinates(params)[0])
+                net.set_parameter_vector(origin + r_j * cache[j]._direction)
+                columns.append(np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0)
+            columns.extend(G[:, j] for j in others)
+        B = np.stack(columns, axis=1)
+        return float(np.linalg.lstsq(B, F - f0, rcond=None)[0][0])
+
+    def function_strength_at(self, points, X) -> np.ndarray:
+        """:meth:`function_strength` along the section at chart ``points (k, 1)`` (``|r|`` on the mirrored chart)."""
+        p = np.abs(np.asarray(points, dtype=np.float64).reshape(-1, 1))
+        section = self.section(p)
+        return np.array([self.function_strength({k: v[i] for k, v in section.items()}, X) for i in range(p.shape[0])])
 
     def chart_loss(self, points, X, y):
         """``L̄`` at ``points``; the chart is even in r (the coordinate is a norm, the extraction mirrors it

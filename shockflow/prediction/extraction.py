@@ -60,6 +60,7 @@ import numpy as np
 
 from shockflow.geometry.base import Chart
 from shockflow.geometry.chart_interpolant import chart_loss_at
+from shockflow.prediction.truth import strength_along, strength_of
 
 __all__ = ["ChartData", "Extraction", "ExtractionError", "bind_geometry", "chart_temperature", "check_frozen",
            "downhill_index",
@@ -272,7 +273,7 @@ def escape_profile(geo, x0: float, x_min: float, L_min: float, X, y) -> tuple[np
     else:
         ex = np.linspace(a0, a1, 601)
     L_path = chart_loss_at(geo, ex[:, None], X, y)
-    strength = np.asarray(geo.strength(ex[:, None]), dtype=np.float64)[:, 0]
+    strength = _strength_on_path(geo, ex, X)
     half = strength[0] + 0.5 * (strength[-1] - strength[0])
     if np.all(np.isfinite(strength)) and strength[-1] != strength[0]:
         # the mode half learned (its strength half way to the minimum's): what the truth reads
@@ -283,6 +284,45 @@ def escape_profile(geo, x0: float, x_min: float, L_min: float, X, y) -> tuple[np
     grad = np.gradient(L_path, ex)[:end + 1]  # second order on the path
     ex = ex[:end + 1]
     return ex, np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
+
+
+#: points of the escape path at which a strength read from the network's function is evaluated before the
+#: half-way crossing is bisected (a few forward passes each; interpolated in between)
+_FUNCTION_STRENGTH_POINTS = 25
+
+
+def _strength_on_path(geo, ex: np.ndarray, X) -> np.ndarray:
+    """The mode strength along the escape path ``ex`` (:func:`shockflow.prediction.truth.strength_along`).  A
+    strength read from the network's function is evaluated at :data:`_FUNCTION_STRENGTH_POINTS` of the path's
+    points, its first half-way crossing between two of them is bisected down to adjacent points (the strength is
+    taken monotone there), and the rest is interpolated linearly in the point index (the path is log-spaced):
+    exact on both sides of the crossing, where :func:`escape_profile` ends."""
+    if getattr(geo, "function_strength_at", None) is None or ex.size <= _FUNCTION_STRENGTH_POINTS:
+        return strength_along(geo, ex[:, None], X)
+    known = {}
+
+    def at(indices):
+        new = [int(i) for i in indices if int(i) not in known]
+        if new:
+            for i, v in zip(new, strength_along(geo, ex[new, None], X)):
+                known[i] = float(v)
+        return np.array([known[int(i)] for i in indices])
+
+    coarse_at = np.unique(np.linspace(0, ex.size - 1, _FUNCTION_STRENGTH_POINTS).round().astype(int))
+    coarse = at(coarse_at)
+    half = coarse[0] + 0.5 * (coarse[-1] - coarse[0])
+    sign = np.sign(coarse[-1] - coarse[0])
+    crossed = np.flatnonzero(sign * (coarse - half) >= 0)
+    if np.all(np.isfinite(coarse)) and crossed.size and crossed[0] > 0:
+        lo, hi = int(coarse_at[crossed[0] - 1]), int(coarse_at[crossed[0]])
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if sign * (at([mid])[0] - half) >= 0:
+                hi = mid
+            else:
+                lo = mid
+    points = np.array(sorted(known))
+    return np.interp(np.arange(ex.size), points, np.array([known[i] for i in points]))
 
 
 def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin,
@@ -358,8 +398,11 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
         mobility=mob, lower=lower, upper=upper, mirrored=mirrored, x0=x0, x_min=x_min,
         loss_at_min=L_min, escape_x=ex, escape_rate=rate, metric_x=mx, metric_a=ma, ridge=ridge, ridge_speed=ridge_speed,
         trajectory_steps=steps, trajectory=traj,
-        trajectory_strength=np.asarray(geo.strength(np.asarray(traj, dtype=np.float64).reshape(-1, 1)))[:, 0],
-        strength_at_min=float(np.asarray(geo.strength(np.array([[x_min]])))[0, 0]),
+        trajectory_strength=(np.array([strength_of(geo, {k: snapshots[k][i] for k in init}, X)
+                                       for i in range(steps.size)], dtype=np.float64)
+                             if getattr(geo, "function_strength", None) is not None
+                             else np.asarray(geo.strength(np.asarray(traj, dtype=np.float64).reshape(-1, 1)))[:, 0]),
+        strength_at_min=float(strength_along(geo, np.array([[x_min]]), X)[0]),
         conserved={k: np.asarray(v).tolist() for k, v in geo.conserved(init).items()},
         sigma2=sigma2, temperature=T, nu=0.5 * T, gamma_data=gamma_data), geo
 

@@ -276,7 +276,9 @@ class Landscape:
                 self._stencil_values[k] = (geo, stencil)
                 curvature[k] = self._curvature(geo, k)
                 exits[k] = self.shocks[k].distance(x_min)
-                minima[k] = (x_min, L_min, float(np.asarray(geo.strength(np.array([[x_min]])))[0, 0]))
+                from shockflow.prediction.truth import strength_along   # the strength the truth reads
+
+                minima[k] = (x_min, L_min, float(strength_along(geo, np.array([[x_min]]), self.X)[0]))
                 if k in self.escape_charts and active:
                     from shockflow.prediction.extraction import escape_profile
 

@@ -4,7 +4,8 @@ The prediction (:func:`shockflow.prediction.predict.predict_case` without snapsh
 initial parameters, the data and the optimiser settings alone, so that ``shockflow forecast`` (no
 training) and ``shockflow run`` give the same numbers.  After training, :func:`with_trajectory` adds
 each chart's coordinates of the logged parameter snapshots (``ChartData.trajectory``) and the
-geometry's mode strength along them (``trajectory_strength``): what the parameter truth
+geometry's mode strength along them (``trajectory_strength``, :func:`shockflow.prediction.truth.strength_of`:
+the strength in the network's function where the geometry reads it there): what the parameter truth
 (:mod:`shockflow.prediction.truth`) and the landscape figure read.  The chart's box, initial data and
 shock are not touched.  A periodic chart's coordinates are unwrapped continuously from ``x0``.
 """
@@ -34,6 +35,7 @@ def with_trajectory(stage, model, snapshots: Mapping | None, *, chart_key: str, 
     ``model``: the network at its initial parameters (the geometry is bound to it, as the extraction's
     first pass is).  No snapshots: ``stage`` unchanged."""
     from shockflow import geometry
+    from shockflow.prediction.truth import strength_of
 
     if not snapshots or "step" not in snapshots:
         return stage
@@ -54,6 +56,10 @@ def with_trajectory(stage, model, snapshots: Mapping | None, *, chart_key: str, 
             previous = np.concatenate([[c.x0], traj[:-1]])
             jumps = np.round((traj - previous) / period)
             traj = traj - period * np.cumsum(jumps)
-        charts.append(replace(c, trajectory_steps=steps, trajectory=traj,
-                              trajectory_strength=np.asarray(geo.strength(traj.reshape(-1, 1)))[:, 0]))
+        if getattr(geo, "function_strength", None) is not None:    # read from the network's function
+            strength = np.array([strength_of(geo, {k: snapshots[k][i] for k in names}, X)
+                                 for i in range(steps.size)], dtype=np.float64)
+        else:                                                     # of the (unwrapped) coordinates
+            strength = np.asarray(geo.strength(traj.reshape(-1, 1)), dtype=np.float64)[:, 0]
+        charts.append(replace(c, trajectory_steps=steps, trajectory=traj, trajectory_strength=strength))
     return replace(stage, extraction=replace(ex, charts=tuple(charts)))

@@ -10,6 +10,15 @@ mean-field clock ``s``.  The true transition of the chart is
 the first step at which ``s`` reaches half way from its start ``s(0)`` to its final value
 ``s(end)``, linearly interpolated between the two snapshots around the crossing.
 
+**The learned strength** (:func:`strength_of`, :func:`strength_along`).  Where a geometry reads the strength
+from the network's function (``function_strength``: the automatic charts), the truth reads that: the
+coefficient of the mode's linear-regime function in the network's change of function since zero weights,
+fitted together with the other modes' (docs/theory.md §6, "The learned strength").  A weight-space strength (``r²``, ``r^L``) is the function's
+only while the network is linear in it; a saturating network (tanh units, a tanh chain) keeps growing its
+weights after the mode is learned — on separable labels without bound — so half of the weights' final
+strength is reached at a step set by the run's horizon, not by the transition (a tanh chain's ``r0³``:
+11 at step 400, 27.6 at 2500, while its function strength is 4.4 and 4.9 of the teacher's 5).
+
 A chart counts as *learned within the run* only if its coordinate moved towards its landscape minimum
 (``x(end) − x(0)`` of the sign of ``x_min − x(0)``; ``|x|`` on a mirrored chart: a channel that dies, moving
 away from a minimum next to its start, is not learned; one that overshoots its minimum is) and at least half
@@ -30,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["TrueTransition", "ParameterTruth", "half_learned_step", "mixture_strengths", "mode_strength",
-           "parameter_truth"]
+           "parameter_truth", "strength_along", "strength_of"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,25 @@ def mixture_strengths(model, params) -> dict[str, float]:
     from shockflow.geometry.mixture import mixture_order_parameters
 
     return mixture_order_parameters(model, params)
+
+
+def strength_of(geo, params, X) -> float:
+    """The mode strength of one parameter set on ``geo``'s chart: the strength in the network's function where
+    the geometry reads it there (``geo.function_strength``: the automatic charts), else ``geo.strength`` of
+    the coordinates (module docstring, "the learned strength")."""
+    read = getattr(geo, "function_strength", None)
+    if read is not None:
+        return float(read(params, X))
+    return float(np.asarray(geo.strength(np.asarray(geo.coordinates(params))[None]))[0, 0])
+
+
+def strength_along(geo, points, X) -> np.ndarray:
+    """The mode strength along ``geo``'s section at chart ``points (k, 1)`` (as :func:`strength_of`)."""
+    read = getattr(geo, "function_strength_at", None)
+    p = np.asarray(points, dtype=np.float64).reshape(-1, 1)
+    if read is not None:
+        return np.asarray(read(p, X), dtype=np.float64)
+    return np.asarray(geo.strength(p), dtype=np.float64)[:, 0]
 
 
 def half_learned_step(steps, strength) -> tuple[float, tuple[float, float]] | None:
