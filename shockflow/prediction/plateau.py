@@ -40,7 +40,12 @@ the initial parameters and the optimiser settings enter; never a training run or
 Limits: one plateau (the first symmetric one) and its first exit; a later plateau the descent stalls at
 (units that break away in stages: K = 4) is not followed.  Frozen parameters must be equal in every
 unit.  A trainable readout whose units leave the origin along one direction with different norms
-reaches no equal-units point; :func:`plateau_escape` then refuses (the perturbation arrives past its exit).
+reaches no equal-units point; :func:`plateau_escape` then refuses (the perturbation arrives past the quadratic top's
+size along the unstable direction).
+
+Beside the exit, ``section_step``: the landscape-only exit by the escape integral along the line section
+``θ_p + s u`` to its half-learned point (:func:`_section_escape`).  Measured early by 11–21 % on
+``committee-erf-frozen`` (docs/theory.md §6): reported, not the prediction.
 """
 
 from __future__ import annotations
@@ -89,6 +94,7 @@ class Plateau:
     loss_half_step: float = math.nan   # the step at which the loss has fallen half way to the next level
     line_minimum: float = math.nan     # the distance of the first minimum along the ray θ_p + s·direction
     along_half_step: float = math.nan  # the step at which the coordinate along the direction is half way to its end
+    section_step: float = math.nan     # the landscape-only exit: the escape integral along the line section (below)
 
     @property
     def step(self) -> float:
@@ -99,7 +105,7 @@ class Plateau:
                 "eigenvalues": self.eigenvalues.tolist(), "curvature": self.curvature, "d0": self.d0,
                 "d_exit": self.d_exit, "exit_loss": self.exit_loss, "escape_steps": self.escape_steps,
                 "step": self.step, "loss_half_step": self.loss_half_step,
-                "along_half_step": self.along_half_step}
+                "along_half_step": self.along_half_step, "section_step": self.section_step}
 
 
 class _Landscape:
@@ -332,6 +338,30 @@ def _descent(land: _Landscape, theta, L_p: float, optimiser, offset: float, u):
             half_along)
 
 
+def _section_escape(land: _Landscape, theta_p, u, start: float, line_min: float, d0: float, optimiser,
+                    offset: float) -> float:
+    """The landscape-only exit (docs/theory.md §6, "Plateaus away from the origin": not adopted): the steps from
+    ``start`` (the end of the linear region, at step ``offset``) along the line section ``θ_p + s u`` to its half-learned
+    point ``s_h = (d0 + line_min)/2`` (the chart coordinate half way from the arrival to the section's minimum), by the
+    escape integral ``∫ ds/|∂_s L|`` of the real loss on the line, mapped to steps with the scheduled rates."""
+    end = 0.5 * (d0 + line_min)
+    if not end > start:
+        return offset
+    s = np.geomspace(start, end, 161)
+    slope = np.array([-(u @ land.grad(theta_p + si * u)) for si in s])
+    if not np.all(slope > 0):
+        return math.inf     # the section turns back before its half-learned point: no escape along it
+    t = float(np.sum(0.5 * (1.0 / slope[1:] + 1.0 / slope[:-1]) * np.diff(s)))
+    rates = np.asarray(optimiser.effective_rates(), dtype=np.float64)
+    cum = np.concatenate([[0.0], np.cumsum(rates)])
+    t0 = float(np.interp(offset, np.arange(cum.size), cum)) if offset <= rates.size else \
+        float(cum[-1] + (offset - rates.size) * rates[-1])
+    target = t0 + t
+    if target <= cum[-1]:
+        return float(np.interp(target, cum, np.arange(cum.size)))
+    return float(rates.size + (target - cum[-1]) / rates[-1])
+
+
 def _first_crossing(series, level: float) -> float:
     """The first (fractional) index at which ``series`` reaches ``level`` (from below), linearly interpolated."""
     j = int(np.flatnonzero(series >= level)[0])
@@ -366,6 +396,10 @@ def plateau_escape(model, X, y, optimiser, *, frozen=()) -> Plateau:
     u = u / np.linalg.norm(u)
     kappa = float(-(u @ land.breaking(land.tangent_grad(theta_p, u))))
     top, line_min = _line_scale(land, theta_p, L_p, u)
+    if d0 >= top:
+        raise PlateauError(f"the symmetric plateau (loss {L_p:.6g}): the perturbation arrives at distance {d0:.3g} "
+                           f"along its unstable direction, past the quadratic top's size {top:.3g}; the run does not "
+                           "wait at the equal-units point (a trainable readout's units arrive with unequal scales)")
     linear_end = LINEAR_FRACTION * top
     if d0 < linear_end:
         n_lin, grown = _linear_growth(c, kappas, linear_end, optimiser)
@@ -375,10 +409,11 @@ def plateau_escape(model, X, y, optimiser, *, frozen=()) -> Plateau:
     else:
         n_lin, grown = 0.0, c
     n_desc, L_next, d_exit, n_loss, n_along = _descent(land, theta_p + V @ grown, L_p, optimiser, reach + n_lin, u)
+    section = _section_escape(land, theta_p, u, max(linear_end, d0), line_min, d0, optimiser, reach + n_lin)
     return Plateau(theta=theta_p, loss=L_p, start_loss=float(L_start), reach_steps=reach, eigenvalues=vals,
                    direction=u, curvature=kappa, d0=d0, d_exit=d_exit,
                    exit_loss=L_next, escape_steps=n_lin + n_desc, loss_half_step=reach + n_lin + n_loss,
-                   line_minimum=line_min, along_half_step=reach + n_lin + n_along)
+                   line_minimum=line_min, along_half_step=reach + n_lin + n_along, section_step=section)
 
 
 def sloped_origin(model, X, y, frozen) -> bool:

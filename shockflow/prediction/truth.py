@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["TrueTransition", "ParameterTruth", "half_learned_step", "mixture_strengths", "mode_strength",
-           "parameter_truth", "strength_along", "strength_of"]
+           "parameter_truth", "specialisation", "specialisation_step", "strength_along", "strength_of"]
 
 
 @dataclass(frozen=True)
@@ -168,3 +168,34 @@ def parameter_truth(extraction) -> ParameterTruth | None:
         found.append(TrueTransition(c.label, hit[0], float(s[0]), float(s[-1]), hit[1]))
     found.sort(key=lambda t: t.step)
     return ParameterTruth(tuple(found), tuple(not_learned), count)
+
+
+def specialisation(units) -> np.ndarray:
+    """The units' specialisation ``S = 1 − mean_{k<l} |cos(w_k, w_l)|`` of unit vectors ``units`` (``(..., K, p)``:
+    each unit's input weights), from the student alone (no teacher): 0 where every unit points the same way
+    (the symmetric plateau, and the plateau of unit scales a trainable readout reaches: the units differ there
+    only in norm and sign), 1 where they are mutually orthogonal (a committee machine's units each on its own
+    unit of an orthonormal teacher).  The absolute cosine makes a unit and its negative (an odd activation with
+    the readout's sign flipped) the same direction (docs/theory.md §6, "Plateaus away from the origin")."""
+    W = np.asarray(units, dtype=np.float64)
+    if W.ndim < 2 or W.shape[-2] < 2:
+        raise ValueError(f"specialisation: expected (..., units >= 2, p) unit vectors, got shape {W.shape}")
+    norm = np.linalg.norm(W, axis=-1, keepdims=True)
+    U = W / np.where(norm > 0, norm, 1.0)
+    C = np.abs(np.einsum("...kp,...lp->...kl", U, U))
+    K = W.shape[-2]
+    upper = np.triu_indices(K, 1)
+    return 1.0 - C[..., upper[0], upper[1]].mean(axis=-1)
+
+
+def specialisation_step(steps, units) -> tuple[float, tuple[float, float]] | None:
+    """The step at which the units specialise (the truth of a plateau exit away from the origin): the first
+    snapshot step at which :func:`specialisation` is half way from its least value (on the plateau, which the
+    units reach only after their escape from the origin) to its final value, linearly interpolated (None: it
+    does not rise, or never falls below its final value)."""
+    t = np.asarray(steps, dtype=np.float64)
+    S = specialisation(units)
+    j0 = int(np.argmin(S))
+    if t.size < 2 or S[-1] <= S[j0]:
+        return None
+    return half_learned_step(t[j0:], S[j0:])
