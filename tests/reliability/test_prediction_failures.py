@@ -30,16 +30,22 @@ noise_samples = 64
 """
 
 
-def test_attention_chart_of_a_two_dimensional_head_is_no_prediction(cli, workdir, listing):
+def test_attention_chart_of_a_two_dimensional_head_is_no_prediction(cli, workdir):
     """d_model = d_k = 2 with the `attention` geometry: the flow runs from σ0 = 5e-7 into σ = 0 (the chart keeps the
     initial B's singular vectors, the data do not), the chart's minimum lies at its start.  It exited 0 with
-    d0 = 4e137 and a predicted step 0.3 (true 320); now its one chart abstains, so no chart predicts: exit 1 naming
-    the chart and why, and no result file."""
+    d0 = 4e137 and a predicted step 0.3 (true 320); now its one chart abstains, so nothing is predicted: the run
+    reports the chart and why, and its true transition is a miss (recall 0), never a false match."""
+    import json
+
     (workdir / "att.toml").write_text(ATTENTION_2)
     code, out, err = cli("run", "att.toml", "--out", "out", "--no-figures", "--json")
-    assert code == 1, err
-    assert "chart 'sigma0'" in err and "ln(d_exit/d0) = 0.677 < 1" in err and "Traceback" not in err
-    assert "e+137" not in err and not listing(workdir / "out")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["predicted"] == [] and "Traceback" not in err and "e+137" not in out
+    (abstained,) = report["abstained"]
+    assert abstained["chart"] == "sigma0" and "ln(d_exit/d0) = 0.677 < 1" in abstained["reason"]
+    assert len(report["truth"]) == 1 and report["score"]["recall"] == 0.0
+    assert report["score"]["median_relative_error_all"] == 1.0
 
 
 def test_a_chart_without_a_plateau_abstains_and_the_run_goes_on(cli, workdir):
