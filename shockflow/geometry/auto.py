@@ -588,8 +588,18 @@ class AutoGeometry(Geometry):
 
     def chart_loss(self, points, X, y):
         """``L̄`` at ``points``; the chart is even in r (the coordinate is a norm, the extraction mirrors it
-        at 0), so a point r < 0 — a parabola's vertex fitted just across the mirror — is read as |r|."""
-        return super().chart_loss(np.abs(np.asarray(points, dtype=np.float64)), X, y)
+        at 0), so a point r < 0 — a parabola's vertex fitted just across the mirror — is read as |r|.  The
+        section of a chart of units is a line in parameter space: its losses are those of
+        :func:`shockflow.geometry.batched_loss.line_losses` where the network has a line form."""
+        points = np.abs(np.asarray(points, dtype=np.float64))
+        if self._chain_layout is None and self.modes is not None:
+            from shockflow.geometry.batched_loss import line_losses
+
+            p = self.chart.check(points)
+            out = line_losses(self.model, self._base, self._direction, p.reshape(-1), X, y)
+            if out is not None:
+                return out.reshape(p.shape[:-1])
+        return super().chart_loss(points, X, y)
 
     def section(self, points):
         self._require_modes()
