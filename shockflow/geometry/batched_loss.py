@@ -13,6 +13,8 @@ grid costs a handful of array operations rather than one Python call per grid po
 ``diagonal``                   Σ_k x_k u_k²/4  or  Σ_k x_k u_k v_k
 ``phase_retrieval``            (w·x)²
 ``attention_qk``               query–key head with values = tokens (docs/theory.md §2)
+``cnn1d``, ``cnn2d``           Σ_c a_c Σ_p φ(K_c·x_p + b_c) (global sum pooling)
+``fourier``                    P^{-1/2} Σ_k W_k tanh(s_k a_k ψ_k(x))
 
 Any other model falls back to one forward call per parameter set (correct, slower); a plug-in
 geometry for a new model family can pass its own ``outputs`` function.
@@ -35,7 +37,8 @@ The tables are dropped when the outermost block ends.
 
 **Along a line** (:func:`line_losses`).  A chart whose section is a line in parameter space,
 ``θ(r) = θ_b + r δ`` (the automatic charts of units), hands the line to :func:`line_losses`: for a
-family whose first layer is linear in its parameters (``mlp``, ``mean_field``) the pre-activations are
+family whose first layer is linear in its parameters (``mlp``, ``mean_field``, ``cnn1d``, ``cnn2d``,
+``fourier``) the pre-activations are
 affine in ``r``, ``Z(r) = X W_bᵀ + r X δ_Wᵀ`` (+ the biases), so the two products with the data are made once
 per line (kept for the last :data:`LINE_CACHE` lines) and a point costs the activation and the readout
 only: on ``mlp-tanh-teacher`` (n = 4096, 20 → 32 → 5) a point's pass fell from 0.31 to 0.17 ms (one
@@ -114,6 +117,23 @@ def _attention_qk(model, P, X):
     return f[..., None]
 
 
+def _conv(model, P, X):
+    B = P["K"].shape[0]
+    Pt = model.patches(X)                                                        # (n, P, D)
+    Z = np.einsum("npd,bcd->bnpc", Pt, P["K"].reshape(B, model.out_channels, model.patch_dim), optimize=True)
+    if model.bias:
+        Z = Z + P["b"][:, None, None, :]
+    pooled = model.activation.fn(Z).sum(axis=2)                                  # (B, n, C)
+    A = P["a"].reshape(B, model.output_dim, model.out_channels)
+    return np.matmul(pooled, A.transpose(0, 2, 1))
+
+
+def _fourier(model, P, X):
+    sp = model.strengths * (np.sqrt(2.0) * np.cos(2.0 * np.pi * X * model.frequencies))   # (n, P)
+    T = np.tanh(sp[None] * P["a"][:, None, :])
+    return (np.einsum("bnk,bk->bn", T, P["W"], optimize=True) / np.sqrt(model.modes))[..., None]
+
+
 _OUTPUTS: dict[str, Callable] = {
     "mlp": _mlp,
     "mean_field": _mlp,
@@ -125,6 +145,9 @@ _OUTPUTS: dict[str, Callable] = {
     "diagonal": _diagonal,
     "phase_retrieval": _phase_retrieval,
     "attention_qk": _attention_qk,
+    "cnn1d": _conv,
+    "cnn2d": _conv,
+    "fourier": _fourier,
 }
 
 
@@ -181,7 +204,7 @@ def _chunks(model: Model, batch: int, n: int):
     forward pass holds ``n`` samples times a layer's width (the largest leading dimension of a
     parameter array, the output dimension, the per-sample input size) per parameter set."""
     width = max([p.shape[0] for p in model.params.values() if p.ndim] + [model.output_dim, 1])
-    per_set = n * width * 4
+    per_set = n * width * 4 * int(getattr(model, "num_patches", 1))   # a CNN holds every patch's channels
     size = max(1, min(batch, CHUNK_VALUES // per_set))
     return [slice(i, min(i + size, batch)) for i in range(0, batch, size)]
 
@@ -301,8 +324,40 @@ def _mlp_line_outputs(model, parts, r):
     return model._readout_scale() * np.matmul(H, A.transpose(0, 2, 1))
 
 
+def _conv_line(model, P0, Pd, X):
+    Pt = model.patches(X)
+    shape = (model.out_channels, model.patch_dim)
+    Z0, Zd = Pt @ P0["K"].reshape(shape).T, Pt @ Pd["K"].reshape(shape).T      # (n, P, C)
+    if model.bias:
+        Z0, Zd = Z0 + P0["b"], Zd + Pd["b"]
+    shape = (model.output_dim, model.out_channels)
+    return Z0, Zd, P0["a"].reshape(shape), Pd["a"].reshape(shape)
+
+
+def _conv_line_outputs(model, parts, r):
+    Z0, Zd, A0, Ad = parts
+    pooled = model.activation.fn(Z0[None] + r[:, None, None, None] * Zd[None]).sum(axis=2)   # (B, n, C)
+    A = A0[None] + r[:, None, None] * Ad[None]
+    return np.matmul(pooled, A.transpose(0, 2, 1))
+
+
+def _fourier_line(model, P0, Pd, X):
+    sp = model.strengths * (np.sqrt(2.0) * np.cos(2.0 * np.pi * X * model.frequencies))
+    return sp * P0["a"], sp * Pd["a"], P0["W"], Pd["W"]
+
+
+def _fourier_line_outputs(model, parts, r):
+    U0, Ud, W0, Wd = parts
+    T = np.tanh(U0[None] + r[:, None, None] * Ud[None])                      # (B, n, P)
+    W = W0[None] + r[:, None] * Wd[None]
+    return (np.einsum("bnk,bk->bn", T, W, optimize=True) / np.sqrt(model.modes))[..., None]
+
+
 _LINES: dict[str, tuple[Callable, Callable]] = {"mlp": (_mlp_line, _mlp_line_outputs),
-                                                "mean_field": (_mlp_line, _mlp_line_outputs)}
+                                                "mean_field": (_mlp_line, _mlp_line_outputs),
+                                                "cnn1d": (_conv_line, _conv_line_outputs),
+                                                "cnn2d": (_conv_line, _conv_line_outputs),
+                                                "fourier": (_fourier_line, _fourier_line_outputs)}
 
 #: lines whose data products are kept (module docstring, "Along a line")
 LINE_CACHE = 8

@@ -26,11 +26,14 @@ bl = importlib.import_module("shockflow.geometry.batched_loss")   # the module (
     dict(name="mlp", input_dim=6, width=5, output_dim=3, activation="tanh", bias=True),
     dict(name="mlp", input_dim=6, width=5, output_dim=1, activation="erf"),
     dict(name="mean_field", input_dim=6, width=5, output_dim=2, activation="tanh"),
+    dict(name="cnn2d", input_size=[4, 5], in_channels=2, out_channels=3, kernel_size=[2, 3], bias=True, output_dim=2),
+    dict(name="cnn1d", input_size=6, in_channels=1, out_channels=2, kernel_size=3),
+    dict(name="fourier", modes=4, theta=0.5),
 ])
 def test_line_losses_are_the_pointwise_losses(spec):
     rng = np.random.default_rng(2)
     model = models.build(**spec, init_scale=0.5, seed=1)
-    X = rng.standard_normal((300, 6))
+    X = rng.standard_normal((300, *model.input_shape))
     y = rng.standard_normal((300, model.output_dim)) if model.output_dim > 1 else rng.standard_normal(300)
     base = model.parameter_vector()
     direction = rng.standard_normal(base.size)
