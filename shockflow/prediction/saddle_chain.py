@@ -133,6 +133,7 @@ class Landscape:
         self._spaces = self._find_mode_spaces() if self._saddle_keyword is not None or joint else None
         self._mode_spaces = self._spaces if joint else None
         self._direct: set[int] = set()                # charts whose loss the minimum search does not interpolate
+        self._warm_direct: set[int] = set()           # ... on the warm bracket (its interpolant costs more passes)
         self._stencil_values: dict[int, tuple] = {}   # chart -> (geo, the loss at its stencil points on it)
         self._stencil = [STENCIL * max(abs(sh.distance(c.x_min)), 1e-300) for c, sh in zip(self.charts, shocks)]
 
@@ -201,21 +202,25 @@ class Landscape:
             x, value = float(pts[j]), float(L[j])
         return x, value, extra_values
 
-    def _reader(self, geo, k: int, lo: float, hi: float, start: int = 16):
+    def _reader(self, geo, k: int, lo: float, hi: float, start: int = 16, max_degree: int = 32, refused=None):
         """``(read, interpolated)``: the chart loss at 1-D points on ``[lo, hi]`` as the minimum search reads it:
         from a Chebyshev interpolant of the box (:func:`~shockflow.geometry.chart_interpolant.interpolated_reader`)
-        where the loss is interpolable and the fit converges, else evaluated point by point; a chart whose fit once
-        did not converge (a kinked loss) is evaluated directly from then on."""
+        where the loss is interpolable and the fit converges by ``max_degree``, else evaluated point by point.  The
+        cold search's default ``max_degree = 32`` keeps the fit within the 51 passes of the scan and refinement it
+        replaces (``deep-mlp-tanh``'s chart losses needed 65); a chart whose fit once did not converge (a kinked
+        loss, a high degree) is evaluated directly from then on in that kind of search (``refused``: the set of
+        such charts, the cold search's by default)."""
         from shockflow.geometry.chart_interpolant import interpolable, interpolated_reader
 
         def direct(x):
             return geo.chart_loss(np.asarray(x, dtype=np.float64).reshape(-1, 1), self.X, self.y)
 
-        if k in self._direct or not interpolable(geo):
+        refused = self._direct if refused is None else refused
+        if k in refused or not interpolable(geo):
             return direct, False
-        read = interpolated_reader(direct, lo, hi, start=start)
+        read = interpolated_reader(direct, lo, hi, start=start, max_degree=max_degree)
         if read is None:
-            self._direct.add(k)
+            refused.add(k)
             return direct, False
         return read, True
 
@@ -223,7 +228,8 @@ class Landscape:
         """:meth:`_minimum` warm-started at ``guess`` (``None``: the minimum is not well inside the bracket).  The
         bracket is a sixteenth of the scan's around the guess (no scan and two rounds fewer, its last bracket 4x the
         cold search's, both far below what the parabola's vertex resolves); where the loss is interpolated
-        (:meth:`_reader`), the same bracket read from one interpolant (from ``N = 8``).  A wider bracket would take
+        (:meth:`_reader`), the same bracket read from one interpolant of ``N = 8`` (9 passes against the direct
+        search's 12; a chart where it does not converge is searched directly from then on).  A wider bracket would take
         a local minimum the scan passes over for a lower one (measured on ``fourier-features``: a saddle 0.6 %
         higher, a step 0.2 % early), so it stays this narrow."""
         half = (hi - lo) / 32.0 / 16.0
@@ -232,7 +238,8 @@ class Landscape:
             return None
         margin = 0.02 * (b - a)
         if k is not None:
-            f, interpolated = self._reader(geo, k, a, b, start=8)
+            # no more nodes than the direct search's 12 passes (N = 8): else direct from then on for this chart
+            f, interpolated = self._reader(geo, k, a, b, start=8, max_degree=8, refused=self._warm_direct)
             if interpolated:
                 x, value = refine_minimum(f, a, b, rounds=INTERPOLATED_ROUNDS)
                 if not (x - a > margin or a <= lo) or not (b - x > margin or b >= hi) or not math.isfinite(value):
