@@ -113,7 +113,7 @@ def test_the_chain_on_interpolated_line_losses_gives_the_direct_chains_steps(mon
     passes.append(0)
     fast = predict_from_start(case, model.copy(), data, settings)
 
-    def direct(self, geo, k, lo, hi, start=16):
+    def direct(self, geo, k, lo, hi, **kwargs):
         return (lambda x: Geometry.chart_loss(geo, np.abs(np.asarray(x, dtype=np.float64)).reshape(-1, 1),
                                               self.X, self.y)), False
 
