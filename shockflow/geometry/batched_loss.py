@@ -282,10 +282,8 @@ def _memo(model: Model, X: np.ndarray, y):
     """``(table, configuration digest)`` for read-only data, else ``None`` (writable data may change in place)."""
     if not _DEPTH[0] or not isinstance(y, np.ndarray) or X.flags.writeable or y.flags.writeable:
         return None
-    try:   # every call (15 µs): a model whose settings change in place is never read from its old values
-        state = {k: v for k, v in vars(model).items() if k != "params"}
-        config = hashlib.blake2b(type(model).__qualname__.encode() + pickle.dumps(state), digest_size=16).digest()
-    except (TypeError, AttributeError, pickle.PicklingError):
+    config = _configuration(model)   # every call (15 µs): a model whose settings change in place is never read
+    if config is None:                # from its old values
         return None
     key = (id(X), id(y))
     entry = _MEMOS.get(key)
@@ -420,6 +418,8 @@ def line_losses(model: Model, base: np.ndarray, direction: np.ndarray, r, X, y) 
     for part in chunks:
         out[part] = model.loss_function.value(line[1](model, parts, r[part], work), Y[None]).mean(axis=1)
     if memo is not None:
+        if len(memo[0]) >= MEMO_SIZE:
+            memo[0].clear()
         memo[0][key] = out.copy()
         memo[0][key].setflags(write=False)
     return out
