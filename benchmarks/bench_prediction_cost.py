@@ -12,6 +12,11 @@ its bare matrix products; all measured side by side in one process.
    extraction, solves (the chart solves with their shock reports and the resolution rule's coarser grids); the ratio ``(extraction + solves) / training``.
 3. ``--suite``: the same ratio on the automatic-charts suite's largest cases
    (``cases/mlp-tanh-teacher.toml``, ``cases/linear2-momentum.toml``; minutes on a busy machine).
+4. ``--suite-costs [CASE ...]`` (:func:`suite_costs`; issues 18 and 20): per case of the automatic-charts suite,
+   ``(extraction + solves) / training`` of a ``shockflow run`` and ``forecast / training`` of a forecast
+   (``benchmarks/bench_forecast.py``'s measurement: the chart work, the chain and the overshoot flag), side by
+   side in one process, warm caches, each ``--repeat`` times interleaved (medians), with the network passes of
+   the chart losses counted (parameter sets evaluated: pointwise batches and points along lines).
 
 The one-minute load average is printed with every block: on a shared machine absolute times are
 indicative, the ratios (both sides measured in the same process, interleaved) less so.
@@ -166,12 +171,97 @@ def case_phases(case, overrides=()) -> dict:
     return phases
 
 
+#: the automatic-charts suite (README, "The automatic-charts suite"), largest cases first
+SUITE_CASES = ("mlp-tanh-teacher", "linear2-momentum", "cnn2d-images", "attention-qk-4x2", "fourier-features",
+               "deep-linear-3", "deep-linear-4", "deep-mlp-tanh", "wine-linear", "mlp-erf-frozen-bias",
+               "committee-erf-frozen", "diagonal-correlated", "diagonal-noncommuting")
+
+
+def _counted_passes():
+    """``(counts, restore)``: the parameter sets the chart losses evaluate, counted while the patches stand."""
+    import importlib
+
+    bl = importlib.import_module("shockflow.geometry.batched_loss")
+    counts = [0]
+    evaluated = bl._evaluated
+    line = getattr(bl, "line_losses", None)
+
+    def counted(model, P, X, y, batch, outputs):
+        counts[0] += batch
+        return evaluated(model, P, X, y, batch, outputs)
+
+    def counted_line(model, base, direction, r, X, y):
+        out = line(model, base, direction, r, X, y)
+        counts[0] += 0 if out is None else int(np.size(r))
+        return out
+
+    bl._evaluated = counted
+    if line is not None:
+        bl.line_losses = counted_line
+
+    def restore():
+        bl._evaluated = evaluated
+        if line is not None:
+            bl.line_losses = line
+    return counts, restore
+
+
+def suite_costs(cases=SUITE_CASES, repeat: int = 2) -> list[dict]:
+    """Per case: the phases of a ``shockflow run`` (:func:`case_phases`) and of a forecast (``bench_forecast.measure``),
+    ``repeat`` rounds interleaved, medians; the chart-loss passes of one forecast."""
+    sys.path.insert(0, HERE)
+    from bench_forecast import _flag, measure
+
+    from shockflow.cases import load_case
+    from shockflow.runners.forecast import forecast_stage
+
+    out = []
+    for name in cases:
+        path = os.path.join(HERE, "..", "cases", name + ".toml")
+        case_phases(path)   # warm: kernels compiled, modules imported
+        runs, forecasts = [], []
+        for _ in range(repeat):
+            runs.append(case_phases(path))
+            forecasts.append(measure(path))
+        counts, restore = _counted_passes()
+        try:   # the passes of one forecast (the flag's included), counted apart from the timed ones
+            case = load_case(path)
+            _flag(*forecast_stage(case, case.seed or 0))
+        finally:
+            restore()
+        med = lambda rows, key: statistics.median(r[key] for r in rows)
+        out.append({"case": name, "run_training_s": med(runs, "training"), "extraction_s": med(runs, "extraction"),
+                    "solves_s": med(runs, "solves"), "run_ratio": med(runs, "ratio"),
+                    "forecast_s": med(forecasts, "forecast_seconds"), "forecast_training_s": med(forecasts, "training_seconds"),
+                    "forecast_ratio": med(forecasts, "ratio"), "chain_s": med(forecasts, "chain_seconds"),
+                    "flag_s": med(forecasts, "flag_seconds"), "passes": counts[0],
+                    "load": statistics.mean([r["load"] for r in runs] + [r["load"] for r in forecasts])})
+    return out
+
+
+def _print_suite_costs(rows) -> None:
+    print("automatic-charts suite: (extraction + solves) / training of `run`, forecast / training (medians)")
+    print(f"  {'case':<24} {'train s':>8} {'extr s':>7} {'solve s':>7} {'(e+s)/t':>8}  {'fcast s':>7} {'train s':>8} "
+          f"{'chain s':>7} {'flag s':>6} {'f/t':>7} {'passes':>7} {'load':>5}")
+    for r in rows:
+        print(f"  {r['case']:<24} {r['run_training_s']:8.3f} {r['extraction_s']:7.3f} {r['solves_s']:7.3f} "
+              f"{r['run_ratio']:8.1%}  {r['forecast_s']:7.3f} {r['forecast_training_s']:8.3f} {r['chain_s']:7.3f} "
+              f"{r['flag_s']:6.3f} {r['forecast_ratio']:7.1%} {r['passes']:7.0f} {r['load']:5.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[2048, 8192, 32768])
     ap.add_argument("--suite", action="store_true", help="also the automatic-charts suite's largest cases")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--suite-costs", nargs="*", default=None, metavar="CASE",
+                    help="only the automatic-charts suite's run and forecast costs (all its cases if none named)")
+    ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
+    if args.suite_costs is not None:
+        rows = suite_costs(tuple(args.suite_costs) or SUITE_CASES, args.repeat)
+        print(json.dumps(rows)) if args.json else _print_suite_costs(rows)
+        return
     result = {"cpus": os.cpu_count(), "step": step_ratios()}
     case_phases("two-layer-staircase")   # warm: imports and JIT cache, not counted
     result["default"] = [{"n": n, **case_phases("two-layer-staircase", [f"data.n={n}"])} for n in args.sizes]

@@ -87,7 +87,7 @@ class Modes:
     rates: np.ndarray
     spectrum: np.ndarray
     errors: np.ndarray | None = None     # standard error of each kept rate (the sample's own noise)
-    spectrum_errors: np.ndarray | None = None
+    spectrum_errors: np.ndarray | None = None   # ... of every eigenvalue (NaN for one ≤ 0: never kept)
 
 
 def _layout(model):
@@ -151,7 +151,8 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     eigenvalue ``λ_k`` moves by ``e_kᵀ (Y_μ − Y) e_k / n`` per sample (first-order perturbation); one not
     one standard error above zero cannot be told from the sample's noise (a rank-2 teacher head's QK
     form has four positive eigenvalues at n = 2048, two of them 0.96 and 0.7 standard errors).
-    Cost: ``2p`` per-sample gradient passes (``p`` parameters per unit).
+    Cost: ``2p`` full-batch gradient passes (``p`` parameters per unit) for ``Y`` and one batched forward pass
+    at ``6p + 1`` parameter sets for the standard errors (:func:`_rayleigh_errors`).
 
     ``frozen``: parameter names held at their initial values (``[training] frozen``): the origin is that of
     the free parameters (:func:`free_origin`), ``Y`` is taken over a unit's free entries only and the modes
@@ -164,30 +165,25 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     layout = _layout(model)
     p, d = layout.unit_dim, layout.units
     zero = model.copy()
-    size = zero.num_parameters
     origin, free = free_origin(model, layout, frozen)
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     first, second = layout.index[0], (layout.index[1] if d > 1 else None)
     wanted = np.concatenate([first, second]) if second is not None else first
-    picks = _gradient_picks(zero, wanted)
-    S_mu = np.zeros((n, p, p))          # per-sample −(H − H_pair), columns j
+    S = np.zeros((p, p))                # −(H − H_pair) of the mean loss, columns j
     for j in np.flatnonzero(free):
         cols = []
         for sign in (1.0, -1.0):
             theta = origin.copy()
             theta[first[j]] += sign * h
             zero.set_parameter_vector(theta)
-            grads = zero.per_sample_grads(X, y)
-            # only the two units' entries of the per-sample gradients (not every unit's, concatenated)
-            cols.append(np.concatenate([np.asarray(grads[k]).reshape(n, -1)[:, at] for k, at in picks], axis=1))
+            cols.append(zero.grad_vector(zero.loss_and_grad(X, y)[1])[wanted])
         column = (cols[0] - cols[1]) / (2.0 * h)
-        S_mu[:, :, j] = -column[:, :p]
+        S[:, j] = -column[:p]
         if second is not None:
-            S_mu[:, :, j] += column[:, p:]
-    S_mu[:, ~free, :] = 0.0             # frozen entries: no row either (the modes do not move them)
-    S_mu = 0.5 * (S_mu + S_mu.transpose(0, 2, 1))
-    S = S_mu.mean(axis=0)
+            S[:, j] += column[p:]
+    S[~free, :] = 0.0                   # frozen entries: no row either (the modes do not move them)
+    S = 0.5 * (S + S.T)
     if frozen:
         _refuse_sloped_origin(model, origin, layout, free, frozen, X, y)
     if not np.all(np.isfinite(S)):
@@ -198,25 +194,50 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     order = np.argsort(values)[::-1]
     values, vectors = values[order], vectors[:, order]
     # the standard error of each eigenvalue (first order in the sample's noise: e_kᵀ (Y_sample − Y) e_k)
-    rayleigh = np.einsum("ik,nij,jk->nk", vectors, S_mu - S, vectors, optimize=True)
-    error = np.sqrt(np.sum(rayleigh ** 2, axis=0)) / n
-    keep = _select(values, vectors, max_modes, min_rate_ratio) & (values > error)
+    # (only a positive eigenvalue can be kept: the others' errors are not measured, NaN)
+    error = np.full(values.size, np.nan)
+    up = values > 0
+    error[up] = _rayleigh_errors(zero, origin, first, second, vectors[:, up], X, y)
+    keep = _select(values, vectors, max_modes, min_rate_ratio) & up
+    keep[up] &= values[up] > error[up]
     return Modes(vectors[:, keep], values[keep], values, error[keep], error)
 
 
-def _gradient_picks(model, wanted: np.ndarray) -> list:
-    """``[(key, local indices)]``: where the entries ``wanted`` of the parameter vector sit in the per-sample
-    gradient arrays, in the order of ``wanted`` (each run of entries of one array is one pick)."""
-    offsets = np.cumsum([0] + [np.asarray(v).size for v in model.params.values()])
-    keys = list(model.params)
-    owner = np.searchsorted(offsets, wanted, side="right") - 1
-    picks = []
-    start = 0
-    for i in range(1, wanted.size + 1):
-        if i == wanted.size or owner[i] != owner[start]:
-            picks.append((keys[owner[start]], wanted[start:i] - offsets[owner[start]]))
-            start = i
-    return picks
+#: the step of the per-sample second differences of :func:`_rayleigh_errors` (relative to a unit direction)
+RAYLEIGH_STEP = 2e-4
+
+
+def _rayleigh_errors(model, origin, first, second, vectors, X, y, h: float = RAYLEIGH_STEP) -> np.ndarray:
+    """The standard error ``sqrt(Σ_μ (R_μk − R̄_k)²)/n`` of each eigenvalue of ``Y`` from the per-sample Rayleigh
+    quotients ``R_μk = e_kᵀ Y_μ e_k``, ``Y_μ = −(H_μ − H_pair,μ)`` (find_modes), by second differences of the
+    per-sample losses ``ℓ_μ`` with unit 0 at ``h₁ e_k`` and unit 1 at ``h₂ e_k``:
+    ``e_kᵀ H_μ e_k = [ℓ(h,0) − 2ℓ(0,0) + ℓ(−h,0)]/h²`` and ``e_kᵀ H_pair,μ e_k = [ℓ(h,h) − ℓ(h,−h) − ℓ(−h,h) +
+    ℓ(−h,−h)]/(4h²)``: ``6K + 1`` parameter sets in one batched forward pass
+    (:func:`shockflow.geometry.batched_loss.batched_sample_losses`) instead of ``2p`` per-sample gradient passes.
+    The rounding of a loss ``ℓ`` is ``ε ℓ/h²`` ≈ 1e-8 ℓ; ``tests/geometry/test_fast_modes.py`` compares the errors
+    with the per-sample gradients' to 1e-4."""
+    from shockflow.geometry.batched_loss import batched_sample_losses
+    from shockflow.geometry.flat import unflatten
+
+    K = vectors.shape[1]
+    if K == 0:
+        return np.zeros(0)
+    signs = [(1.0, 0.0), (-1.0, 0.0)] + ([(1.0, 1.0), (1.0, -1.0), (-1.0, 1.0), (-1.0, -1.0)] if second is not None
+                                         else [])
+    thetas = np.repeat(origin[None], 1 + K * len(signs), axis=0)
+    for k in range(K):
+        for i, (a, b) in enumerate(signs):
+            row = thetas[1 + k * len(signs) + i]
+            row[first] += a * h * vectors[:, k]
+            if second is not None:
+                row[second] += b * h * vectors[:, k]
+    ell = batched_sample_losses(model, unflatten(model, thetas), X, y)
+    at = ell[1:].reshape(K, len(signs), -1)
+    R = -(at[:, 0] - 2.0 * ell[0][None] + at[:, 1]) / (h * h)
+    if second is not None:
+        R += (at[:, 2] - at[:, 3] - at[:, 4] + at[:, 5]) / (4.0 * h * h)
+    R -= R.mean(axis=1, keepdims=True)
+    return np.sqrt(np.sum(R * R, axis=1)) / X.shape[0]
 
 
 def free_origin(model, layout, frozen) -> tuple[np.ndarray, np.ndarray]:
@@ -670,8 +691,18 @@ class AutoGeometry(Geometry):
 
     def chart_loss(self, points, X, y):
         """``L̄`` at ``points``; the chart is even in r (the coordinate is a norm, the extraction mirrors it
-        at 0), so a point r < 0 — a parabola's vertex fitted just across the mirror — is read as |r|."""
-        return super().chart_loss(np.abs(np.asarray(points, dtype=np.float64)), X, y)
+        at 0), so a point r < 0 — a parabola's vertex fitted just across the mirror — is read as |r|.  The
+        section of a chart of units is a line in parameter space: its losses are those of
+        :func:`shockflow.geometry.batched_loss.line_losses` where the network has a line form."""
+        points = np.abs(np.asarray(points, dtype=np.float64))
+        if self._chain_layout is None and self.modes is not None:
+            from shockflow.geometry.batched_loss import line_losses
+
+            p = self.chart.check(points)
+            out = line_losses(self.model, self._base, self._direction, p.reshape(-1), X, y)
+            if out is not None:
+                return out.reshape(p.shape[:-1])
+        return super().chart_loss(points, X, y)
 
     def section(self, points):
         self._require_modes()

@@ -23,6 +23,14 @@ is not interpolated: :func:`chart_loss_at` then evaluates it directly, so the fa
 trades accuracy for speed.  ``tests/geometry/test_chart_interpolant.py`` checks the interpolant
 against the direct evaluation on a tanh network's chart, and that a kinked loss is refused.
 
+**On a bracket** (:func:`interpolated_reader`): the saddle chain searches the minimum of a chart at every
+saddle on a bracket of it, once per chart and saddle (a new reference each time, so nothing is reused
+between searches).  The reader fits the interpolant on the bracket (from ``N = 8``, doubled up to
+``max_degree``), reads the bracket's points from it and evaluates any point outside the bracket directly;
+a search then costs the fit's ``N + 1`` network passes however many points it reads (the 33-point scan and six
+3-point refinement rounds it replaced: 57).  ``None`` where the fit does not converge by ``max_degree``:
+the caller evaluates directly.
+
 **Where it is not used.**  Models whose loss follows from data moments
 (:mod:`shockflow.geometry.moments`) are already exact at ``O(o d²)`` per point; charts of more
 than one axis are evaluated directly.
@@ -34,7 +42,7 @@ import weakref
 
 import numpy as np
 
-__all__ = ["ChartInterpolant", "chart_loss_at", "TOLERANCE", "MAX_DEGREE"]
+__all__ = ["ChartInterpolant", "chart_loss_at", "interpolable", "interpolated_reader", "TOLERANCE", "MAX_DEGREE"]
 
 #: accepted tail of the Chebyshev coefficients, relative to max |L̄| on the box
 TOLERANCE = 1e-13
@@ -127,3 +135,35 @@ def chart_loss_at(geo, points, X, y) -> np.ndarray:
     if fit is None:
         return geo.chart_loss(points, X, y)
     return fit(geo.chart.check(points))
+
+
+def interpolable(geo) -> bool:
+    """Whether ``geo``'s chart loss is worth interpolating: a 1-D chart whose loss is not evaluated from data
+    moments (those cost ``O(o d²)`` per point, a few dozen interpolation nodes would cost more)."""
+    from shockflow.geometry.moments import moments_apply
+
+    return geo.dim == 1 and not moments_apply(geo.model)
+
+
+def interpolated_reader(loss, lower: float, upper: float, *, start: int = 8, max_degree: int = 64):
+    """``read(xs (m,)) -> (m,)``: the loss at chart points ``xs``, from a Chebyshev interpolant on ``[lower, upper]``
+    of stated accuracy (:class:`ChartInterpolant`, :data:`TOLERANCE`) for the points inside it, by ``loss(points
+    (m, 1))`` for the points outside it (module docstring, "On a bracket"); ``None`` if the interpolant does not
+    converge by ``max_degree``.  ``read.interpolant`` is the fit."""
+    if not upper > lower:
+        return None
+    fit = ChartInterpolant.fit(loss, lower, upper, start=start, max_degree=max_degree)
+    if fit is None:
+        return None
+
+    def read(xs) -> np.ndarray:
+        x = np.asarray(xs, dtype=np.float64).reshape(-1)
+        inside = (x >= fit.lower) & (x <= fit.upper)
+        out = np.empty(x.size)
+        out[inside] = fit(x[inside, None])
+        if not np.all(inside):
+            out[~inside] = loss(x[~inside, None])
+        return out
+
+    read.interpolant = fit
+    return read

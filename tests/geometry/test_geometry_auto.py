@@ -316,25 +316,3 @@ def test_the_start_of_a_chain_chart_with_a_faster_mode_learned_first(depth, scal
         start = geo.start_coordinate(net.params, data.X, data.y)[0]
         assert _balanced_half_time(start, modes.rates[k], depth) == pytest.approx(true[k], rel=0.08)
         assert _balanced_half_time(geo.coordinates(net.params)[0], modes.rates[k], depth) < 0.88 * true[k]
-
-
-@pytest.mark.parametrize("name, kwargs", [
-    ("mlp", dict(input_dim=5, width=6, output_dim=2, activation="tanh", bias=True)),
-    ("attention_qk", dict(d_model=4, d_k=2)),
-    ("linear2", dict(input_dim=4, hidden=3, output_dim=2)),
-])
-def test_the_two_units_gradient_entries_are_those_of_the_whole_gradient(name, kwargs):
-    # find_modes reads only the first two units' entries of each per-sample gradient: the picks must select
-    # exactly the columns the concatenated gradient has at those parameter-vector indices, in that order
-    from shockflow.geometry.auto import _gradient_picks
-    from shockflow.models.units import unit_layout
-
-    net = models.build(name, init_scale=0.3, seed=3, **kwargs)
-    layout = unit_layout(net)
-    wanted = np.concatenate([layout.index[0], layout.index[1]])
-    rng = np.random.default_rng(0)
-    n = 7
-    grads = {k: rng.standard_normal((n, *np.asarray(v).shape)) for k, v in net.params.items()}
-    whole = np.concatenate([grads[k].reshape(n, -1) for k in net.params], axis=1)
-    picked = np.concatenate([grads[k].reshape(n, -1)[:, at] for k, at in _gradient_picks(net, wanted)], axis=1)
-    np.testing.assert_array_equal(picked, whole[:, wanted])

@@ -46,6 +46,10 @@ def _single(model, params, X):
     ("quadratic", dict(input_dim=3, width=2), (3,)),
     ("attention_qk", dict(d_model=3, heads=2, d_k=2), (4, 3)),
     ("mean_field", dict(input_dim=3, width=5), (3,)),
+    ("cnn2d", dict(input_size=[4, 5], in_channels=2, out_channels=3, kernel_size=[2, 3], bias=True, output_dim=2),
+     (4, 5, 2)),
+    ("cnn1d", dict(input_size=6, in_channels=1, out_channels=2, kernel_size=3), (6, 1)),
+    ("fourier", dict(modes=4, theta=0.5), (1,)),
 ])
 def test_batched_forward_equals_the_model_forward(name, kwargs, shape):
     rng = np.random.default_rng(3)
