@@ -15,13 +15,14 @@ transitions, the progress output):
 
 - ``imports``: importing the modules a run uses (:data:`RUN_MODULES`: ``shockflow.cli``, the runner, training,
   extraction, prediction, the transition detector, storage, h5py, SciPy's optimisers; and with figures
-  :data:`FIGURE_MODULES`: the figure modules, matplotlib.figure and the Agg canvas), done first so the other
-  phases do not include them;
+  :data:`FIGURE_MODULES`: the figure modules, not matplotlib: the figure helper process imports it while the
+  run computes, or the run itself when it draws in-process), done first so the other phases do not include them;
 - ``training``: :func:`shockflow.training.train` (including its HDF5 training log);
 - ``extraction``: :func:`shockflow.prediction.extraction.extract` (the quotient charts);
 - ``solves``: the chart Hamilton–Jacobi solves (``shockflow.prediction.predict._solve``: Numba,
   compiled here on a cold cache) and their shock reports (``_report``);
-- ``figures``: the three figures (:func:`shockflow.figures.draw_result`); ``writes``: :func:`shockflow.storage.write_result`.
+- ``figures``: the three figures (:meth:`shockflow.figures.worker.FigureWorker.draw`: the wait for the helper
+  processes that draw them, or drawing them in-process); ``writes``: :func:`shockflow.storage.write_result`.
 
 ``process`` is the child's whole wall time seen from outside (interpreter start-up included), ``cpu``
 its CPU time (user + system, its own child processes included): on a loaded machine the wall time
@@ -46,8 +47,8 @@ PHASES = ("imports", "training", "extraction", "solves", "figures", "writes", "o
 RUN_MODULES = ("shockflow.cli", "shockflow.runners.prediction", "shockflow.training", "shockflow.prediction",
                "shockflow.prediction.extraction", "shockflow.prediction.predict", "shockflow.prediction.transitions",
                "shockflow.storage", "h5py", "scipy.optimize")
-FIGURE_MODULES = ("shockflow.figures", "shockflow.figures.landscape", "shockflow.figures.solution",
-                  "shockflow.figures.training", "matplotlib.figure", "matplotlib.backends.backend_agg")
+FIGURE_MODULES = ("shockflow.figures", "shockflow.figures.landscape", "shockflow.figures.solution", "shockflow.figures.worker",
+                  "shockflow.figures.training")
 
 
 def child(case: str, out: str, figures: bool = True) -> dict:
@@ -61,6 +62,7 @@ def child(case: str, out: str, figures: bool = True) -> dict:
     phases["imports"] = time.perf_counter() - start
 
     import shockflow.figures as figure_module
+    import shockflow.figures.worker as figure_worker
     import shockflow.prediction.extraction as extraction
     import shockflow.prediction.predict as predict
     import shockflow.storage as storage
@@ -82,7 +84,8 @@ def child(case: str, out: str, figures: bool = True) -> dict:
     timed(extraction, "extract", "extraction")
     timed(predict, "_solve", "solves")
     timed(predict, "_report", "solves")
-    timed(figure_module, "draw_result", "figures")   # every figure of a run is drawn and saved through it
+    timed(figure_module, "draw_result", "figures")   # every figure of a run is drawn and saved through one of them
+    timed(figure_worker.FigureWorker, "draw", "figures")
     timed(storage, "write_result", "writes")
 
     from shockflow.cli import main
