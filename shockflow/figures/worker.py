@@ -14,8 +14,8 @@ run's files when they are committed together.  Errors stay clean: a helper that 
 figure and the reason, and the parent raises :class:`FigureWorkerError` naming both (the command line
 reports it as a failure of the run, exit 1); a helper that dies answers nothing and the parent says so.
 On any exception in the parent (Ctrl-C included) the helpers are stopped and reaped before the
-temporaries are removed.  Without ``os.fork``, on one core or in a process with other Python threads
-running (a notebook's kernel: forking a threaded process is unsafe) there is no helper and
+temporaries are removed.  Without ``os.fork``, without an idle core (:func:`_idle_core`) or in a process with
+other Python threads running (a notebook's kernel: forking a threaded process is unsafe) there is no helper and
 :meth:`FigureWorker.draw` draws in the process, as :func:`~shockflow.figures.draw_result` does.
 """
 
@@ -40,25 +40,32 @@ class FigureWorkerError(RuntimeError):
 
 
 def _can_fork() -> bool:
+    """``os.fork`` exists, no other Python thread runs (forking a threaded process is unsafe) and matplotlib is there."""
     import importlib.util
 
-    from solvers.conservation.thread_policy import usable_cores
+    return hasattr(os, "fork") and threading.active_count() == 1 and importlib.util.find_spec("matplotlib") is not None
 
-    return (hasattr(os, "fork") and usable_cores() >= 2 and threading.active_count() == 1
-            and importlib.util.find_spec("matplotlib") is not None)
+
+def _idle_core() -> bool:
+    """A helper pays only on a core nobody else uses (the rule of the solvers' threads,
+    :mod:`solvers.conservation.thread_policy`): on a busy machine the kernel shares one session's time among its
+    processes (autogroup scheduling), so a second process there adds its start-up and gains nothing."""
+    from solvers.conservation.thread_policy import competing_tasks, usable_cores
+
+    return usable_cores() - 1 - competing_tasks() >= 1
 
 
 class FigureWorker:
-    """``with FigureWorker() as worker: ... worker.draw(result, out, ...)`` (see the module docstring);
-    ``FigureWorker(start=False)`` never forks."""
+    """``with FigureWorker() as worker: ... worker.draw(result, out, ...)`` (see the module docstring).
+    ``start``: None (default) forks a helper when a core is idle, True whenever it can fork, False never."""
 
-    def __init__(self, start: bool = True):
+    def __init__(self, start: bool | None = None):
         self.pid: int | None = None
         self._jobs = self._answers = -1
         self._start = start
 
     def __enter__(self) -> FigureWorker:
-        if self._start and _can_fork():
+        if self._start is not False and _can_fork() and (self._start or _idle_core()):
             jobs_r, jobs_w = os.pipe()
             answers_r, answers_w = os.pipe()
             pid = os.fork()

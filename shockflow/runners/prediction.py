@@ -227,7 +227,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     from shockflow.figures.worker import FigureWorker
 
     refuse_unmodelled(case)   # before any training
-    with FigureWorker(start=options.figures) as worker:
+    with FigureWorker(start=None if options.figures else False) as worker:
         return _run_prediction_case(case, options, worker)
 
 

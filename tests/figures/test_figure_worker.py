@@ -18,7 +18,7 @@ from shockflow.storage import atomic_group, read_result
 REPO = Path(__file__).resolve().parents[2]
 V1_RUN = REPO / "tests" / "storage" / "data" / "result-v1-two-layer-staircase.h5"
 
-pytestmark = pytest.mark.skipif(not worker_module._can_fork(), reason="no fork, one core, or other threads running")
+pytestmark = pytest.mark.skipif(not worker_module._can_fork(), reason="no fork, or other threads running")
 
 
 def _pixels(path: Path) -> np.ndarray:
@@ -41,7 +41,7 @@ def test_the_helpers_draw_the_same_figures_as_the_process_itself(tmp_path):
     here, there = tmp_path / "here", tmp_path / "there"
     here.mkdir(), there.mkdir()
     own = draw_result(result, here)
-    with FigureWorker() as worker:
+    with FigureWorker(start=True) as worker:
         assert worker.pid is not None
         theirs = worker.draw(result, there)
     assert [p.name for p in theirs] == [p.name for p in own]
@@ -54,7 +54,7 @@ def test_the_helpers_draw_the_same_figures_as_the_process_itself(tmp_path):
 def test_inside_a_group_the_helpers_files_are_committed_with_it(tmp_path):
     result = read_result(V1_RUN)
     with atomic_group():
-        with FigureWorker() as worker:
+        with FigureWorker(start=True) as worker:
             paths = worker.draw(result, tmp_path)
         assert not any(p.exists() for p in paths)       # staged: not visible before the group ends
     assert all(p.stat().st_size > 0 for p in paths)
@@ -68,7 +68,7 @@ def test_a_figure_that_fails_in_a_helper_is_an_error_naming_it_and_leaves_no_fil
         raise ValueError("no charts to draw")
 
     monkeypatch.setattr(landscape, "landscape_figure", broken)   # before the fork: the helper inherits it
-    with FigureWorker() as worker:
+    with FigureWorker(start=True) as worker:
         with pytest.raises(FigureWorkerError, match=r"two-layer-staircase-landscape\.png: ValueError: no charts to draw"):
             worker.draw(result, tmp_path)
     assert list(tmp_path.iterdir()) == []
@@ -77,7 +77,7 @@ def test_a_figure_that_fails_in_a_helper_is_an_error_naming_it_and_leaves_no_fil
 
 def test_a_parent_that_fails_before_the_job_stops_and_reaps_its_helper():
     with pytest.raises(KeyError):
-        with FigureWorker() as worker:
+        with FigureWorker(start=True) as worker:
             assert worker.pid is not None
             raise KeyError("the run failed")
     assert worker.pid is None and _no_children_left()
@@ -89,3 +89,11 @@ def test_without_a_helper_the_worker_draws_in_process(tmp_path):
         paths = worker.draw(read_result(V1_RUN), tmp_path)
     assert [p.name for p in paths] == ["two-layer-staircase-loss.png", "two-layer-staircase.png",
                                        "two-layer-staircase-landscape.png"]
+
+
+def test_by_default_a_helper_is_forked_only_on_an_idle_core(monkeypatch):
+    for idle in (False, True):
+        monkeypatch.setattr(worker_module, "_idle_core", lambda: idle)
+        with FigureWorker() as worker:
+            assert (worker.pid is not None) is idle
+    assert _no_children_left()
