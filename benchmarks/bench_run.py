@@ -10,8 +10,8 @@ whole-process times are printed, and the phase table is the round with the media
 on a shared machine can be off by ±0.1 in the ratio).
 
 Phases (measured inside the child process, ``--child``, by wrapping the library functions a run
-calls; what is left is ``other``: building the model and data, detecting and matching the
-transitions, the progress output):
+calls; what is left is ``other``: loading the case, building the model and data, the saddle chain, the
+parameter truth, matching the transitions, the progress output):
 
 - ``imports``: importing the modules a run uses (:data:`RUN_MODULES`: ``shockflow.cli``, the runner, training,
   extraction, prediction, the transition detector, storage, h5py, SciPy's optimisers; and with figures
@@ -21,6 +21,8 @@ transitions, the progress output):
 - ``extraction``: :func:`shockflow.prediction.extraction.extract` (the quotient charts);
 - ``solves``: the chart Hamilton–Jacobi solves (``shockflow.prediction.predict._solve``: Numba,
   compiled here on a cold cache) and their shock reports (``_report``);
+- ``detection``: the transitions found in the loss curve (``shockflow.runners.training.observed_transitions``:
+  the detector's switch-on fits);
 - ``figures``: the three figures (:meth:`shockflow.figures.worker.FigureWorker.draw`: the wait for the helper
   processes that draw them, or drawing them in-process); ``writes``: :func:`shockflow.storage.write_result`.
 
@@ -42,7 +44,7 @@ import sys
 import tempfile
 import time
 
-PHASES = ("imports", "training", "extraction", "solves", "figures", "writes", "other")
+PHASES = ("imports", "training", "extraction", "solves", "detection", "figures", "writes", "other")
 #: what a run imports (the ``imports`` phase; most of them the run imports only where it uses them)
 RUN_MODULES = ("shockflow.cli", "shockflow.runners.prediction", "shockflow.training", "shockflow.prediction",
                "shockflow.prediction.extraction", "shockflow.prediction.predict", "shockflow.prediction.transitions",
@@ -65,6 +67,7 @@ def child(case: str, out: str, figures: bool = True) -> dict:
     import shockflow.figures.worker as figure_worker
     import shockflow.prediction.extraction as extraction
     import shockflow.prediction.predict as predict
+    import shockflow.runners.training as runners_training
     import shockflow.storage as storage
     import shockflow.training as training
 
@@ -84,6 +87,7 @@ def child(case: str, out: str, figures: bool = True) -> dict:
     timed(extraction, "extract", "extraction")
     timed(predict, "_solve", "solves")
     timed(predict, "_report", "solves")
+    timed(runners_training, "observed_transitions", "detection")
     timed(figure_module, "draw_result", "figures")   # every figure of a run is drawn and saved through one of them
     timed(figure_worker.FigureWorker, "draw", "figures")
     timed(storage, "write_result", "writes")
