@@ -27,8 +27,10 @@ parameter truth, matching the transitions, the progress output):
   processes that draw them, or drawing them in-process); ``writes``: :func:`shockflow.storage.write_result`.
 
 ``process`` is the child's whole wall time seen from outside (interpreter start-up included), ``cpu``
-its CPU time (user + system, its own child processes included): on a loaded machine the wall time
-grows with the competition while the CPU time stays near what a quiet machine's wall time would be.
+its CPU time (user + system, its own child processes included: the figure helpers); the CPU columns
+give each phase's CPU time in the run's own process (the helpers' drawing is not in its ``figures``).
+On a loaded machine the wall time grows with the competition while the CPU time stays near what a
+quiet machine's wall time would be.
 Also measured: ``shockflow --help`` (best of three, warm).  Timings on a shared machine are
 indicative: the one-minute load average is printed with them.
 """
@@ -61,7 +63,9 @@ def child(case: str, out: str, figures: bool = True) -> dict:
     for name in (*RUN_MODULES, *(FIGURE_MODULES if figures else ())):
         importlib.import_module(name)
     phases = dict.fromkeys(PHASES, 0.0)
+    cpu = dict.fromkeys(PHASES, 0.0)
     phases["imports"] = time.perf_counter() - start
+    cpu["imports"] = time.process_time()   # interpreter start-up included
 
     import shockflow.figures as figure_module
     import shockflow.figures.worker as figure_worker
@@ -75,11 +79,12 @@ def child(case: str, out: str, figures: bool = True) -> dict:
         inner = getattr(owner, attr)
 
         def wrapper(*args, **kwargs):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             try:
                 return inner(*args, **kwargs)
             finally:
                 phases[phase] += time.perf_counter() - t0
+                cpu[phase] += time.process_time() - c0
 
         setattr(owner, attr, wrapper)
 
@@ -94,14 +99,15 @@ def child(case: str, out: str, figures: bool = True) -> dict:
 
     from shockflow.cli import main
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     code = main(["run", case, "--quiet", "--out", out, *(() if figures else ("--no-figures",))])
-    run_s = time.perf_counter() - t0
+    run_s, run_cpu = time.perf_counter() - t0, time.process_time() - c0
     if code != 0:
         raise SystemExit(f"shockflow run {case} exited with {code}")
     phases["other"] = run_s - sum(phases[p] for p in PHASES if p not in ("imports", "other"))
+    cpu["other"] = run_cpu - sum(cpu[p] for p in PHASES if p not in ("imports", "other"))
     phases["total"] = time.perf_counter() - start
-    return phases
+    return {**phases, **{f"cpu {p}": v for p, v in cpu.items()}}
 
 
 def _cpu_of_children() -> float:
@@ -152,9 +158,10 @@ def measure(case: str = "two-layer-staircase", repeat: int = 3) -> dict:
 
 def table(m: dict) -> str:
     lines = [f"shockflow run {m['case']}: cold and warm JIT cache, seconds (load {m['load']:.1f} on {m['cpus']} cores)",
-             f"{'phase':<12}{'cold':>9}{'warm':>9}{'warm, --no-figures':>20}"]
+             f"{'phase':<12}{'cold':>9}{'warm':>9}{'warm, --no-figures':>20}{'CPU: warm':>11}{'--no-figures':>14}"]
     for p in (*PHASES, "total", "process", "cpu"):
-        lines.append(f"{p:<12}{m['cold'][p]:9.2f}{m['warm'][p]:9.2f}{m['bare'][p]:20.2f}")
+        cpus = (f"{m['warm'][f'cpu {p}']:11.2f}{m['bare'][f'cpu {p}']:14.2f}" if f"cpu {p}" in m["warm"] else "")
+        lines.append(f"{p:<12}{m['cold'][p]:9.2f}{m['warm'][p]:9.2f}{m['bare'][p]:20.2f}" + cpus)
     lines.append(f"warm / cold (process): {m['warm']['process'] / m['cold']['process']:.2f} (median of "
                  f"{len(m['ratios'])} pairs: {', '.join(f'{r:.2f}' for r in m['ratios'])}, at loads "
                  f"{', '.join(f'{x:.1f}' for x in m['loads'])}); shockflow --help: {m['help_s']:.2f} s")
