@@ -181,7 +181,10 @@ def main() -> None:
     parser.add_argument("--no-figures", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.case, args.out, figures=not args.no_figures)))
+        print(json.dumps(child(args.case, args.out, figures=not args.no_figures)), flush=True)
+        from shockflow.cli import _end_process
+
+        _end_process(0)   # as the shockflow program ends: no interpreter teardown
         return
     m = measure(args.case, args.repeat)
     print(json.dumps(m) if args.json else table(m))
