@@ -757,12 +757,13 @@ def _end_process(code: int) -> None:
     (logging's flush, weakref finalizers, multiprocessing's), stdout and stderr are flushed, then ``os._exit``.
     Freeing every module and object one by one took 0.35–0.41 s of CPU after a warm ``shockflow run``
     (issue 23: a fifth of ``--no-figures``); the system frees the process at once.  Only when no other Python
-    thread runs (the interpreter would wait for it)."""
+    thread runs (the interpreter would wait for it) and no profiler or tracer is installed (``python -m cProfile
+    -m shockflow.cli`` reports after the program returns)."""
     import atexit
     import os
     import threading
 
-    if threading.active_count() > 1:
+    if threading.active_count() > 1 or sys.getprofile() is not None or sys.gettrace() is not None:
         return
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
