@@ -15,16 +15,16 @@ parameter truth, matching the transitions, the progress output):
 
 - ``imports``: importing the modules a run uses (:data:`RUN_MODULES`: ``shockflow.cli``, the runner, training,
   extraction, prediction, the transition detector, storage, h5py, SciPy's optimisers; and with figures
-  :data:`FIGURE_MODULES`: the figure modules, not matplotlib: the figure helper process imports it while the
-  run computes, or the run itself when it draws in-process), done first so the other phases do not include them;
+  :data:`FIGURE_MODULES`: the figure modules, not matplotlib: it is imported when the figures are drawn, and
+  counted there), done first so the other phases do not include them;
 - ``training``: :func:`shockflow.training.train` (including its HDF5 training log);
 - ``extraction``: :func:`shockflow.prediction.extraction.extract` (the quotient charts);
 - ``solves``: the chart Hamilton–Jacobi solves (``shockflow.prediction.predict._solve``: Numba,
   compiled here on a cold cache) and their shock reports (``_report``);
 - ``detection``: the transitions found in the loss curve (``shockflow.runners.training.observed_transitions``:
   the detector's switch-on fits);
-- ``figures``: the three figures (:meth:`shockflow.figures.worker.FigureWorker.draw`: the wait for the helper
-  processes that draw them, or drawing them in-process); ``writes``: :func:`shockflow.storage.write_result`.
+- ``figures``: the three figures (:meth:`shockflow.figures.worker.FigureWorker.draw`: matplotlib's import,
+  and the drawing, by the run and a helper process when a core is idle); ``writes``: :func:`shockflow.storage.write_result`.
 
 ``process`` is the child's whole wall time seen from outside (interpreter start-up included), ``cpu``
 its CPU time (user + system, its own child processes included: the figure helpers); the CPU columns

@@ -1,22 +1,22 @@
-"""The figures of a run drawn in helper processes while the run computes (issue 23).
+"""The figures of a run drawn by two processes at once (issue 23).
 
-A run's three figures cost about as much as the rest of a warm run (matplotlib's import, then building
-and rendering about thirty axes, all Python).  :class:`FigureWorker` forks a helper at the start of the
-run, which imports matplotlib and warms its caches while the parent trains and predicts; when the result
-is ready the parent hands it over (pickled through a pipe) and the helper draws the figures with a second
-process forked from itself, the two taking the figures one at a time from a shared queue (a pipe of job
-numbers), largest first, while the parent waits.
+A run's three figures cost about as much as the rest of a warm run (matplotlib's import, then building and
+rendering about thirty axes, all Python).  When the result is ready, :meth:`FigureWorker.draw` imports
+matplotlib and warms its caches (fonts, text, mathtext) once, forks a helper, and the two processes take the
+figures one at a time from a shared queue (a pipe of job numbers), largest first.  The fork comes after the run's
+computing, not before it: this machine's two logical cores are hyperthreads of one core, and a helper that
+imported matplotlib beside the run slowed the run's own phases by as much as it saved (measured at load 0.8:
+figures 1.63 -> 0.82 s, the phases before them 1.68 -> 2.25 s).
 
-Writes stay the parent's: it reserves every figure's temporary file with
-:func:`~shockflow.storage.atomic_path` (named with its own process id, so no other process takes them for
-a dead run's leftovers) and the helpers only fill them in; the parent renames them, with the rest of the
-run's files when they are committed together.  Errors stay clean: a helper that fails answers with the
-figure and the reason, and the parent raises :class:`FigureWorkerError` naming both (the command line
-reports it as a failure of the run, exit 1); a helper that dies answers nothing and the parent says so.
-On any exception in the parent (Ctrl-C included) the helpers are stopped and reaped before the
-temporaries are removed.  Without ``os.fork``, without an idle core (:func:`_idle_core`) or in a process with
-other Python threads running (a notebook's kernel: forking a threaded process is unsafe) there is no helper and
-:meth:`FigureWorker.draw` draws in the process, as :func:`~shockflow.figures.draw_result` does.
+Writes stay the run's: it reserves every figure's temporary file with :func:`~shockflow.storage.atomic_path`
+(named with its own process id, so no other process takes them for a dead run's leftovers) and the helper only
+fills them in; the run renames them, with the rest of its files when they are committed together.  Errors stay
+clean: a figure that fails, in either process, is a :class:`FigureWorkerError` naming the figure and the reason
+(the command line reports it as a failure of the run, exit 1); a helper that dies answers nothing and the error
+says so.  On any exception (Ctrl-C included) the helper is killed and reaped before the temporaries are removed.
+A helper is forked only on an idle core (:func:`_idle_core`), with ``os.fork`` and no other Python thread
+running (a notebook's kernel: forking a threaded process is unsafe); otherwise :meth:`FigureWorker.draw` draws in
+the process, as :func:`~shockflow.figures.draw_result` does.
 """
 
 from __future__ import annotations
@@ -56,98 +56,82 @@ def _idle_core() -> bool:
 
 
 class FigureWorker:
-    """``with FigureWorker() as worker: ... worker.draw(result, out, ...)`` (see the module docstring).
-    ``start``: None (default) forks a helper when a core is idle, True whenever it can fork, False never."""
+    """``FigureWorker().draw(result, out, ...)`` (see the module docstring); as a context manager it also reaps a
+    helper left by an interrupted draw.  ``start``: None (default) forks a helper when a core is idle, True
+    whenever it can fork, False never."""
 
     def __init__(self, start: bool | None = None):
         self.pid: int | None = None
-        self._jobs = self._answers = -1
         self._start = start
 
     def __enter__(self) -> FigureWorker:
-        if self._start is not False and _can_fork() and (self._start or _idle_core()):
-            jobs_r, jobs_w = os.pipe()
-            answers_r, answers_w = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the helper: never returns
-                os.close(jobs_w)
-                os.close(answers_r)
-                _serve(jobs_r, answers_w)
-            os.close(jobs_r)
-            os.close(answers_w)
-            self.pid, self._jobs, self._answers = pid, jobs_w, answers_r
         return self
 
     def __exit__(self, kind, value, tb) -> None:
-        self._stop(kill=kind is not None)
+        self._stop()
 
-    def _stop(self, *, kill: bool) -> None:
+    def _stop(self) -> None:
         if self.pid is None:
             return
         pid, self.pid = self.pid, None
-        with contextlib.suppress(OSError):
-            os.close(self._jobs)  # no job: the helper leaves
-        if kill:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)  # it stops its own helper first (_serve)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
-        with contextlib.suppress(OSError):
-            os.close(self._answers)
 
     def draw(self, result, out, *, loss=None, format: str | None = None, dpi: float | None = None,
              stem: str | None = None, chain=()) -> tuple[Path, ...]:
-        """The figures of :func:`~shockflow.figures.draw_result` (same arguments but ``progress``), drawn by the
-        helpers (in this process when there are none); returns their paths.  One call per worker."""
-        if self.pid is None:
-            return draw_result(result, out, loss=loss, format=format, dpi=dpi, stem=stem, chain=chain)
+        """The figures of :func:`~shockflow.figures.draw_result` (same arguments but ``progress``), drawn by this
+        process and a helper (by this process alone when there is none); returns their paths."""
         jobs = figure_jobs(result, out, loss=loss, format=format, stem=stem, chain=chain)
+        if len(jobs) < 2 or self._start is False or not _can_fork() or not (self._start or _idle_core()):
+            return draw_result(result, out, loss=loss, format=format, dpi=dpi, stem=stem, chain=chain)
+        _warm()  # before the fork: both processes have matplotlib, its fonts and caches
+        order = sorted(range(len(jobs)), key=lambda k: -_axes_estimate(jobs[k], result))
         with contextlib.ExitStack() as reserved:
-            temporaries = [reserved.enter_context(atomic_path(job.path)) for job in jobs]
+            files = [str(reserved.enter_context(atomic_path(job.path))) for job in jobs]
+            queue_r, queue_w = os.pipe()
+            os.write(queue_w, bytes(order))
+            os.close(queue_w)  # the queue ends when it is empty
+            errors_r, errors_w = os.pipe()
             try:
-                _send(self._jobs, {"result": result, "out": str(out), "loss": loss, "format": format, "dpi": dpi,
-                                   "stem": stem, "chain": list(chain), "files": [str(t) for t in temporaries]})
-                errors = _receive(self._answers)
+                pid = os.fork()
+                if pid == 0:  # the helper: never returns
+                    _help(queue_r, errors_r, errors_w, jobs, files, dpi)
+                self.pid = pid
+                os.close(errors_w)
+                errors = _take(queue_r, jobs, files, dpi)
+                theirs = _receive(errors_r)
+                os.waitpid(pid, 0)
+                self.pid = None
             except BaseException:
-                self._stop(kill=True)  # nobody writes into the temporaries once they are removed
+                self._stop()  # nobody writes into the temporaries once they are removed
                 raise
-            self._stop(kill=False)
-            if errors is None:
-                raise FigureWorkerError("the figure process ended without an answer; no figure was written")
+            finally:
+                for fd in (queue_r, errors_r):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            errors += ["the figure helper process ended without an answer"] if theirs is None else theirs
             if errors:
                 raise FigureWorkerError("; ".join(errors))
         return tuple(job.path for job in jobs)
 
 
-# -- the helper's side --------------------------------------------------------------------------------------
-def _serve(jobs_r: int, answers_w: int) -> None:
-    """The helper: import and warm matplotlib, wait for the job, draw it with a second process, answer."""
-    code, second = 1, [None]
-
-    def stop(signum, frame):
-        raise SystemExit(1)
-
+def _help(queue_r: int, errors_r: int, errors_w: int, jobs, files, dpi) -> None:
+    """The helper: take figures from the queue until it is empty, answer with the errors, leave."""
+    code = 1
     try:
-        signal.signal(signal.SIGTERM, stop)
-        _warm()
-        spec = _receive(jobs_r)
-        if spec is not None:
-            _send(answers_w, _draw_shared(spec, second))
+        os.close(errors_r)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)   # a Ctrl-C ends it at once; the run cleans up
+        _send(errors_w, _take(queue_r, jobs, files, dpi))
         code = 0
-    except BaseException as exc:  # noqa: BLE001 - answered, never raised past the fork
-        with contextlib.suppress(BaseException):
-            _send(answers_w, [f"the figure process failed: {type(exc).__name__}: {exc}"])
     finally:
-        if second[0] is not None:
-            with contextlib.suppress(BaseException):
-                os.kill(second[0], signal.SIGKILL)
-                os.waitpid(second[0], 0)
         os._exit(code)
 
 
 def _warm() -> None:
     """Import matplotlib and draw a small log-scaled figure: the fonts, the text and mathtext caches a
-    run's figures need are loaded before the result arrives."""
+    run's figures need are loaded once, before the fork."""
     import io
 
     from shockflow.figures.canvas import new_figure, write_figure
@@ -158,39 +142,6 @@ def _warm() -> None:
     ax.set_title("γ* = 0.25", fontsize=9)
     ax.legend(fontsize=7)
     write_figure(fig, io.BytesIO(), "png", 30)
-
-
-def _draw_shared(spec: dict, second: list) -> list[str]:
-    """Draw every job of ``spec`` into its file, this process and one forked from it taking jobs from one queue;
-    returns the errors (empty: all drawn)."""
-    jobs = figure_jobs(spec["result"], spec["out"], loss=spec["loss"], format=spec["format"], stem=spec["stem"],
-                       chain=spec["chain"])
-    files = spec["files"]
-    order = sorted(range(len(jobs)), key=lambda k: -_axes_estimate(jobs[k], spec["result"]))
-    queue_r, queue_w = os.pipe()
-    os.write(queue_w, bytes(order))
-    os.close(queue_w)  # the queue ends when it is empty
-    errors_r, errors_w = os.pipe()
-    pid = os.fork() if len(jobs) > 1 else -1
-    if pid == 0:
-        os.close(errors_r)
-        code = 1
-        try:
-            _send(errors_w, _take(queue_r, jobs, files, spec["dpi"]))
-            code = 0
-        finally:
-            os._exit(code)
-    second[0] = pid if pid > 0 else None
-    os.close(errors_w)
-    errors = _take(queue_r, jobs, files, spec["dpi"])
-    if pid > 0:
-        theirs = _receive(errors_r)
-        os.waitpid(pid, 0)
-        second[0] = None
-        errors += ["the second figure process ended without an answer"] if theirs is None else theirs
-    os.close(errors_r)
-    os.close(queue_r)
-    return errors
 
 
 def _axes_estimate(job, result) -> int:
@@ -210,7 +161,7 @@ def _take(queue_r: int, jobs, files, dpi) -> list[str]:
         job = jobs[taken[0]]
         try:
             write_figure(job.draw(), files[taken[0]], job.format, dpi)
-        except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises
+        except Exception as exc:  # noqa: BLE001 - reported by FigureWorker.draw, which raises
             errors.append(f"drawing {job.path.name}: {type(exc).__name__}: {exc}")
 
 

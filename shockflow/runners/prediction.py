@@ -221,18 +221,9 @@ def predict_from_start(case, initial, data, settings, *, log_temperature=float("
 
 
 @committed_together
-def run_prediction_case(case, options) -> RunOutcome:
-    """Train, extract, solve, predict, observe, compare, write (module docstring); the figures are drawn by a
-    :class:`~shockflow.figures.worker.FigureWorker`, forked before the BLAS threads are counted (so they count it)."""
-    from shockflow.figures.worker import FigureWorker
-
-    refuse_unmodelled(case)   # before any training
-    with FigureWorker(start=None if options.figures else False) as worker:
-        return _run_prediction_case(case, options, worker)
-
-
 @blas_threads()
-def _run_prediction_case(case, options, worker) -> RunOutcome:
+def run_prediction_case(case, options) -> RunOutcome:
+    """Train, extract, solve, predict, observe, compare, write (module docstring)."""
     from shockflow.prediction import match_transitions
     from shockflow.runners.training import verify_geometry, build_model_and_data, observed_transitions
     from shockflow.storage import write_result
@@ -240,6 +231,7 @@ def _run_prediction_case(case, options, worker) -> RunOutcome:
     from shockflow.prediction.truth import parameter_truth
     from shockflow.prediction.comparison import observed_steps, write_score
 
+    refuse_unmodelled(case)   # before any training
     start = time.perf_counter()
     seed = options.seed if options.seed is not None else (case.seed or 0)
     model, spec, data, _ = build_model_and_data(case, seed)
@@ -303,8 +295,10 @@ def _run_prediction_case(case, options, worker) -> RunOutcome:
     from shockflow.figures import can_draw
 
     if options.figures and can_draw():
+        from shockflow.figures.worker import FigureWorker   # two processes when a core is idle
+
         with status("figures", enabled=show):
-            figures = worker.draw(result, out, loss=(steps, loss), format=options.figure_format, dpi=options.dpi,
-                                  chain=stage.saddles)
+            figures = FigureWorker().draw(result, out, loss=(steps, loss), format=options.figure_format,
+                                          dpi=options.dpi, chain=stage.saddles)
     return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures,
                       truth=truth, loss_comparison=loss_comparison)

@@ -1,6 +1,6 @@
-"""The figures drawn by helper processes (shockflow/figures/worker.py) are the figures drawn in-process, pixel for
-pixel; a failure in a helper is an error naming the figure, with no file and no temporary left; the helpers are
-reaped, also when the parent fails before it hands them the job."""
+"""The figures drawn by two processes (shockflow/figures/worker.py) are the figures drawn by one, pixel for pixel;
+a figure that fails in either process is an error naming it, with no file and no temporary left; the helper is
+reaped; by default it is forked only on an idle core."""
 
 from __future__ import annotations
 
@@ -36,14 +36,16 @@ def _no_children_left() -> bool:
     return False
 
 
-def test_the_helpers_draw_the_same_figures_as_the_process_itself(tmp_path):
+def test_two_processes_draw_the_same_figures_as_one(tmp_path, monkeypatch):
     result = read_result(V1_RUN)
     here, there = tmp_path / "here", tmp_path / "there"
     here.mkdir(), there.mkdir()
     own = draw_result(result, here)
-    with FigureWorker(start=True) as worker:
-        assert worker.pid is not None
-        theirs = worker.draw(result, there)
+    forks = []
+    fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or fork())
+    theirs = FigureWorker(start=True).draw(result, there)
+    assert forks == [1]                                  # a helper drew some of them
     assert [p.name for p in theirs] == [p.name for p in own]
     for a, b in zip(own, theirs):
         assert np.array_equal(_pixels(a), _pixels(b)), a.name
@@ -54,46 +56,46 @@ def test_the_helpers_draw_the_same_figures_as_the_process_itself(tmp_path):
 def test_inside_a_group_the_helpers_files_are_committed_with_it(tmp_path):
     result = read_result(V1_RUN)
     with atomic_group():
-        with FigureWorker(start=True) as worker:
-            paths = worker.draw(result, tmp_path)
+        paths = FigureWorker(start=True).draw(result, tmp_path)
         assert not any(p.exists() for p in paths)       # staged: not visible before the group ends
     assert all(p.stat().st_size > 0 for p in paths)
 
 
-def test_a_figure_that_fails_in_a_helper_is_an_error_naming_it_and_leaves_no_file(tmp_path, monkeypatch):
+@pytest.mark.parametrize("broken_figure", ["landscape", "training"])
+def test_a_figure_that_fails_in_either_process_is_an_error_naming_it_and_leaves_no_file(tmp_path, monkeypatch,
+                                                                                         broken_figure):
     result = read_result(V1_RUN)
-    from shockflow.figures import landscape
+    from shockflow.figures import landscape, training
+
+    module = {"landscape": landscape, "training": training}[broken_figure]
+    name = {"landscape": "landscape_figure", "training": "loss_figure"}[broken_figure]
+    file = {"landscape": "two-layer-staircase-landscape.png", "training": "two-layer-staircase-loss.png"}[broken_figure]
 
     def broken(*args, **kwargs):
-        raise ValueError("no charts to draw")
+        raise ValueError("nothing to draw")
 
-    monkeypatch.setattr(landscape, "landscape_figure", broken)   # before the fork: the helper inherits it
-    with FigureWorker(start=True) as worker:
-        with pytest.raises(FigureWorkerError, match=r"two-layer-staircase-landscape\.png: ValueError: no charts to draw"):
-            worker.draw(result, tmp_path)
+    monkeypatch.setattr(module, name, broken)   # before the fork: the helper inherits it
+    with pytest.raises(FigureWorkerError, match=rf"{file}: ValueError: nothing to draw"):
+        FigureWorker(start=True).draw(result, tmp_path)
     assert list(tmp_path.iterdir()) == []
     assert _no_children_left()
 
 
-def test_a_parent_that_fails_before_the_job_stops_and_reaps_its_helper():
-    with pytest.raises(KeyError):
-        with FigureWorker(start=True) as worker:
-            assert worker.pid is not None
-            raise KeyError("the run failed")
-    assert worker.pid is None and _no_children_left()
-
-
-def test_without_a_helper_the_worker_draws_in_process(tmp_path):
-    with FigureWorker(start=False) as worker:
-        assert worker.pid is None
-        paths = worker.draw(read_result(V1_RUN), tmp_path)
+def test_without_a_helper_the_worker_draws_in_process(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked"))
+    paths = FigureWorker(start=False).draw(read_result(V1_RUN), tmp_path)
     assert [p.name for p in paths] == ["two-layer-staircase-loss.png", "two-layer-staircase.png",
                                        "two-layer-staircase-landscape.png"]
 
 
-def test_by_default_a_helper_is_forked_only_on_an_idle_core(monkeypatch):
+def test_by_default_a_helper_is_forked_only_on_an_idle_core(tmp_path, monkeypatch):
+    result = read_result(V1_RUN)
+    fork = os.fork
     for idle in (False, True):
+        forks = []
         monkeypatch.setattr(worker_module, "_idle_core", lambda: idle)
-        with FigureWorker() as worker:
-            assert (worker.pid is not None) is idle
+        monkeypatch.setattr(os, "fork", lambda: forks.append(1) or fork())
+        (tmp_path / str(idle)).mkdir()
+        FigureWorker().draw(result, tmp_path / str(idle))
+        assert forks == ([1] if idle else [])
     assert _no_children_left()
