@@ -95,14 +95,18 @@ class FigureWorker:
             os.close(queue_w)  # the queue ends when it is empty
             errors_r, errors_w = os.pipe()
             try:
-                pid = os.fork()
+                try:
+                    pid = os.fork()
+                except OSError:  # no process to be had (EAGAIN, ENOMEM): this process draws them all
+                    pid = -1
                 if pid == 0:  # the helper: never returns
                     _help(queue_r, errors_r, errors_w, jobs, files, dpi)
-                self.pid = pid
+                self.pid = pid if pid > 0 else None
                 os.close(errors_w)
                 errors = _take(queue_r, jobs, files, dpi)
-                theirs = _receive(errors_r)
-                os.waitpid(pid, 0)
+                theirs = _receive(errors_r) if pid > 0 else []
+                if pid > 0:
+                    os.waitpid(pid, 0)
                 self.pid = None
             except BaseException:
                 self._stop()  # nobody writes into the temporaries once they are removed

@@ -99,3 +99,12 @@ def test_by_default_a_helper_is_forked_only_on_an_idle_core(tmp_path, monkeypatc
         FigureWorker().draw(result, tmp_path / str(idle))
         assert forks == ([1] if idle else [])
     assert _no_children_left()
+
+
+def test_when_no_process_can_be_forked_the_run_draws_them_all(tmp_path, monkeypatch):
+    def refused():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    paths = FigureWorker(start=True).draw(read_result(V1_RUN), tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths) and len(paths) == 3
