@@ -743,6 +743,38 @@ def _bad_input_errors() -> tuple[type, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command ``argv`` and return its exit code.  Without ``argv`` (``sys.argv``: the ``shockflow``
+    console script, ``python -m shockflow.cli``) this is the program, and it ends the process itself
+    (:func:`_end_process`)."""
+    code = _command(argv)
+    if argv is None:
+        _end_process(code)
+    return code
+
+
+def _end_process(code: int) -> None:
+    """End the process with ``code`` as the interpreter would, less its teardown: the atexit handlers run
+    (logging's flush, weakref finalizers, multiprocessing's), stdout and stderr are flushed, then ``os._exit``.
+    Freeing every module and object one by one took 0.35–0.41 s of CPU after a warm ``shockflow run``
+    (issue 23: a fifth of ``--no-figures``); the system frees the process at once.  Only when no other Python
+    thread runs (the interpreter would wait for it) and no profiler or tracer is installed (``python -m cProfile
+    -m shockflow.cli`` reports after the program returns)."""
+    import atexit
+    import os
+    import threading
+
+    if threading.active_count() > 1 or sys.getprofile() is not None or sys.gettrace() is not None:
+        return
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: what the interpreter would report, nothing to save
+            pass
+    os._exit(code)
+
+
+def _command(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)  # bad arguments: argparse prints usage and exits with status 2
     if args.command is None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from shockflow.storage import atomic_path
 
-__all__ = ["new_figure", "facet_figure", "save_figure", "can_draw", "figure_of", "PALETTE", "field_colours",
+__all__ = ["new_figure", "facet_figure", "save_figure", "figure_target", "write_figure", "can_draw", "figure_of", "PALETTE", "field_colours",
            "FIGURE_FORMATS", "DEFAULT_DPI"]
 
 #: Okabe & Ito (2008), safe for the common colour-vision deficiencies
@@ -95,16 +95,35 @@ def figure_of(ax, width: float, height: float):
     return fig, fig.subplots()
 
 
-def save_figure(fig, path, *, format: str | None = None, dpi: float | None = None) -> Path:
-    """Write ``fig`` atomically to ``path``; ``format`` png|svg|pdf (default: the suffix, else png)."""
+def figure_target(path, format: str | None = None) -> tuple[Path, str]:
+    """The file a figure is written to and its format: ``format`` png|svg|pdf (default: the suffix of
+    ``path``, else png), the suffix made to match it."""
     path = Path(path)
     fmt = (format or path.suffix.lstrip(".") or "png").lower()
     if fmt not in FIGURE_FORMATS:
         raise ValueError(f"figure {str(path)!r}: format {fmt!r} is not one of {', '.join(FIGURE_FORMATS)}")
     if path.suffix.lstrip(".").lower() != fmt:
         path = path.with_suffix("." + fmt)
+    return path, fmt
+
+
+#: zlib level of the PNG files: level 1 compresses the same pixels in two thirds of the time of PIL's
+#: default 6 (0.022 s against 0.032 s for the loss figure of the default case) for files 20 % larger
+PNG_COMPRESS_LEVEL = 1
+
+
+def write_figure(fig, file, fmt: str, dpi: float | None = None) -> None:
+    """Render ``fig`` into ``file`` (a path or a binary file object) as ``fmt``, not atomically: the caller's
+    :func:`~shockflow.storage.atomic_path` makes it so."""
+    extra = {"pil_kwargs": {"compress_level": PNG_COMPRESS_LEVEL}} if fmt == "png" else {}
+    fig.savefig(file, format=fmt, dpi=dpi or DEFAULT_DPI, **extra)
+
+
+def save_figure(fig, path, *, format: str | None = None, dpi: float | None = None) -> Path:
+    """Write ``fig`` atomically to ``path``; ``format`` png|svg|pdf (default: the suffix, else png)."""
+    path, fmt = figure_target(path, format)
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format=fmt, dpi=dpi or DEFAULT_DPI)
+        write_figure(fig, tmp, fmt, dpi)
     return path
 
 

@@ -301,10 +301,10 @@ def run_prediction_case(case, options) -> RunOutcome:
     from shockflow.figures import can_draw
 
     if options.figures and can_draw():
-        from shockflow.figures import draw_result
+        from shockflow.figures.worker import FigureWorker   # two processes when a core is idle
 
         with status("figures", enabled=show):
-            figures = draw_result(result, out, loss=(steps, loss), format=options.figure_format, dpi=options.dpi,
-                                  chain=stage.saddles)
+            figures = FigureWorker().draw(result, out, loss=(steps, loss), format=options.figure_format,
+                                          dpi=options.dpi, chain=stage.saddles)
     return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures,
                       truth=truth, loss_comparison=loss_comparison)

@@ -11,9 +11,26 @@
 
 from shockflow.storage.atomic import (WriteOutsideError, atomic_group, atomic_open, atomic_path, commit_file, complete_commits,
                                       confine_writes, ensure_inside, recover_commits, remove_stale_temporaries)
-from shockflow.storage.hdf5 import open_hdf5
-from shockflow.storage.results import FORMAT, FORMAT_VERSION, Result, ResultFileError, read_result, write_result
+
+# h5py is imported when a file is read or written (PEP 562): the atomic writer and confine_writes alone
+# (``shockflow validate``, ``shockflow init``, a run's figures) do not pay for it
+_LAZY = {"open_hdf5": "hdf5", **dict.fromkeys(("FORMAT", "FORMAT_VERSION", "Result", "ResultFileError", "read_result",
+                                               "write_result"), "results")}
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Result", "ResultFileError", "WriteOutsideError", "atomic_group", "atomic_open",
            "atomic_path", "complete_commits", "recover_commits",
            "commit_file", "confine_writes", "ensure_inside", "open_hdf5", "remove_stale_temporaries", "read_result", "write_result"]
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'shockflow.storage' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"shockflow.storage.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

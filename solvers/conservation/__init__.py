@@ -9,11 +9,25 @@
 - :mod:`~solvers.conservation.solver` — :func:`solve_conservation`, which picks the kernel.
 """
 
-from solvers.conservation.diffusion import ImplicitDiffusion
-from solvers.conservation.flux_functions import BURGERS, ConvexFlux, get_flux, recompile_with
-from solvers.conservation.numerical_fluxes import NUMERICAL_FLUXES
-from solvers.conservation.reconstruction import LIMITERS, RECONSTRUCTIONS
-from solvers.conservation.solver import solve_conservation
+import importlib
+
+# imported on first use (PEP 562): importing one submodule (thread_policy, which shockflow's BLAS thread
+# count reads) does not import the solver, its kernels and scipy.sparse
+_LAZY = {"ImplicitDiffusion": "diffusion", "BURGERS": "flux_functions", "ConvexFlux": "flux_functions",
+         "get_flux": "flux_functions", "recompile_with": "flux_functions", "NUMERICAL_FLUXES": "numerical_fluxes",
+         "LIMITERS": "reconstruction", "RECONSTRUCTIONS": "reconstruction", "solve_conservation": "solver"}
 
 __all__ = ["BURGERS", "ConvexFlux", "ImplicitDiffusion", "LIMITERS", "NUMERICAL_FLUXES", "RECONSTRUCTIONS",
            "get_flux", "recompile_with", "solve_conservation"]
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'solvers.conservation' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"solvers.conservation.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
