@@ -19,10 +19,11 @@ weights after the mode is learned — on separable labels without bound — so h
 strength is reached at a step set by the run's horizon, not by the transition (a tanh chain's ``r0³``:
 11 at step 400, 27.6 at 2500, while its function strength is 4.4 and 4.9 of the teacher's 5).
 
-A chart counts as *learned within the run* only if its coordinate moved towards its landscape minimum
-(``x(end) − x(0)`` of the sign of ``x_min − x(0)``; ``|x|`` on a mirrored chart: a channel that dies, moving
-away from a minimum next to its start, is not learned; one that overshoots its minimum is) and at least half
-way from its start to that minimum (``|s(end) − s(0)| ≥ ½ |s(x_min) − s(0)|``);
+A chart counts as *learned within the run* only if its strength moved towards its landscape minimum's
+(``s(end) − s(0)`` of the sign of ``s(x_min) − s(0)``, magnitudes compared where ``s`` keeps one sign along the
+run: a channel that dies, moving away from a minimum next to its start, is not learned; one that overshoots its
+minimum is) and at least half way from its start to that
+minimum (``|s(end) − s(0)| ≥ ½ |s(x_min) − s(0)|``);
 otherwise its "half way" would be half of nothing, and the chart has no true transition in this run
 (``not_learned``).
 
@@ -153,11 +154,11 @@ def parameter_truth(extraction) -> ParameterTruth | None:
             s = mode_strength(c.geometry, c.coordinate, traj)
             target = float(mode_strength(c.geometry, c.coordinate, c.x_min))
         moved = abs(s[-1] - s[0])
-        # a chart whose coordinate ends on the other side of its start from its landscape minimum moved away from
-        # it: not learned (a channel that dies, its minimum next to its start)
-        fold = np.abs if getattr(c, "mirrored", False) else (lambda v: v)
-        x_start, x_end, x_to = fold(traj[0]), fold(traj[-1]), fold(c.x_min)
-        away = bool(np.isfinite(x_to) and (x_end - x_start) * (x_to - x_start) < 0)
+        # a chart whose strength ends on the other side of its start from its landscape minimum's moved away from it:
+        # not learned (a channel that dies, its minimum next to its start).  A strength that keeps one sign along the
+        # run (a magnitude: a singular value read against a signed section) is compared with the minimum's magnitude
+        toward = abs(target) if np.all(s >= 0) else -abs(target) if np.all(s <= 0) else target
+        away = bool(np.isfinite(toward) and (s[-1] - s[0]) * (toward - s[0]) < 0)
         if away or (np.isfinite(target) and moved < 0.5 * abs(target - s[0])):
             not_learned.append(c.label)
             continue

@@ -177,7 +177,9 @@ def test_the_committee_machines_plateau_exit_is_predicted_against_the_specialisa
 def test_a_trainable_readouts_committee_escapes_the_origin_as_predicted_and_its_specialisation_has_no_chart(
         tmp_path, seed):
     """committee-tanh-readout (tanh K = 3, readout trained).  Measured (load 6-10): `shockflow run` charts the origin's
-    one mode (r0) and predicts its escape within 0.4 % of its chart truth (seed 0: 20.35 against 20.27); the units
+    one mode (r0) and predicts its escape within 4 % of its chart truth (seeds 0, 1: 19.8 against 19.0 and 19.9 against
+    19.2, +3.8 and +3.6 %, since the truth and the exit read the learned strength; 0.4 % against the weight strength
+    r², seed 0: 20.35 against 20.27); the units
     then specialise (teacher-free truth, seeds 0-2: 155.8, 125.5, 134.0) and nothing predicts that: a miss, recall
     1/2 and median error 50 % over the two true transitions.  The symmetric plateau with the readout shared is
     refused: the units arrive at the plateau with unequal scales, d0 = 3.4 along its unstable direction, past the
@@ -191,7 +193,7 @@ def test_a_trainable_readouts_committee_escapes_the_origin_as_predicted_and_its_
     case = load_case("committee-tanh-readout", [f"seed={seed}"])
     out = run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
     c = out.comparison
-    assert [p.chart for p in out.stage.predicted] == ["r0"] and c.recall == 1.0 and c.median_relative_error <= 0.02
+    assert [p.chart for p in out.stage.predicted] == ["r0"] and c.recall == 1.0 and c.median_relative_error <= 0.05
     model, _, data, _ = build_model_and_data(case, seed)
     settings = case.settings.training.train_settings(seed)
     record = train(model.copy(), data, settings, quiet=True)
