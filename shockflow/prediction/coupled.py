@@ -182,13 +182,13 @@ def _even(model, a: _Section, b: _Section, X, y) -> bool:
     return bool(np.max(np.abs(L[1:] - L[0])) <= 1e-8 * abs(base) + 1e-6 * depth)
 
 
-def coupling_matrix(model, geometry: str, extraction, X, y) -> tuple[np.ndarray, np.ndarray]:
+def coupling_matrix(model, geometry: str, extraction, X, y, sections=None) -> tuple[np.ndarray, np.ndarray]:
     """``(C, orthogonal)``: ``C[k, l] = |X_kl| / min(D_k, D_l)`` (module docstring; 0 on the diagonal and where a
     chart has no depth) and whether
     the two charts' sections move orthogonal parameter directions."""
     from shockflow.geometry.batched_loss import batched_loss
 
-    secs = _sections(model, geometry, extraction, X, y)
+    secs = _sections(model, geometry, extraction, X, y) if sections is None else sections
     n = len(secs)
     C, ortho = np.zeros((n, n)), np.ones((n, n), dtype=bool)
     for k in range(n):
@@ -302,8 +302,8 @@ def coupled_blocks(model, geometry: str, extraction, shocks, X, y) -> tuple[Coup
     n = len(extraction.charts)
     if n < 2:
         return ()
-    C, ortho = coupling_matrix(model, geometry, extraction, X, y)
-    secs = None
+    secs = _sections(model, geometry, extraction, X, y)
+    C, ortho = coupling_matrix(model, geometry, extraction, X, y, sections=secs)
     out = []
     for part in _groups(C):
         labels = tuple(extraction.charts[k].label for k in part)
@@ -332,8 +332,6 @@ def coupled_blocks(model, geometry: str, extraction, shocks, X, y) -> tuple[Coup
                                     reason="a chart with a signed coordinate: the block chart is built on mirrored "
                                            "charts (a ridge at the mirror point)"))
             continue
-        if secs is None:
-            secs = _sections(model, geometry, extraction, X, y)
         if not _even(model, secs[k], secs[l], X, y):
             out.append(CoupledBlock(labels, coupling, "reduction", gamma_charts=gamma_charts,
                                     reason="L̄ on the pair's section is not even in each chart's coordinate (one "

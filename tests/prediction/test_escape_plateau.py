@@ -42,7 +42,9 @@ def test_a_unit_that_moves_away_from_its_minimum_is_not_learned():
     died = _truth_chart([9.0e-7, 3e-7, 1e-9, 1e-11, 1e-12], 9.4e-7)   # its minimum next to its start, it decays
     truth = parameter_truth(SimpleNamespace(charts=(learned, died)))
     assert [t.chart for t in truth.transitions] == ["q"] and truth.not_learned == ("q",)
-    assert 1.0 < truth.transitions[0].step < 3.0
+    # half way from 1e-6 to 1.0, between the snapshots at steps 2 (0.3) and 3 (0.9), interpolated linearly
+    half = 1e-6 + 0.5 * (1.0 - 1e-6)
+    assert truth.transitions[0].step == pytest.approx(2.0 + (half - 0.3) / 0.6, rel=1e-12)
 
 
 @pytest.mark.slow
