@@ -100,6 +100,7 @@ class MixtureChain:
     escapes: tuple[Escape, ...]
     experts: int
     gate_entries: np.ndarray = field(default=None)   # positions of the gate's entries in the parameter vector
+    final_loss: float = math.nan                     # L at the last saddle reached (the bottom of the staircase)
 
 
 class MixtureError(RuntimeError):
@@ -326,7 +327,7 @@ def mixture_chain(model, X, y, optimiser) -> MixtureChain:
         for r in range(first, K - 1):
             escapes.append(Escape(f"split{r}", math.nan, saddle, direction, saddle, math.nan, math.nan, math.nan,
                                   "abstain", loss=loss, reason=reason))
-        return MixtureChain(tuple(escapes), K, gates)
+        return MixtureChain(tuple(escapes), K, gates, loss)
 
     # 2. split 0: the symmetric plateau
     reach, delta = _approach(land, theta0, L_p, optimiser)
@@ -389,7 +390,36 @@ def mixture_chain(model, X, y, optimiser) -> MixtureChain:
                                f"unstable direction")
         waiting_rates = (Vn[:, 1:], kn[1:], cn[1:])
         saddle, L_s, start = nxt, L_next, start + n
-    return MixtureChain(tuple(escapes), K, gates)
+    return MixtureChain(tuple(escapes), K, gates, L_next if K > 1 else L_p)
+
+
+def mixture_saddles(chain: MixtureChain) -> tuple:
+    """The saddles the mixture's chain visits, as :class:`shockflow.prediction.saddle_chain.Saddle` rows (the
+    ``/chain`` group, ``--json saddles``, the staircase figure): per escape the point it leaves (the initial
+    symmetric point for ``mean``, the symmetric plateau for ``split0``, the rank-r saddle for ``split<r>``), reached
+    at the escape's start step, with the escaping chart's rate κ (for ``mean`` the slowest relaxation rate of the
+    symmetric flow) and the log of its distance to the next saddle;
+    then the last saddle reached, everything before it learned.  A split with no unstable direction ends the chain
+    at its saddle (nothing waits there)."""
+    from shockflow.prediction.saddle_chain import Saddle
+
+    out, learned = [], ()
+    for esc in chain.escapes:
+        if esc.method == "abstain":
+            out.append(Saddle(learned, esc.loss, _reached(chain, learned)))
+            return tuple(out)
+        distance = float(np.linalg.norm(esc.target - esc.saddle))
+        out.append(Saddle(learned, esc.loss, float(esc.start), {esc.label: float(esc.kappa)},
+                          {esc.label: math.log(distance)} if distance > 0 else {}))
+        learned = learned + (esc.label,)
+    out.append(Saddle(learned, chain.final_loss, _reached(chain, learned)))
+    return tuple(out)
+
+
+def _reached(chain: MixtureChain, learned) -> float:
+    """The step the chain reaches the saddle after the escapes ``learned``: the latest of their predicted steps."""
+    steps = [e.step for e in chain.escapes if e.label in learned]
+    return float(max(steps)) if steps else 0.0
 
 
 def mixture_extraction(model, X, y, optimiser, **extract_kwargs):

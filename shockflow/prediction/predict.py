@@ -290,7 +290,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     from shockflow.prediction.extraction import ExtractionError, extract
     from shockflow.geometry import GeometryError
     from shockflow.prediction.mapping import InvalidPrediction, Optimiser, PredictionError, predict_or_abstain
-    from shockflow.prediction.gate import MixtureError, is_mixture, mixture_extraction, mixture_transitions
+    from shockflow.prediction.gate import MixtureError, is_mixture, mixture_extraction, mixture_saddles, mixture_transitions
     from shockflow.prediction.plateau import PlateauError, plateau_extraction, plateau_transition, sloped_origin
     from shockflow.progress import progress as _progress, status, step_callback
     from shockflow.training.schedules import learning_rate
@@ -363,7 +363,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     except PredictionError as exc:
         raise CaseError.at(case, "training", str(exc)) from None
     # every chart may abstain: the prediction is then that no transition happens (each chart's reason reported)
-    saddles = ()
+    saddles = mixture_saddles(mixture) if mixture is not None else ()
     if ex.sequential and len(predicted) > 1 and mixture is None:   # the mixture's chain is its own
         with status("follow the saddle chain", enabled=progress):
             predicted, saddles, extraction = follow_chain(model, name, extraction, shocks, predicted, optimiser,

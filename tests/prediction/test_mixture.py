@@ -168,7 +168,40 @@ def test_a_mixture_on_a_linear_teacher_predicts_the_averaged_expert_and_abstains
     assert [p.chart for p in out.stage.predicted] == ["mean"]
     assert [a.chart for a in out.stage.abstained] == ["split0", "split1"]
     assert all("no unstable direction" in a.reason for a in out.stage.abstained)
+    # the chain ends at the symmetric plateau, reached when the averaged expert is learned: nothing waits there
+    assert [(s.active, bool(s.rates)) for s in out.stage.saddles] == [((), True), (("mean",), False)]
+    assert out.stage.saddles[-1].step == out.stage.predicted[0].step
     assert out.comparison.recall == 1.0 and out.comparison.median_relative_error <= 0.05
     # one expert: a linear model, refused before training
     path.write_text(path.read_text().replace("experts = 3\n", "experts = 1\n", 1))
     assert main(["validate", str(path)]) == 2
+
+
+def test_the_mixture_chains_saddles_are_the_points_it_leaves_with_their_losses_and_rates():
+    """The saddles the mixture's chain reports (``/chain``, ``--json saddles``, the staircase figure): one per escape,
+    at the point the escape leaves and the step it starts, its loss the network's loss there, its rate the escape's
+    κ and its exit the log distance to the next saddle; then the bottom, everything learned, no lower than before."""
+    from shockflow.prediction.gate import mixture_chain, mixture_saddles
+    from shockflow.prediction.mapping import Optimiser
+
+    net = _mixture(K=3, d=6, seed=1, scale=1e-4)
+    teacher = _mixture(K=3, d=6, seed=11, scale=1.5)
+    X = np.random.default_rng(3).standard_normal((1024, 6))
+    y = teacher.forward(X)
+    chain = mixture_chain(net, X, y, Optimiser(np.full(2000, 0.1)))
+    saddles = mixture_saddles(chain)
+    escapes = [e for e in chain.escapes if e.method != "abstain"]
+    assert [s.active for s in saddles[:len(escapes)]] == [tuple(e.label for e in escapes[:k]) for k in range(len(escapes))]
+    for s, e in zip(saddles, escapes):
+        probe = net.copy()
+        probe.set_parameter_vector(e.saddle)
+        assert s.loss == pytest.approx(probe.loss(X, y), rel=1e-9)
+        assert s.step == e.start
+        assert s.rates == {e.label: e.kappa}
+        assert s.log_exit[e.label] == pytest.approx(math.log(np.linalg.norm(e.target - e.saddle)), rel=1e-12)
+    bottom = saddles[-1]
+    assert bottom.active == tuple(e.label for e in escapes) and not bottom.rates
+    assert bottom.step == max(e.step for e in escapes)
+    assert bottom.loss <= min(s.loss for s in saddles[:-1])
+    steps = [s.step for s in saddles]
+    assert steps == sorted(steps)
