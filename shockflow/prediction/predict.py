@@ -49,6 +49,11 @@ class PredictionStage:
     saddles: tuple = ()      # the saddles the chain visits (shockflow.prediction.saddle_chain.Saddle)
     abstained: tuple = ()    # Abstention per chart that predicts nothing (shockflow.prediction.mapping)
     blocks: tuple = ()       # groups of coupled charts (shockflow.prediction.coupled.CoupledBlock)
+    # how the transitions were timed from the charts, so that they can be re-timed at another learning rate
+    # (``shockflow forecast --lr-scan``): "charts" (each chart's escape), "plateau" or "mixture" (the update rule
+    # ran inside the extraction: the charts themselves move with the rate)
+    source: str = "charts"
+    chain_start: object = None   # the extraction the saddle chain started from (None: no chain ran)
 
 
 def hessian_g(u, chart):
@@ -364,7 +369,9 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
         raise CaseError.at(case, "training", str(exc)) from None
     # every chart may abstain: the prediction is then that no transition happens (each chart's reason reported)
     saddles = mixture_saddles(mixture) if mixture is not None else ()
+    chain_start = None
     if ex.sequential and len(predicted) > 1 and mixture is None:   # the mixture's chain is its own
+        chain_start = extraction
         with status("follow the saddle chain", enabled=progress):
             predicted, saddles, extraction = follow_chain(model, name, extraction, shocks, predicted, optimiser,
                                                           data.X, data.y)
@@ -372,8 +379,9 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     if plateau is None and mixture is None and len(extraction.charts) > 1:   # charts of the origin
         with status("coupled modes", enabled=progress):
             blocks = _coupled_blocks(model, name, extraction, shocks, data.X, data.y)
+    source = "plateau" if plateau is not None else "mixture" if mixture is not None else "charts"
     return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted), tuple(saddles),
-                           tuple(abstained), blocks)
+                           tuple(abstained), blocks, source, chain_start)
 
 
 def _coupled_blocks(model, geometry, extraction, shocks, X, y) -> tuple:

@@ -14,9 +14,11 @@
 reference (the charts ranked before it at their own minima: docs/theory.md §6): the plateau the loss
 is forecast to sit on once that mode is learned.
 
-**Control** (docs/theory.md §6, "Control").  ``lr_scan`` re-maps the solved charts at other learning
-rates (the charts' landscapes do not depend on the rate; their viscosity ``ν = T/2`` is proportional
-to it, and the schedule is scaled with it) and flags a rate *critical* where the forecast stops being
+**Control** (docs/theory.md §6, "Control").  ``lr_scan`` re-times the forecast at other learning rates
+(:class:`AtRate`: the charts' landscapes do not depend on the rate, their viscosity ``ν = T/2`` is
+proportional to it, the schedule is scaled with it; each chart's escape and the saddle chain are re-run
+at the rate, and where the update rule ran inside the extraction, the plateau's approach or the
+mixture's chain, the whole prediction) and flags a rate *critical* where the forecast stops being
 a forecast: ``η ≥ γ*`` of a chart (the proximal step of docs/theory.md §1 is no longer single-valued), or
 the discrete escape overshoots the minimum it escapes to: the update rule's linear map at the
 largest quotient curvature ``κ_max`` of the charts' landscape minima leaves its stable region
@@ -40,7 +42,7 @@ from shockflow.blas_threads import blas_threads
 from shockflow.cases.errors import CaseError
 from shockflow.storage.atomic import committed_together
 
-__all__ = ["ForecastOutcome", "ScanRow", "forecast_case", "forecast_stage", "lr_scan", "target_rate",
+__all__ = ["AtRate", "ForecastOutcome", "ScanRow", "forecast_case", "forecast_stage", "lr_scan", "target_rate",
            "stability_limit", "sharpest_curvature", "read_forecast"]
 
 #: solution snapshots kept per chart in the forecast file (the file stays small; ``run`` keeps all)
@@ -174,25 +176,64 @@ def stability_limit(kappa: float, name: str, mu: float) -> float:
     return hi / kappa
 
 
-def _mapped(stage, settings, lr: float):
-    """The stage's charts mapped at learning rate ``lr`` (schedule scaled; ν ∝ η): predicted transitions."""
-    from shockflow.prediction.mapping import Optimiser, predict_or_abstain
-    from shockflow.training.schedules import learning_rate
+class AtRate:
+    """The forecast's transitions at other learning rates: the same prediction, re-timed.  The charts' landscapes
+    do not depend on the rate, their viscosity ``ν = T/2`` is proportional to it and the schedule is scaled with
+    it; what follows the charts is re-run at the rate: each chart's escape, then (where the forecast followed it)
+    the saddle chain from the same start.  Where the update rule ran inside the extraction (the plateau's approach,
+    the mixture's chain: ``stage.source``) the charts move with the rate, and the whole prediction is re-run.
+    At the case's own rate the answer is the forecast's (a test).  Results are remembered per rate."""
 
-    scale = lr / settings.lr
-    s = replace(settings, lr=lr, lr_min=settings.lr_min * scale)
-    rates = np.array([learning_rate(s, i) for i in range(s.steps)])
-    shocks = [replace(c, nu=c.nu * scale) for c in stage.shocks]
-    return predict_or_abstain(shocks, Optimiser(rates, s.optimizer, s.momentum))[0]   # the abstaining charts: none
+    def __init__(self, stage, settings, *, case=None, model=None, data=None):
+        self.stage, self.settings, self.case, self.model, self.data = stage, settings, case, model, data
+        self._seen = {}
+
+    def settings_at(self, lr: float):
+        scale = lr / self.settings.lr
+        return replace(self.settings, lr=lr, lr_min=self.settings.lr_min * scale)
+
+    def predicted(self, lr: float) -> tuple:
+        """The :class:`shockflow.prediction.mapping.PredictedTransition` of every chart that predicts, at ``lr``."""
+        lr = float(lr)
+        if lr not in self._seen:
+            self._seen[lr] = self._predict(lr)
+        return self._seen[lr]
+
+    def steps(self, lr: float) -> dict:
+        return {p.chart: p.step for p in self.predicted(lr)}
+
+    def _predict(self, lr: float) -> tuple:
+        from shockflow.prediction.mapping import Optimiser, predict_or_abstain
+        from shockflow.prediction.predict import follow_chain
+        from shockflow.training.schedules import learning_rate
+
+        stage, s = self.stage, self.settings_at(lr)
+        rerun = stage.source != "charts"
+        if (rerun or stage.chain_start is not None) and self.model is None:
+            raise ValueError("re-timing this forecast needs its network (AtRate(..., case=, model=, data=))")
+        if rerun:
+            from shockflow.runners.prediction import predict_from_start
+
+            return tuple(predict_from_start(self.case, self.model.copy(), self.data, s).predicted)
+        scale = lr / self.settings.lr
+        rates = np.array([learning_rate(s, i) for i in range(s.steps)])
+        optimiser = Optimiser(rates, s.optimizer, s.momentum)
+        shocks = [replace(c, nu=c.nu * scale) for c in stage.shocks]
+        predicted = predict_or_abstain(shocks, optimiser)[0]   # the abstaining charts: none
+        if stage.chain_start is not None and len(predicted) > 1:
+            start = stage.chain_start
+            predicted = follow_chain(self.model.copy(), start.geometry, start, shocks, predicted, optimiser,
+                                     self.data.X, self.data.y)[0]
+        return tuple(sorted(predicted, key=lambda p: p.step))
 
 
-def lr_scan(stage, settings, rates, stability_lr: float) -> tuple[ScanRow, ...]:
-    """One :class:`ScanRow` per learning rate (module docstring)."""
+def lr_scan(at: AtRate, rates, stability_lr: float, *, bar=None) -> tuple[ScanRow, ...]:
+    """One :class:`ScanRow` per learning rate (module docstring); ``bar``: a progress bar advanced per rate."""
     out = []
-    gamma_min = min((p.gamma_star for p in stage.predicted if p.method == "shock"), default=math.inf)
+    gamma_min = min((p.gamma_star for p in at.stage.predicted if p.method == "shock"), default=math.inf)
     for lr in rates:
         lr = float(lr)
-        predicted = _mapped(stage, settings, lr)
+        predicted = at.predicted(lr)
         reasons = []
         if lr >= gamma_min:
             reasons.append(f"lr >= gamma* = {gamma_min:.4g} (the proximal step is not single-valued)")
@@ -200,21 +241,24 @@ def lr_scan(stage, settings, rates, stability_lr: float) -> tuple[ScanRow, ...]:
             reasons.append(f"lr >= {stability_lr:.4g} (the discrete escape overshoots)")
         out.append(ScanRow(lr, {p.chart: p.step for p in predicted}, tuple(p.chart for p in predicted),
                            bool(reasons), "; ".join(reasons)))
+        if bar is not None:
+            bar.update(1)
     return tuple(out)
 
 
-def target_rate(stage, settings, step: float, transition: int, stability_lr: float) -> dict:
+def target_rate(at: AtRate, step: float, transition: int, stability_lr: float) -> dict:
     """The smallest learning rate at which the ``transition``-th forecast transition (1-based, in the order
     at the case's own rate; the chart is held fixed) happens by ``step``: bisection in log rate between
-    ``lr/10⁶`` and the stability limit (or ``10⁶ lr``).  ``lr`` None when even the limit is too slow."""
-    predicted = stage.predicted
+    ``lr/10⁶`` and the stability limit (or ``10⁶ lr``) to a relative width of 1e-4.  ``lr`` None when even the
+    limit is too slow."""
+    predicted, settings = at.stage.predicted, at.settings
     if not 1 <= transition <= len(predicted):
         raise ValueError(f"--transition: expected a number from 1 to {len(predicted)} (the forecast transitions), "
                          f"found {transition}")
     chart = predicted[transition - 1].chart
 
     def when(lr):
-        return {p.chart: p.step for p in _mapped(stage, settings, lr)}[chart]
+        return at.steps(lr).get(chart, math.inf)
 
     hi = min(stability_lr * (1.0 - 1e-9), settings.lr * 1e6)
     lo = settings.lr * 1e-6
@@ -227,7 +271,7 @@ def target_rate(stage, settings, step: float, transition: int, stability_lr: flo
     for _ in range(80):
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if when(mid) <= step else (mid, hi)
-        if hi / lo - 1.0 < 1e-6:
+        if hi / lo - 1.0 < 1e-4:
             break
     out["lr"] = hi
     return out
@@ -332,7 +376,7 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
     """Forecast, write the forecast file and the figure (module docstring).  ``scan_rates``: learning rates
     for the scan; ``target_step``/``transition``: the smallest rate for that transition by that step."""
     from shockflow.prediction.stability import overshoot_rate
-    from shockflow.progress import status
+    from shockflow.progress import progress, status
 
     if case.kind != "network":
         raise CaseError.at(case, "kind", f"a forecast is made for a network case, found a {case.kind!r} case")
@@ -353,11 +397,16 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
     charts = tuple(c for c in stage.extraction.charts if c.label in escaping)
     limit = min(linear, overshoot_rate(replace(stage.extraction, charts=charts), model.copy(), data.X, data.y,
                                        settings, linear)[0])
-    scan = lr_scan(stage, settings, scan_rates, limit) if scan_rates is not None else ()
+    at = AtRate(stage, settings, case=case, model=model, data=data)
+    scan = ()
+    if scan_rates is not None:
+        with progress(len(scan_rates), "scan the learning rates", enabled=show, unit="rate") as bar:
+            scan = lr_scan(at, scan_rates, limit, bar=bar)
     target = None
     if target_step is not None:
         try:
-            target = target_rate(stage, settings, target_step, transition, limit)
+            with status("find the target rate", enabled=show):
+                target = target_rate(at, target_step, transition, limit)
         except ValueError as exc:
             raise CaseError.at(case, "--transition", str(exc)) from None
     outcome = ForecastOutcome(case.name, stage, settings.steps, initial_loss, settings.lr, settings.optimizer,
