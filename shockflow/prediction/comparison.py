@@ -30,6 +30,14 @@ the matching first maximises the number of pairs and then minimises their total 
 ``median_relative_error`` (the key of the JSON output and the result file since issue 6) is the
 all-in figure.
 
+**Drops no chart explains.**  The parameter truth has a transition only where a chart is; a run can also
+drop where no chart looks (a committee's units specialising after the escape from the origin).  For
+``shockflow run`` the true transitions are therefore the charts' half-learned steps *and* every loss-curve
+detection farther than a factor ``max_ratio`` from each of them (:func:`with_uncharted_drops`; chart
+``UNCHARTED``): a drop no chart's mode explains is a true transition, missed unless a prediction meets it.
+A detection within the factor of a chart's step is that chart's (one drop the detector splits in two,
+the sharp end of a deep chain's escape, is not a second transition).
+
 :func:`compare_log` runs the comparison on any loss curve — a shockflow training log (HDF5) or a
 foreign CSV/JSON file of step and loss (:func:`shockflow.logs.read_loss_curve`) — against the
 predictions saved in a result file by ``shockflow run``.  Its truth is ``"parameters"`` for the log of the
@@ -48,12 +56,14 @@ import numpy as np
 
 __all__ = ["Match", "Comparison", "match_transitions", "compare_log", "read_predictions", "read_loss_log",
            "ComparisonError", "DEFAULT_MAX_RATIO", "TRUTHS", "write_score", "read_score",
-           "observed_steps"]
+           "observed_steps", "with_uncharted_drops", "UNCHARTED"]
 
 #: the matching window: a prediction within this factor of a true step (either side) can be its partner
 DEFAULT_MAX_RATIO = 2.0
 #: where the true transitions come from
 TRUTHS = ("parameters", "loss")
+#: the chart of a true transition that no chart explains: a loss drop far from every chart's half-learned step
+UNCHARTED = "(uncharted)"
 
 
 class ComparisonError(ValueError):
@@ -198,6 +208,26 @@ def match_transitions(predicted: Sequence[float], observed: Sequence[float], *, 
                       tuple(i for i in range(p.size) if i not in used_p),
                       tuple(j for j in range(o.size) if j not in used_o),
                       truth=truth, max_ratio=float(max_ratio), horizon=float(horizon), beyond_run=beyond)
+
+
+def with_uncharted_drops(truth, transitions, *, max_ratio: float = DEFAULT_MAX_RATIO):
+    """The parameter truth ``truth`` (:class:`shockflow.prediction.truth.ParameterTruth`) with every loss-curve
+    detection of ``transitions`` that lies farther than a factor ``max_ratio`` from each of its steps added as a
+    true transition of chart :data:`UNCHARTED` (its step the detection's midpoint, its bracket the detection's
+    onset and end; one per ``count`` of a merged detection); module docstring."""
+    from dataclasses import replace
+
+    from shockflow.prediction.truth import TrueTransition
+
+    charted = np.asarray(truth.steps, dtype=np.float64)
+    window = math.log(max_ratio) * (1 + 1e-12)
+    extra = []
+    for t in transitions:
+        mid = float(t.midpoint)
+        if mid > 0 and not np.any((charted > 0) & (np.abs(np.log(np.maximum(charted, 1e-300) / mid)) <= window)):
+            extra += [TrueTransition(UNCHARTED, mid, math.nan, math.nan, (float(t.onset), float(t.end)))] * \
+                getattr(t, "count", 1)
+    return replace(truth, transitions=tuple(truth.transitions) + tuple(extra)) if extra else truth
 
 
 def observed_steps(transitions) -> list[float]:

@@ -231,7 +231,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     from shockflow.storage import write_result
     from shockflow.training import train
     from shockflow.prediction.truth import parameter_truth
-    from shockflow.prediction.comparison import observed_steps, write_score
+    from shockflow.prediction.comparison import observed_steps, with_uncharted_drops, write_score
 
     refuse_unmodelled(case)   # before any training
     start = time.perf_counter()
@@ -273,6 +273,8 @@ def run_prediction_case(case, options) -> RunOutcome:
                                         truth="loss", horizon=float(settings.steps))
     # -- the truth from the parameter snapshots (the prediction is done; it never saw them as truth)
     truth = parameter_truth(stage.extraction)
+    if truth is not None:   # a loss drop far from every chart's step is a true transition too (no chart saw it)
+        truth = with_uncharted_drops(truth, observed, max_ratio=max_ratio)
     comparison = loss_comparison if truth is None else match_transitions(
         predicted_steps, truth.steps, max_ratio=max_ratio, truth="parameters", horizon=float(settings.steps))
     result = prediction_result(case, stage, comparison, observed, seed=seed, wall_time=time.perf_counter() - start,

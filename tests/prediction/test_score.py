@@ -117,3 +117,27 @@ def test_half_learned_step_of_a_logistic_trajectory():
     # the gram flat coordinate r = sqrt(z): the strength is r^2, other coordinates are their own
     assert mode_strength("gram", "r0", 3.0) == 9.0 and mode_strength("gram", "z0", 3.0) == 3.0
     assert mode_strength("rescaling", "q0", 3.0) == 3.0
+
+
+def test_a_loss_drop_no_chart_explains_is_a_true_transition():
+    """The parameter truth (charts at 100 and 400) plus the loss detections farther than a factor 2 from both:
+    210 (a split end of the 400 drop: 400/210 < 2) is that chart's, 1000 and 30 are not; a merged detection of
+    count 2 adds two; the score then counts the uncharted drops as misses."""
+    from types import SimpleNamespace
+
+    from shockflow.prediction.comparison import UNCHARTED, with_uncharted_drops
+    from shockflow.prediction.truth import ParameterTruth, TrueTransition
+
+    truth = ParameterTruth((TrueTransition("r0", 100.0, 0.0, 1.0, (99.0, 101.0)),
+                            TrueTransition("r1", 400.0, 0.0, 1.0, (398.0, 402.0))))
+    drops = [SimpleNamespace(midpoint=m, onset=0.8 * m, end=1.2 * m, count=k)
+             for m, k in ((30.0, 1), (101.0, 1), (210.0, 1), (1000.0, 2))]
+    full = with_uncharted_drops(truth, drops, max_ratio=2.0)
+    assert [(t.chart, t.step) for t in full.transitions[2:]] == [(UNCHARTED, 30.0), (UNCHARTED, 1000.0),
+                                                                 (UNCHARTED, 1000.0)]
+    assert full.transitions[2].bracket == (24.0, 36.0) and full.transitions[:2] == truth.transitions
+    assert with_uncharted_drops(truth, drops[1:3], max_ratio=2.0) is truth        # every drop explained
+    c = match_transitions([102.0, 390.0], full.steps, max_ratio=2.0, truth="parameters")
+    assert c.recall == 2 / 5 and c.median_relative_error_all == 1.0
+    # a wider window explains more: 1000 is within a factor 3 of 400
+    assert [t.step for t in with_uncharted_drops(truth, drops, max_ratio=3.0).transitions[2:]] == [30.0]
