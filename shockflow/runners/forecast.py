@@ -397,18 +397,20 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
     charts = tuple(c for c in stage.extraction.charts if c.label in escaping)
     limit = min(linear, overshoot_rate(replace(stage.extraction, charts=charts), model.copy(), data.X, data.y,
                                        settings, linear)[0])
+    from shockflow.geometry.batched_loss import remembered_losses
+
     at = AtRate(stage, settings, case=case, model=model, data=data)
-    scan = ()
-    if scan_rates is not None:
-        with progress(len(scan_rates), "scan the learning rates", enabled=show, unit="rate") as bar:
-            scan = lr_scan(at, scan_rates, limit, bar=bar)
-    target = None
-    if target_step is not None:
-        try:
-            with status("find the target rate", enabled=show):
-                target = target_rate(at, target_step, transition, limit)
-        except ValueError as exc:
-            raise CaseError.at(case, "--transition", str(exc)) from None
+    scan, target = (), None
+    with remembered_losses():   # the chain visits the same saddles at every rate: their losses are read once
+        if scan_rates is not None:
+            with progress(len(scan_rates), "scan the learning rates", enabled=show, unit="rate") as bar:
+                scan = lr_scan(at, scan_rates, limit, bar=bar)
+        if target_step is not None:
+            try:
+                with status("find the target rate", enabled=show):
+                    target = target_rate(at, target_step, transition, limit)
+            except ValueError as exc:
+                raise CaseError.at(case, "--transition", str(exc)) from None
     outcome = ForecastOutcome(case.name, stage, settings.steps, initial_loss, settings.lr, settings.optimizer,
                               settings.momentum, limit, time.perf_counter() - start, scan=scan, target=target)
     out = Path(options.out)
