@@ -381,6 +381,18 @@ def _count_switch_ons(rss: list[float], n: int, split_factor: float) -> list[tup
     return sorted(out, key=lambda ke: -ke[1])
 
 
+def _drops_within(comps, t) -> np.ndarray:
+    """The drop ``V (g(t_0) − g(t_end))``, ``g = (1 − σ(r (t − t_k)))²``, each switch-on ``(ln V, t_k, ln r)`` of
+    ``comps`` makes over the steps ``t`` (0 where it is not finite: a degenerate switch-on)."""
+    from scipy.special import expit
+
+    with np.errstate(all="ignore"):
+        V, tk, r = np.exp(comps[:, 0]), comps[:, 1], np.exp(comps[:, 2])
+        g0, g1 = ((1.0 - expit(r * (x - tk))) ** 2 for x in (t[0], t[-1]))
+        d = V * (g0 - g1)
+    return np.where(np.isfinite(d), d, 0.0)
+
+
 def _choose_fit(t, y, t_lo: float, t_hi: float, onset: float, end: float, s: "TransitionSettings", t_raw=None):
     """A ladder of fits with K = 1, 2, … switch-ons on (t, ln L), each K + 1 started from the K fit with one
     more switch-on where the K fit's residual is largest, with the switch-on there split in two, and from the
@@ -422,10 +434,13 @@ def _choose_fit(t, y, t_lo: float, t_hi: float, onset: float, end: float, s: "Tr
             break
         ladder.append(nxt)
     # back down: each K fit started from the K + 1 fit without its smallest switch-on (a climb can miss the
-    # K-switch-on minimum that the fit with one more, idle, switch-on finds)
+    # K-switch-on minimum that the fit with one more, idle, switch-on finds); smallest by the drop it makes
+    # over the fitted steps, so that a degenerate one (an infinite amplitude switched on long before the
+    # first step: a constant) goes first, not a real switch-on of small amplitude
     for K in range(len(ladder) - 1, 0, -1):
         comps = np.asarray(ladder[K][1][2:2 + 3 * (K + 1)]).reshape(K + 1, 3)
-        start = list(ladder[K][1][:2]) + list(np.delete(comps, int(np.argmin(comps[:, 0])), axis=0).ravel())
+        start = list(ladder[K][1][:2]) + list(np.delete(comps, int(np.argmin(_drops_within(comps, t))),
+                                                        axis=0).ravel())
         back = _fit_one(t, y, K, [start])
         if back is not None and back[0] < ladder[K - 1][0]:
             ladder[K - 1] = back

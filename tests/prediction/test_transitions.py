@@ -362,3 +362,19 @@ def test_a_single_drop_that_is_not_logistic_is_not_split(noise):
     found = find_transitions(t, (0.01 + (1 - s) ** 2) * np.exp(noise * rng.standard_normal(t.size)))
     assert [f.count for f in found] == [1]
     assert found[0].onset <= found[0].midpoint <= found[0].end
+
+
+def test_the_back_down_drops_the_switch_on_that_makes_the_least_drop_over_the_steps():
+    # the K + 1 fit of three exact switch-ons can carry a degenerate fourth (infinite amplitude, switched on long
+    # before the first step: a constant); the back-down must drop that one, not the smallest real amplitude
+    # (measured on an AVX2 machine: the three-close test's K = 5 fit had such a component, and the climb's K = 3 fit
+    # sat at a local minimum, so dropping the real 7.6 left the detection at one)
+    from shockflow.prediction.transitions import _drops_within
+
+    t = np.arange(0.0, 2001.0)
+    comps = np.array([[np.log(64.0), 300.0, np.log(0.05)], [np.log(7.6), 350.1, np.log(0.043)],
+                      [800.0, -2.0e5, 800.0]])       # exp(800) = inf
+    d = _drops_within(comps, t)
+    assert d[2] == 0.0 and np.argmin(d) == 2
+    np.testing.assert_allclose(d[:2], [64.0 * (1 - 1 / (1 + np.exp(15.0))) ** 2, 7.6 * (1 - 1 / (1 + np.exp(0.043 * 350.1))) ** 2],
+                               rtol=1e-9)
