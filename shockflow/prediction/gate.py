@@ -242,9 +242,9 @@ def _exit(land, optimiser, theta_r, u, L_r, d0: float, kappa: float, half: float
     (zero at the symmetric plateau, a stationary point; nonzero at a rank-r saddle, the rank-r set not being
     invariant): ``x + b`` with ``b = g/κ`` grows by the optimiser's gain at ``κ`` per step (exact for the discrete
     rule too: ``x_{n+1} + b = (1 + ηκ)(x_n + b)``)."""
-    from shockflow.prediction.plateau import LINEAR_FRACTION, _line_scale
+    from shockflow.prediction.plateau import LINEAR_FRACTION, line_scale
 
-    top, line_min = _line_scale(land, theta_r, L_r, u)
+    top, line_min = line_scale(land, theta_r, L_r, u)
     b = -float(u @ land.grad(theta_r)) / kappa
     grid = np.linspace(0.0, line_min, 257)
     sig = np.array([_sigma(land, theta_r + s * u, r) for s in grid])
@@ -280,16 +280,16 @@ def _exit(land, optimiser, theta_r, u, L_r, d0: float, kappa: float, half: float
 def mixture_chain(model, X, y, optimiser) -> MixtureChain:
     """The chain of the mixture ``model`` (at its initial parameters) on ``(X, y)`` under ``optimiser`` (module
     docstring); :class:`MixtureError` or :class:`shockflow.prediction.plateau.PlateauError` names what fails."""
-    from shockflow.prediction.plateau import _approach, _Landscape, _minimise, _unstable
+    from shockflow.prediction.plateau import approach, UnitLandscape, symmetric_minimum, unstable_directions
 
     optimiser._check()
-    land = _Landscape(model, X, y, ())
+    land = UnitLandscape(model, X, y, ())
     K, p = land.index.shape
     d = model.input_dim
     expert = np.zeros(p, dtype=bool)
     expert[:p - d] = True                     # unit k = [expert k ; gate row k] (shockflow.models.units)
     theta0 = model.parameter_vector()
-    theta_p, L_p = _minimise(land, theta0)
+    theta_p, L_p = symmetric_minimum(land, theta0)
     escapes = []
 
     # 1. the averaged expert: the closed form of the symmetric flow
@@ -330,8 +330,8 @@ def mixture_chain(model, X, y, optimiser) -> MixtureChain:
         return MixtureChain(tuple(escapes), K, gates, loss)
 
     # 2. split 0: the symmetric plateau
-    reach, delta = _approach(land, theta0, L_p, optimiser)
-    vals, vecs = _unstable(land, theta_p)
+    reach, delta = approach(land, theta0, L_p, optimiser)
+    vals, vecs = unstable_directions(land, theta_p)
     # unstable: below the finite differences' round-off against the landscape's curvature scale
     floor = NEGATIVE_FLOOR * float(np.abs(a).max())
     negative = vals < -floor
@@ -351,11 +351,11 @@ def mixture_chain(model, X, y, optimiser) -> MixtureChain:
     waiting_rates = (V[:, ~lead], kappas[~lead], c[~lead])
     saddle, L_s, kappa, start = theta_p, L_p, float(kappas.max()), float(reach)
     sigma0 = [_sigma(land, theta0, r) for r in range(K - 1)]
-    from shockflow.prediction.plateau import PlateauError, _line_scale
+    from shockflow.prediction.plateau import PlateauError, line_scale
 
     for r in range(K - 1):
         try:
-            line_min = _line_scale(land, saddle, L_s, u)[1]
+            line_min = line_scale(land, saddle, L_s, u)[1]
         except PlateauError as exc:   # the loss keeps falling along the section (a gate row running off)
             return abstain(r, saddle, L_s, u, f"the saddle of rank {r} (loss {L_s:.6g}): its section along the "
                                               f"unstable direction has no minimum ({exc})")

@@ -55,8 +55,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["Plateau", "PlateauError", "plateau_escape", "plateau_extraction", "plateau_transition",
-           "sloped_origin"]
+__all__ = ["Plateau", "PlateauError", "UnitLandscape", "approach", "line_scale", "linear_growth", "plateau_escape",
+           "plateau_extraction", "plateau_transition", "sloped_origin", "symmetric_minimum", "unstable_directions"]
 
 #: the approach ends when the loss is within this fraction of the way from its start down to L(θ_p)
 ARRIVAL = 1e-3
@@ -108,7 +108,7 @@ class Plateau:
                 "along_half_step": self.along_half_step, "section_step": self.section_step}
 
 
-class _Landscape:
+class UnitLandscape:
     """The real loss and gradient of ``model`` on ``(X, y)`` as functions of the flat parameter vector, and the
     unit structure: ``index (units, p)`` into it, ``free (p,)`` the trained entries of a unit."""
 
@@ -169,7 +169,7 @@ class _Landscape:
         return (self.grad(theta + h * u) - self.grad(theta - h * u)) * (norm / (2.0 * h))
 
 
-def _minimise(land: _Landscape, theta0):
+def symmetric_minimum(land: UnitLandscape, theta0):
     """θ_p: L-BFGS over the shared free entries ``u`` of a unit (module docstring, 1)."""
     from scipy.optimize import minimize
 
@@ -200,7 +200,7 @@ def _update(g, v, eta, optimiser):
     return -(eta * (g + mu * v) if optimiser.name == "nesterov" else eta * v), v
 
 
-def _approach(land: _Landscape, theta0, L_p: float, optimiser):
+def approach(land: UnitLandscape, theta0, L_p: float, optimiser):
     """The approach (module docstring, 2): ``(steps, δ on arrival)``."""
     rates = np.asarray(optimiser.learning_rates, dtype=np.float64)
     theta = land.symmetric(theta0)
@@ -236,7 +236,7 @@ def _approach(land: _Landscape, theta0, L_p: float, optimiser):
                        f"(loss {value:.6g} against the plateau's {L_p:.6g})")
 
 
-def _unstable(land: _Landscape, theta_p):
+def unstable_directions(land: UnitLandscape, theta_p):
     """The lowest eigenpairs of ``P H P`` at ``θ_p`` (module docstring, 3)."""
     from scipy.sparse.linalg import LinearOperator, eigsh
 
@@ -263,7 +263,7 @@ def _unstable(land: _Landscape, theta_p):
     return vals, vecs
 
 
-def _line_scale(land: _Landscape, theta_p, L_p: float, u) -> tuple[float, float]:
+def line_scale(land: UnitLandscape, theta_p, L_p: float, u) -> tuple[float, float]:
     """The distance along the ray ``θ_p + s u`` at which the loss has fallen half way to its first minimum along it
     (the size of the quadratic top; the linear region of the escape is ``LINEAR_FRACTION`` of it), and that
     minimum's distance."""
@@ -281,7 +281,7 @@ def _line_scale(land: _Landscape, theta_p, L_p: float, u) -> tuple[float, float]
                        f"unstable direction up to the distance {reach:.3g}")
 
 
-def _linear_growth(components, kappas, distance: float, optimiser):
+def linear_growth(components, kappas, distance: float, optimiser):
     """``(n, grown)``: the first (fractional) step at which ``Σ_j c_j² e^{2 G_j(n)}`` reaches ``distance²``
     (``G_j`` the summed per-step gains at ``κ_j``), and the components ``c_j e^{G_j}`` then (scaled to
     ``distance``); ``(inf, None)`` if never within 10⁷ steps."""
@@ -302,7 +302,7 @@ def _linear_growth(components, kappas, distance: float, optimiser):
         horizon *= 4
 
 
-def _descent(land: _Landscape, theta, L_p: float, optimiser, offset: float, u):
+def _descent(land: UnitLandscape, theta, L_p: float, optimiser, offset: float, u):
     """The escape beyond the linear region (module docstring, 4): the update rule from ``theta`` (at the
     optimiser's rates from step ``offset`` on) until the flow stalls at the next level (the gradient below
     ``STALL`` of its largest value on the way) or ``DESCENT_BUDGET`` steps; ``(steps to half the distance from θ_p
@@ -338,7 +338,7 @@ def _descent(land: _Landscape, theta, L_p: float, optimiser, offset: float, u):
             half_along)
 
 
-def _section_escape(land: _Landscape, theta_p, u, start: float, line_min: float, d0: float, optimiser,
+def _section_escape(land: UnitLandscape, theta_p, u, start: float, line_min: float, d0: float, optimiser,
                     offset: float) -> float:
     """The landscape-only exit (docs/theory.md §6, "Plateaus away from the origin": not adopted): the steps from
     ``start`` (the end of the linear region, at step ``offset``) along the line section ``θ_p + s u`` to its half-learned
@@ -375,12 +375,12 @@ def plateau_escape(model, X, y, optimiser, *, frozen=()) -> Plateau:
     ``optimiser`` (a :class:`shockflow.prediction.mapping.Optimiser`); module docstring.  :class:`PlateauError`
     names the stage that fails."""
     optimiser._check()
-    land = _Landscape(model, X, y, tuple(frozen))
+    land = UnitLandscape(model, X, y, tuple(frozen))
     theta0 = model.parameter_vector()
-    theta_p, L_p = _minimise(land, theta0)
+    theta_p, L_p = symmetric_minimum(land, theta0)
     L_start = land.loss_grad(land.symmetric(theta0))[0]
-    reach, delta = _approach(land, theta0, L_p, optimiser)
-    vals, vecs = _unstable(land, theta_p)
+    reach, delta = approach(land, theta0, L_p, optimiser)
+    vals, vecs = unstable_directions(land, theta_p)
     negative = vals < 0
     if not np.any(negative):
         raise PlateauError(f"the symmetric plateau (loss {L_p:.6g}) has no unstable symmetry-breaking direction "
@@ -395,14 +395,14 @@ def plateau_escape(model, X, y, optimiser, *, frozen=()) -> Plateau:
     u = V[:, lead] @ c[lead] if np.linalg.norm(c[lead]) > 0 else V[:, 0] * np.sign(c[0] or 1.0)
     u = u / np.linalg.norm(u)
     kappa = float(-(u @ land.breaking(land.tangent_grad(theta_p, u))))
-    top, line_min = _line_scale(land, theta_p, L_p, u)
+    top, line_min = line_scale(land, theta_p, L_p, u)
     if d0 >= top:
         raise PlateauError(f"the symmetric plateau (loss {L_p:.6g}): the perturbation arrives at distance {d0:.3g} "
                            f"along its unstable direction, past the quadratic top's size {top:.3g}; the run does not "
                            "wait at the equal-units point (a trainable readout's units arrive with unequal scales)")
     linear_end = LINEAR_FRACTION * top
     if d0 < linear_end:
-        n_lin, grown = _linear_growth(c, kappas, linear_end, optimiser)
+        n_lin, grown = linear_growth(c, kappas, linear_end, optimiser)
         if not math.isfinite(n_lin):
             raise PlateauError(f"the escape from the symmetric plateau: the perturbation ({d0:.3g}) does not grow to "
                                f"{linear_end:.3g} within 10^7 steps (rates {kappas.tolist()})")

@@ -12,7 +12,7 @@ from shockflow import models
 from shockflow.data.committee import committee_teacher, teacher_vectors
 from shockflow.prediction.comparison import UNCHARTED
 from shockflow.prediction.mapping import Optimiser
-from shockflow.prediction.plateau import PlateauError, _Landscape, _linear_growth, plateau_escape
+from shockflow.prediction.plateau import PlateauError, UnitLandscape, linear_growth, plateau_escape
 from shockflow.prediction.truth import specialisation, specialisation_step
 
 
@@ -54,7 +54,7 @@ def test_the_readout_keyword_sets_every_readout_weight_and_is_checked():
 def test_the_plateau_is_a_symmetric_stationary_point_and_its_unstable_rates_are_the_hessians(d):
     student, data = _committee(d=d)
     res = plateau_escape(student, data.X, data.y, Optimiser(np.full(100, 0.5)), frozen=("a",))
-    land = _Landscape(student, data.X, data.y, ("a",))
+    land = UnitLandscape(student, data.X, data.y, ("a",))
     W = res.theta[land.index][:, land.free]
     assert np.ptp(W, axis=0).max() == 0.0                       # every unit the same
     assert np.linalg.norm(land.grad(res.theta)) < 1e-6          # stationary in every direction, not only the symmetric
@@ -75,12 +75,12 @@ def test_the_linear_escape_is_the_log_of_the_distance_ratio_over_the_log_gain():
     # one unstable direction at κ, gradient descent at η: n = ln(d/d0)/ln(1 + ηκ) exactly
     kappa, eta = 0.05, 0.5
     opt = Optimiser(np.full(50, eta))
-    n, grown = _linear_growth(np.array([1e-4]), np.array([kappa]), 0.3, opt)
+    n, grown = linear_growth(np.array([1e-4]), np.array([kappa]), 0.3, opt)
     assert n == pytest.approx(math.log(0.3 / 1e-4) / math.log1p(eta * kappa), rel=1e-9)
     assert grown == pytest.approx([0.3])
     # a slower second direction adds its share to the distance: the exit comes a little earlier, and the grown
     # perturbation leans towards the faster direction
-    n2, grown2 = _linear_growth(np.array([1e-4, 1e-4]), np.array([kappa, 0.01]), 0.3, opt)
+    n2, grown2 = linear_growth(np.array([1e-4, 1e-4]), np.array([kappa, 0.01]), 0.3, opt)
     assert n2 < n and grown2[0] > 10 * grown2[1] and np.linalg.norm(grown2) == pytest.approx(0.3)
 
 
