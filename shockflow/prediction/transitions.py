@@ -303,30 +303,12 @@ def _switch_on_value_and_jacobian(p: np.ndarray, t: np.ndarray, K: int, jacobian
     """``(value, Jacobian)`` of :func:`_switch_on_model` from one evaluation of the terms (Jacobian None
     unless asked): Levenberg–Marquardt asks for the Jacobian at 85–90 % of the points it evaluates.
     ``log1p_t``: ln(1 + t), computed once per fit; ``columns``: the Jacobian transposed, one row per parameter
-    (MINPACK's column-major layout, no copy).  The arithmetic is the same, operation for operation, whichever
-    is asked (the clipping of scalars by ``min``/``max`` and of arrays by ``np.minimum``/``np.maximum`` equals
-    ``np.clip``'s), so the fits are the same to the last bit."""
-    A = np.exp(min(max(p[0], -700.0), 700.0))
-    q = np.asarray(p[2:2 + 3 * K], dtype=np.float64).reshape(K, 3)
-    V = np.exp(np.minimum(np.maximum(q[:, 0], -700.0), 700.0))[:, None]
-    r = np.exp(np.minimum(np.maximum(q[:, 2], -50.0), 50.0))[:, None]
-    x = r * (t[None, :] - q[:, 1:2])
-    g = 0.5 * (1.0 - np.tanh(0.5 * x))
-    vg2 = V * g * g
-    total = np.maximum(A + vg2.sum(axis=0), 1e-300)
-    if log1p_t is None:
-        log1p_t = np.log1p(t)
-    value = np.log(total) - p[1] * log1p_t
-    if not jacobian:
-        return value, None
-    w = vg2 / total
-    J = np.empty((2 + 3 * K, t.size))
-    J[0] = (A / total) * (abs(p[0]) < 700)
-    J[1] = -log1p_t
-    J[2::3] = w * (np.abs(q[:, 0:1]) < 700)
-    J[3::3] = 2.0 * r * w * (1.0 - g)
-    J[4::3] = -2.0 * x * w * (1.0 - g) * (np.abs(q[:, 2:3]) < 50)
-    return value, (J if columns else J.T)
+    (MINPACK's column-major layout, no copy).  NumPy (:func:`solvers.switch_on.switch_on_log_model`); the fits
+    use its compiled twin, equal to the last bit."""
+    from solvers.switch_on import switch_on_log_model
+
+    value, J = switch_on_log_model(p, t, K, jacobian, log1p_t)
+    return value, (None if J is None else J if columns else J.T)
 
 
 def _chunk_medians(t: np.ndarray, y: np.ndarray, limit: int = 400) -> tuple[np.ndarray, np.ndarray]:
@@ -349,6 +331,8 @@ def _fit_one(t, y, K: int, starts) -> tuple[float, np.ndarray] | None:
     skipped, as ``least_squares`` refuses it."""
     from scipy.optimize import leastsq
 
+    from solvers.switch_on import switch_on_log_model_fast
+
     log1p_t = np.log1p(t)
     last = {}
 
@@ -357,7 +341,7 @@ def _fit_one(t, y, K: int, starts) -> tuple[float, np.ndarray] | None:
         key = p.tobytes()
         if key not in last:
             last.clear()
-            value, J = _switch_on_value_and_jacobian(p, t, K, log1p_t=log1p_t, columns=True)
+            value, J = switch_on_log_model_fast(p, t, K, True, log1p_t)
             last[key] = (value - y, J)
         return last[key]
 
