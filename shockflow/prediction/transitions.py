@@ -50,7 +50,8 @@
    of its window (the plateau before to the plateau after, step 0 included) by the switch-on model
    of docs/theory.md §2, ln L = ln(A + Σ_k V_k (1 − σ(r_k (t − t_k)))²) − β ln(1 + t) (σ the logistic, exact
    for a mode of a two-layer net under gradient flow), by Levenberg–Marquardt with the model's analytic
-   Jacobian.  A ladder of fits, K = 1, 2, …, each K started from the K − 1 fit (one more switch-on at its
+   Jacobian (MINPACK's lmder through ``scipy.optimize.leastsq``; the model and its Jacobian compiled,
+   :mod:`solvers.switch_on`, equal to its NumPy reference to the last bit).  A ladder of fits, K = 1, 2, …, each K started from the K − 1 fit (one more switch-on at its
    largest residual; the switch-on there split in two; the quantiles of the drop), climbs while each added
    switch-on lowers the residual sum of squares by more than ``split_factor`` (and to ``max_components`` + 1),
    then comes back down (each K refitted from the K + 1 fit without its smallest switch-on).  The count is
