@@ -4,8 +4,8 @@
 
 parameters p = (ln A, β, then ln V_k, t_k, ln r_k per switch-on), ln A and ln V_k clipped to ±700 and ln r_k to
 ±50 (exp stays finite; a clipped parameter has derivative 0).  With g_k = 1 − σ(x_k), x_k = r_k (t − t_k) and S
-the sum: ∂f/∂ln A = A/S, ∂f/∂β = −ln(1 + t), ∂f/∂ln V_k = w_k := V_k g_k²/S, ∂f/∂t_k = 2 r_k w_k (1 − g_k),
-∂f/∂ln r_k = −2 x_k w_k (1 − g_k).
+the sum: ∂f/∂ln A = A/S, ∂f/∂β = −ln(1 + t), ∂f/∂ln V_k = w_k := V_k g_k²/S,
+∂f/∂t_k = 2 r_k w_k (1 − g_k), ∂f/∂ln r_k = −2 x_k w_k (1 − g_k).
 
 :func:`switch_on_log_model` is the NumPy reference; :func:`switch_on_log_model_fast` gives the same numbers to the
 last bit (tested) in about a third of the time on the few hundred points a fit has (the NumPy version is some

@@ -51,8 +51,9 @@
    of docs/theory.md §2, ln L = ln(A + Σ_k V_k (1 − σ(r_k (t − t_k)))²) − β ln(1 + t) (σ the logistic, exact
    for a mode of a two-layer net under gradient flow), by Levenberg–Marquardt with the model's analytic
    Jacobian (MINPACK's lmder through ``scipy.optimize.leastsq``; the model and its Jacobian compiled,
-   :mod:`solvers.switch_on`, equal to its NumPy reference to the last bit).  A ladder of fits, K = 1, 2, …, each K started from the K − 1 fit (one more switch-on at its
-   largest residual; the switch-on there split in two; the quantiles of the drop), climbs while each added
+   :mod:`solvers.switch_on`, equal to its NumPy reference to the last bit).  A ladder of fits, K = 1, 2, …,
+   each K started from the K − 1 fit (one more switch-on at its largest residual; the switch-on there split in
+   two; the quantiles of the drop), climbs while each added
    switch-on lowers the residual sum of squares by more than ``split_factor`` (and to ``max_components`` + 1),
    then comes back down (each K refitted from the K + 1 fit without its smallest switch-on).  The count is
    the **elbow of the residual gains** G_K = rss_{K−1}/rss_K: K switch-ons where G_K ≥ ``split_factor`` and
@@ -584,7 +585,8 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
     out = []
     for (base, t_lo, t_hi), (found_here, fits) in zip(windows, refined):
         if shared and len(fits) == 1 and not fits[0][1]:
-            found_here, _ = _refine(base, t_fit, y_fit, t_lo, t_hi, s, rate_time=float(np.median(shared)), memo=fitted)
+            found_here, _ = _refine(base, t_fit, y_fit, t_lo, t_hi, s, rate_time=float(np.median(shared)),
+                                    memo=fitted)
         out.extend(found_here)
     return out
 
@@ -619,7 +621,8 @@ def _fit_tied(t, y, t0: float, rate_time: float, t_lo: float, t_hi: float):
 
 
 def _refine(base: Transition, t_all, y_all, t_lo: float, t_hi: float, s: TransitionSettings,
-            rate_time: float | None = None, memo: dict | None = None) -> tuple[list[Transition], list[tuple[float, bool]]]:
+            rate_time: float | None = None,
+            memo: dict | None = None) -> tuple[list[Transition], list[tuple[float, bool]]]:
     """Item 10: the switch-on fit of one detection's window: close drops split, sparse logs interpolated.
 
     Returns the transitions and, per fitted switch-on, ``(r_k t_k, whether the logged points determine it)``
