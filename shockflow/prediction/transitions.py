@@ -50,8 +50,10 @@
    of its window (the plateau before to the plateau after, step 0 included) by the switch-on model
    of docs/theory.md §2, ln L = ln(A + Σ_k V_k (1 − σ(r_k (t − t_k)))²) − β ln(1 + t) (σ the logistic, exact
    for a mode of a two-layer net under gradient flow), by Levenberg–Marquardt with the model's analytic
-   Jacobian.  A ladder of fits, K = 1, 2, …, each K started from the K − 1 fit (one more switch-on at its
-   largest residual; the switch-on there split in two; the quantiles of the drop), climbs while each added
+   Jacobian (MINPACK's lmder through ``scipy.optimize.leastsq``; the model and its Jacobian compiled,
+   :mod:`solvers.switch_on`, equal to its NumPy reference to the last bit).  A ladder of fits, K = 1, 2, …,
+   each K started from the K − 1 fit (one more switch-on at its largest residual; the switch-on there split in
+   two; the quantiles of the drop), climbs while each added
    switch-on lowers the residual sum of squares by more than ``split_factor`` (and to ``max_components`` + 1),
    then comes back down (each K refitted from the K + 1 fit without its smallest switch-on).  The count is
    the **elbow of the residual gains** G_K = rss_{K−1}/rss_K: K switch-ons where G_K ≥ ``split_factor`` and
@@ -298,29 +300,17 @@ def _switch_on_model(p: np.ndarray, t: np.ndarray, K: int, jacobian: bool = Fals
     return J if jacobian else value
 
 
-def _switch_on_value_and_jacobian(p: np.ndarray, t: np.ndarray, K: int, jacobian: bool = True):
+def _switch_on_value_and_jacobian(p: np.ndarray, t: np.ndarray, K: int, jacobian: bool = True,
+                                  log1p_t: np.ndarray | None = None, columns: bool = False):
     """``(value, Jacobian)`` of :func:`_switch_on_model` from one evaluation of the terms (Jacobian None
-    unless asked): Levenberg–Marquardt asks for the Jacobian at 85–90 % of the points it evaluates."""
-    A = np.exp(np.clip(p[0], -700, 700))
-    q = np.asarray(p[2:2 + 3 * K], dtype=np.float64).reshape(K, 3)
-    V = np.exp(np.clip(q[:, 0], -700, 700))[:, None]
-    r = np.exp(np.clip(q[:, 2], -50, 50))[:, None]
-    x = r * (t[None, :] - q[:, 1:2])
-    g = 0.5 * (1.0 - np.tanh(0.5 * x))
-    vg2 = V * g * g
-    total = np.maximum(A + vg2.sum(axis=0), 1e-300)
-    log1p_t = np.log1p(t)
-    value = np.log(total) - p[1] * log1p_t
-    if not jacobian:
-        return value, None
-    w = vg2 / total
-    J = np.empty((t.size, 2 + 3 * K))
-    J[:, 0] = (A / total) * (abs(p[0]) < 700)
-    J[:, 1] = -log1p_t
-    J[:, 2::3] = (w * (np.abs(q[:, 0:1]) < 700)).T
-    J[:, 3::3] = (2.0 * r * w * (1.0 - g)).T
-    J[:, 4::3] = (-2.0 * x * w * (1.0 - g) * (np.abs(q[:, 2:3]) < 50)).T
-    return value, J
+    unless asked): Levenberg–Marquardt asks for the Jacobian at 85–90 % of the points it evaluates.
+    ``log1p_t``: ln(1 + t), computed once per fit; ``columns``: the Jacobian transposed, one row per parameter
+    (MINPACK's column-major layout, no copy).  NumPy (:func:`solvers.switch_on.switch_on_log_model`); the fits
+    use its compiled twin, equal to the last bit."""
+    from solvers.switch_on import switch_on_log_model
+
+    value, J = switch_on_log_model(p, t, K, jacobian, log1p_t)
+    return value, (None if J is None else J if columns else J.T)
 
 
 def _chunk_medians(t: np.ndarray, y: np.ndarray, limit: int = 400) -> tuple[np.ndarray, np.ndarray]:
@@ -334,32 +324,44 @@ def _chunk_medians(t: np.ndarray, y: np.ndarray, limit: int = 400) -> tuple[np.n
 
 def _fit_one(t, y, K: int, starts) -> tuple[float, np.ndarray] | None:
     """The least-squares fit of K switch-ons to (t, ln L) from each start (Levenberg–Marquardt, analytic
-    Jacobian); the best as (residual sum of squares, parameters), or None."""
-    from scipy.optimize import least_squares
+    Jacobian); the best as (residual sum of squares, parameters), or None.
 
+    MINPACK's ``lmder`` through :func:`scipy.optimize.leastsq` with the settings of
+    ``least_squares(method="lm")`` (ftol = xtol = gtol = 1e-8, step bound factor 100, the variables scaled by
+    the Jacobian's column norms); ``least_squares`` calls the same routine, but through wrappers that cost more
+    than the model itself on a fit of a few hundred points.  A start whose residuals are not finite is
+    skipped, as ``least_squares`` refuses it."""
+    from scipy.optimize import leastsq
+
+    from solvers.switch_on import switch_on_log_model_fast
+
+    log1p_t = np.log1p(t)
     last = {}
 
     def evaluated(p):
-        """Value and Jacobian at p, computed once: the Jacobian is asked at the point just evaluated."""
+        """Residuals and Jacobian rows at p, computed once: the Jacobian is asked at the point just evaluated."""
         key = p.tobytes()
         if key not in last:
             last.clear()
-            last[key] = _switch_on_value_and_jacobian(p, t, K)
+            value, J = switch_on_log_model_fast(p, t, K, True, log1p_t)
+            last[key] = (value - y, J)
         return last[key]
 
     best = None
     for p0 in starts:
-        try:
-            res = least_squares(lambda p: evaluated(p)[0] - y, np.asarray(p0, dtype=np.float64),
-                                jac=lambda p: evaluated(p)[1], method="lm",
-                                max_nfev=_NFEV_PER_PARAMETER * (3 * K + 2))
-        except (ValueError, FloatingPointError):
+        x0 = np.asarray(p0, dtype=np.float64)
+        if not np.all(np.isfinite(evaluated(x0)[0])):
             continue
-        rss = float(np.sum(res.fun ** 2))
+        try:
+            x, *_, info = leastsq(lambda p: evaluated(p)[0], x0, Dfun=lambda p: evaluated(p)[1], full_output=True,
+                                  col_deriv=True, ftol=1e-8, xtol=1e-8, gtol=1e-8,
+                                  maxfev=_NFEV_PER_PARAMETER * (3 * K + 2), factor=100.0, diag=None)
+        except (ValueError, TypeError, FloatingPointError):
+            continue
+        rss = float(np.sum(evaluated(x)[0] ** 2))
         if np.isfinite(rss) and (best is None or rss < best[0]):
-            best = (rss, res.x)
+            best = (rss, x)
     return best
-
 
 
 def _count_switch_ons(rss: list[float], n: int, split_factor: float) -> list[tuple[int, float]]:
@@ -592,12 +594,14 @@ def find_transitions(steps, loss, settings: TransitionSettings | None = None, **
         windows.append((base, t_lo, float(np.exp(grid[b1]))))
     # item 12: first every detection on its own; a switch-on the log samples too sparsely to fix its rate is
     # then refitted with the rate the curve's well-sampled switch-ons share (r t = const)
-    refined = [_refine(base, t_fit, y_fit, t_lo, t_hi, s) for base, t_lo, t_hi in windows]
+    fitted = {}   # a window's ladder of fits, for the refit below (the same points, the same ladder)
+    refined = [_refine(base, t_fit, y_fit, t_lo, t_hi, s, memo=fitted) for base, t_lo, t_hi in windows]
     shared = [rt for _, fits in refined for rt, determined in fits if determined]
     out = []
     for (base, t_lo, t_hi), (found_here, fits) in zip(windows, refined):
         if shared and len(fits) == 1 and not fits[0][1]:
-            found_here, _ = _refine(base, t_fit, y_fit, t_lo, t_hi, s, rate_time=float(np.median(shared)))
+            found_here, _ = _refine(base, t_fit, y_fit, t_lo, t_hi, s, rate_time=float(np.median(shared)),
+                                    memo=fitted)
         out.extend(found_here)
     return out
 
@@ -632,19 +636,27 @@ def _fit_tied(t, y, t0: float, rate_time: float, t_lo: float, t_hi: float):
 
 
 def _refine(base: Transition, t_all, y_all, t_lo: float, t_hi: float, s: TransitionSettings,
-            rate_time: float | None = None) -> tuple[list[Transition], list[tuple[float, bool]]]:
+            rate_time: float | None = None,
+            memo: dict | None = None) -> tuple[list[Transition], list[tuple[float, bool]]]:
     """Item 10: the switch-on fit of one detection's window: close drops split, sparse logs interpolated.
 
     Returns the transitions and, per fitted switch-on, ``(r_k t_k, whether the logged points determine it)``
-    (item 12).  ``rate_time``: refit a single switch-on with its rate tied to ``rate_time / t_1``."""
+    (item 12).  ``rate_time``: refit a single switch-on with its rate tied to ``rate_time / t_1``.  ``memo``: the
+    ladder's choice per window, kept from the first call for the second (it depends on the window alone)."""
     from dataclasses import replace
 
     inside = (t_all >= t_lo) & (t_all <= t_hi)
     if s.max_components < 1 or inside.sum() < 5:
         return [base], []
     t, y = _chunk_medians(t_all[inside], y_all[inside], 200)
-    with np.errstate(all="ignore"):
-        chosen = _choose_fit(t, y, t_lo, t_hi, base.onset, base.end, s, t_all[inside])
+    key = (t_lo, t_hi, base.onset, base.end)
+    if memo is not None and key in memo:
+        chosen = memo[key]
+    else:
+        with np.errstate(all="ignore"):
+            chosen = _choose_fit(t, y, t_lo, t_hi, base.onset, base.end, s, t_all[inside])
+        if memo is not None:
+            memo[key] = chosen
     if chosen is None:
         return [base], []
     K, _, p, merged = chosen

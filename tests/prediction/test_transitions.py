@@ -378,3 +378,107 @@ def test_the_back_down_drops_the_switch_on_that_makes_the_least_drop_over_the_st
     assert d[2] == 0.0 and np.argmin(d) == 2
     np.testing.assert_allclose(d[:2], [64.0 * (1 - 1 / (1 + np.exp(15.0))) ** 2, 7.6 * (1 - 1 / (1 + np.exp(0.043 * 350.1))) ** 2],
                                rtol=1e-9)
+
+
+# -- the switch-on fits (item 10) against the implementation they replaced (issue 23) ---------------------------
+def _reference_model(p, t, K, jacobian=True):
+    """The switch-on model and Jacobian as they were computed before issue 23 (np.clip, row-major Jacobian)."""
+    A = np.exp(np.clip(p[0], -700, 700))
+    q = np.asarray(p[2:2 + 3 * K], dtype=np.float64).reshape(K, 3)
+    Vk = np.exp(np.clip(q[:, 0], -700, 700))[:, None]
+    r = np.exp(np.clip(q[:, 2], -50, 50))[:, None]
+    x = r * (t[None, :] - q[:, 1:2])
+    g = 0.5 * (1.0 - np.tanh(0.5 * x))
+    vg2 = Vk * g * g
+    total = np.maximum(A + vg2.sum(axis=0), 1e-300)
+    log1p_t = np.log1p(t)
+    value = np.log(total) - p[1] * log1p_t
+    if not jacobian:
+        return value, None
+    w = vg2 / total
+    J = np.empty((t.size, 2 + 3 * K))
+    J[:, 0] = (A / total) * (abs(p[0]) < 700)
+    J[:, 1] = -log1p_t
+    J[:, 2::3] = (w * (np.abs(q[:, 0:1]) < 700)).T
+    J[:, 3::3] = (2.0 * r * w * (1.0 - g)).T
+    J[:, 4::3] = (-2.0 * x * w * (1.0 - g) * (np.abs(q[:, 2:3]) < 50)).T
+    return value, J
+
+
+def _reference_fit_one(t, y, K, starts):
+    """The fits as they were made before issue 23: scipy's least_squares(method="lm"), which calls MINPACK's
+    lmder through its wrappers (x_scale="jac": lmder's own scaling, the default of SciPy ≥ 1.16)."""
+    from scipy.optimize import least_squares
+
+    from shockflow.prediction.transitions import _NFEV_PER_PARAMETER
+
+    best = None
+    for p0 in starts:
+        try:
+            res = least_squares(lambda p: _reference_model(p, t, K, False)[0] - y, np.asarray(p0, dtype=np.float64),
+                                jac=lambda p: _reference_model(p, t, K)[1], method="lm", x_scale="jac",
+                                max_nfev=_NFEV_PER_PARAMETER * (3 * K + 2))
+        except (ValueError, FloatingPointError):
+            continue
+        rss = float(np.sum(res.fun ** 2))
+        if np.isfinite(rss) and (best is None or rss < best[0]):
+            best = (rss, res.x)
+    return best
+
+
+@pytest.mark.parametrize("K", [1, 3, 5])
+def test_switch_on_model_is_the_reference_to_the_last_bit(K):
+    # the same operations in the same order: equal, not close (clipped parameters and a non-finite one included)
+    from shockflow.prediction.transitions import _switch_on_value_and_jacobian
+
+    rng = np.random.default_rng(K)
+    t = np.r_[0.0, np.sort(rng.uniform(0, 3000, 199))]
+    for scale in (1.0, 30.0, 1000.0):
+        p = rng.normal(0, scale, 2 + 3 * K)
+        p[3::3] = rng.uniform(0, 3000, K)
+        if scale == 1000.0:
+            p[2] = np.nan
+        value, J = _reference_model(p, t, K)
+        new_value, new_J = _switch_on_value_and_jacobian(p, t, K, log1p_t=np.log1p(t), columns=True)
+        np.testing.assert_array_equal(new_value, value)
+        np.testing.assert_array_equal(new_J.T, J)
+        np.testing.assert_array_equal(_switch_on_value_and_jacobian(p, t, K)[1], J)
+
+
+def _sparse_staircase():
+    # four switch-ons of one staircase (r t = 15), logged every 50th step as the default case is
+    t = np.arange(0, 4001.0, 50.0)
+    times = [110.0, 280.0, 740.0, 2050.0]
+    return t, _logistic_drops(t, times, [15.0 / x for x in times], [30.0, 4.0, 0.5, 0.05], floor=1e-4)
+
+
+def _noisy_close_drops():
+    t = np.arange(0, 2001.0)
+    times = [100.0, 125.0, 132.0, 600.0]
+    clean = _logistic_drops(t, times, [15.0 / x for x in times], [64.0, 49.0, 36.0, 10.0], floor=1e-3)
+    return t, clean * np.exp(0.02 * np.random.default_rng(4).normal(size=t.size))
+
+
+@pytest.mark.parametrize("curve", ["staircase", "sparse", "close"])
+def test_detections_are_those_of_the_least_squares_reference(curve, monkeypatch):
+    # issue 23: the fits call MINPACK directly (scipy.optimize.leastsq) instead of through least_squares, and the
+    # ladder of a window is kept for its item-12 refit; the detections must be the reference's, exactly
+    import shockflow.prediction.transitions as transitions
+
+    if curve == "staircase":
+        steps = np.arange(0, 40_001.0, 10.0)
+        loss = staircase(steps * ETA)
+    elif curve == "sparse":
+        steps, loss = _sparse_staircase()
+    else:
+        steps, loss = _noisy_close_drops()
+    found = find_transitions(steps, loss)
+    with monkeypatch.context() as m:
+        m.setattr(transitions, "_fit_one", _reference_fit_one)
+        refine = transitions._refine
+        m.setattr(transitions, "_refine", lambda *args, memo=None, **kwargs: refine(*args, **kwargs))   # no memo
+        m.setattr(transitions, "_switch_on_model", lambda p, t, K, jacobian=False: _reference_model(p, t, K, jacobian)[
+            1 if jacobian else 0])
+        reference = find_transitions(steps, loss)
+    assert len(found) >= 1
+    assert [(f.to_dict(), f.count) for f in found] == [(f.to_dict(), f.count) for f in reference]
