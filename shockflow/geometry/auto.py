@@ -732,7 +732,7 @@ class AutoGeometry(Geometry):
             object.__setattr__(self, "_other_functions", memo)
         seen = memo[1].setdefault(j, [])
         seen.insert(0, (r_j, column))
-        del seen[8:]
+        del seen[4:]   # the last few coordinates per mode (a section needs one)
 
     def function_strength_at(self, points, X) -> np.ndarray:
         """:meth:`function_strength` along the section at chart ``points (k, 1)`` (``|r|`` on the mirrored chart)."""
