@@ -292,6 +292,7 @@ def against(other_python: str, rows, repeat: int) -> list[dict]:
                 row[f"{side}_{key}"] = statistics.median(values)
                 row[f"{side}_{key}_range"] = [min(values), max(values)]
         out.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)   # each row as it is measured
     return out
 
 
@@ -306,6 +307,7 @@ def main() -> None:
     ap.add_argument("--against", metavar="PYTHON", default=None,
                     help="before/after: the default-case sizes (and --suite cases) measured by this tree's python and "
                          "PYTHON (another tree's venv), processes alternating --repeat times")
+    ap.add_argument("--cases", nargs="*", default=None, metavar="CASE", help="with --against: these cases, not the suite's largest")
     ap.add_argument("--one", metavar="CASE", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--set", action="append", default=[], help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -314,8 +316,8 @@ def main() -> None:
         return
     if args.against is not None:
         rows = [(f"default case n = {n}", "two-layer-staircase", [f"data.n={n}"]) for n in args.sizes]
-        if args.suite:
-            rows += [(c, _case_path(c), []) for c in SUITE_LARGEST]
+        if args.suite or args.cases:
+            rows += [(c, _case_path(c), []) for c in (args.cases or SUITE_LARGEST)]
         table = against(args.against, rows, args.repeat)
         if args.json:
             print(json.dumps(table))
