@@ -10,8 +10,12 @@ its bare matrix products; all measured side by side in one process.
 2. **Default case at n samples** (``default``): the built-in default case with ``[data] n`` set,
    run through the library with the phases timed as ``benchmarks/bench_run.py`` does: training,
    extraction, solves (the chart solves with their shock reports and the resolution rule's coarser grids); the ratio ``(extraction + solves) / training``.
-3. ``--suite``: the same ratio on the automatic-charts suite's largest cases
-   (``cases/mlp-tanh-teacher.toml``, ``cases/linear2-momentum.toml``; minutes on a busy machine).
+3. ``--suite``: the same ratio on the automatic-charts suite's largest cases (:data:`SUITE_LARGEST`:
+   ``mlp-tanh-teacher``, ``linear2-momentum``, ``mlp-erf-frozen-bias``, ``fourier-features``, ``deep-mlp-tanh``;
+   minutes on a busy machine).
+   ``--against PYTHON`` (issue 23): before/after, the rows of 2 (and 3 with ``--suite``) measured by this harness in
+   fresh processes of this tree and of another tree's venv (``PYTHON``), alternating A B, B A, ... ``--repeat`` times
+   (each process a warm run, then a timed one); medians and ranges per side, the load of each.
 4. ``--suite-costs [CASE ...]`` (:func:`suite_costs`; issues 18 and 20): per case of the automatic-charts suite,
    ``(extraction + solves) / training`` of a ``shockflow run`` and ``forecast / training`` of a forecast
    (``benchmarks/bench_forecast.py``'s measurement: the chart work, the chain and the overshoot flag), side by
@@ -249,6 +253,49 @@ def _print_suite_costs(rows) -> None:
               f"{r['flag_s']:6.3f} {r['forecast_ratio']:7.1%} {r['passes']:7.0f} {r['load']:5.1f}")
 
 
+#: the automatic-charts suite's largest cases (the ``--suite`` rows)
+SUITE_LARGEST = ("mlp-tanh-teacher", "linear2-momentum", "mlp-erf-frozen-bias", "fourier-features", "deep-mlp-tanh")
+
+
+def _case_path(name: str) -> str:
+    path = os.path.join(HERE, "..", "cases", name + ".toml")
+    return path if os.path.isfile(path) else name
+
+
+def _one(case, overrides, repeat: int) -> list[dict]:
+    """``repeat`` timed :func:`case_phases` of one case after a warm one (imports, JIT cache): the ``--one`` mode."""
+    case_phases(case, overrides)
+    return [case_phases(case, overrides) for _ in range(repeat)]
+
+
+def against(other_python: str, rows, repeat: int) -> list[dict]:
+    """Before/after: each row ``(label, case, overrides)`` measured by this harness in a fresh process of this tree
+    (``sys.executable``) and of another (``other_python``: a venv with the other tree installed), the two processes
+    alternating ``repeat`` times (A B, B A, ...), each a warm run and one timed run; medians and ranges per side."""
+    import subprocess
+
+    out = []
+    for label, case, overrides in rows:
+        sides = {"before": [], "after": []}
+        for r in range(repeat):
+            order = (("before", other_python), ("after", sys.executable))
+            for side, python in (order if r % 2 == 0 else order[::-1]):
+                cmd = [python, os.path.abspath(__file__), "--one", case, "--repeat", "1"]
+                for o in overrides:
+                    cmd += ["--set", o]
+                done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+                sides[side] += json.loads(done.stdout.strip().splitlines()[-1])
+        row = {"row": label}
+        for side, runs in sides.items():
+            for key in ("training", "extraction", "solves", "ratio", "load"):
+                values = [r[key] for r in runs]
+                row[f"{side}_{key}"] = statistics.median(values)
+                row[f"{side}_{key}_range"] = [min(values), max(values)]
+        out.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)   # each row as it is measured
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[2048, 8192, 32768])
@@ -257,7 +304,32 @@ def main() -> None:
     ap.add_argument("--suite-costs", nargs="*", default=None, metavar="CASE",
                     help="only the automatic-charts suite's run and forecast costs (all its cases if none named)")
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--against", metavar="PYTHON", default=None,
+                    help="before/after: the default-case sizes (and --suite cases) measured by this tree's python and "
+                         "PYTHON (another tree's venv), processes alternating --repeat times")
+    ap.add_argument("--cases", nargs="*", default=None, metavar="CASE", help="with --against: these cases, not the suite's largest")
+    ap.add_argument("--one", metavar="CASE", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--set", action="append", default=[], help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.one is not None:
+        print(json.dumps(_one(args.one, args.set, args.repeat)))
+        return
+    if args.against is not None:
+        rows = [(f"default case n = {n}", "two-layer-staircase", [f"data.n={n}"]) for n in args.sizes]
+        if args.suite or args.cases:
+            rows += [(c, _case_path(c), []) for c in (args.cases or SUITE_LARGEST)]
+        table = against(args.against, rows, args.repeat)
+        if args.json:
+            print(json.dumps(table))
+            return
+        print("(extraction + solves) / training, before (--against) and after (this tree), medians [ranges]")
+        for r in table:
+            print(f"  {r['row']:<28} ratio {r['before_ratio']:.3f} [{r['before_ratio_range'][0]:.3f}-"
+                  f"{r['before_ratio_range'][1]:.3f}] -> {r['after_ratio']:.3f} [{r['after_ratio_range'][0]:.3f}-"
+                  f"{r['after_ratio_range'][1]:.3f}]  extraction {r['before_extraction']:.3f} -> {r['after_extraction']:.3f} s"
+                  f"  solves {r['before_solves']:.3f} -> {r['after_solves']:.3f} s  training {r['before_training']:.3f} / "
+                  f"{r['after_training']:.3f} s  (load {r['before_load']:.1f} / {r['after_load']:.1f})")
+        return
     if args.suite_costs is not None:
         rows = suite_costs(tuple(args.suite_costs) or SUITE_CASES, args.repeat)
         print(json.dumps(rows)) if args.json else _print_suite_costs(rows)
@@ -266,8 +338,7 @@ def main() -> None:
     case_phases("two-layer-staircase")   # warm: imports and JIT cache, not counted
     result["default"] = [{"n": n, **case_phases("two-layer-staircase", [f"data.n={n}"])} for n in args.sizes]
     if args.suite:
-        result["suite"] = [{"case": c, **case_phases(os.path.join(HERE, "..", "cases", c))}
-                           for c in ("linear2-momentum.toml", "mlp-tanh-teacher.toml")]
+        result["suite"] = [{"case": c, **case_phases(_case_path(c))} for c in SUITE_LARGEST]
     if args.json:
         print(json.dumps(result))
         return

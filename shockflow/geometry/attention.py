@@ -32,6 +32,8 @@ singular vectors (the first ``d_k``), other singular values at their reference v
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,7 +90,7 @@ class AttentionGeometry(Geometry):
         """``B = W_Q W_Kᵀ`` of the head."""
         return params["W_Q"][self.head] @ params["W_K"][self.head].T
 
-    @property
+    @cached_property   # the settings are frozen: one Chart per geometry (it was rebuilt on every read)
     def chart(self) -> Chart:
         names = tuple(f"sigma{k}" for k in self.modes)
         return Chart(names, (0.0,) * len(names), (self.extent,) * len(names), degenerate="sigma_k = 0 (mobility 2 sigma_k -> 0)")

@@ -63,6 +63,8 @@ bounded where saturated weights grow on.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -410,6 +412,12 @@ def aligned_start(Ws, u, v, s: float, *, taken=None, fraction: float = ALIGNED_F
     return None
 
 
+#: two coordinates of another mode closer than this (relative) are one for :meth:`AutoGeometry.function_strength`:
+#: its function alone there is evaluated once (they differ by rounding along a section: the change of the column,
+#: ~2e-12 of it, is far below what the least-squares coefficient resolves)
+SAME_COORDINATE = 1e-12
+
+
 @register
 @dataclass(frozen=True, eq=False)
 class AutoGeometry(Geometry):
@@ -587,7 +595,7 @@ class AutoGeometry(Geometry):
                                 "calls AutoGeometry.discover_charts); build it with modes=… to use it directly")
 
     # -- the Geometry contract --------------------------------------------------------------------
-    @property
+    @cached_property   # the settings are frozen: one Chart per geometry (it was rebuilt on every read)
     def chart(self) -> Chart:
         return Chart((f"r{int(self.mode)}",), (0.0,), (float(self.extent),), degenerate="r = 0 (the mode is absent)")
 
@@ -674,14 +682,57 @@ class AutoGeometry(Geometry):
             if cache is None:
                 cache = {j: self._other(j) for j in others}
                 object.__setattr__(self, "_others", cache)
-            origin = self._origin_vector()
+            origin = None
             for j in others:
                 r_j = float(cache[j].coordinates(params)[0])
-                net.set_parameter_vector(origin + r_j * cache[j]._direction)
-                columns.append(np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0)
+                column = self._remembered_other(j, r_j, X)
+                if column is None:
+                    origin = self._origin_vector() if origin is None else origin
+                    net.set_parameter_vector(origin + r_j * cache[j]._direction)
+                    column = np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0
+                    self._remember_other(j, r_j, X, column)
+                columns.append(column)
             columns.extend(G[:, j] for j in others)
+        return float(self._first_coefficient(G, columns[1:1 + len(others)], columns) @ (F - f0))
+
+    def _first_coefficient(self, G, remembered, columns) -> np.ndarray:
+        """The row ``c`` with ``c · b`` = the first coefficient of ``lstsq(B, b, rcond=None)`` for ``B`` = ``columns``
+        stacked: the first row of ``B``'s pseudo-inverse with lstsq's cutoff (singular values ``≤ ε max(B.shape)
+        s_max`` dropped), kept while ``B``'s columns are the same arrays (the linear-regime functions ``G`` and the
+        other modes' remembered functions: all points of one section), so a path of strengths costs one SVD, not one
+        least-squares solve per point."""
+        kept = getattr(self, "_coefficient_row", None)
+        if kept is not None and kept[0] is G and len(kept[1]) == len(remembered) and \
+                all(a is b for a, b in zip(kept[1], remembered)):
+            return kept[2]
         B = np.stack(columns, axis=1)
-        return float(np.linalg.lstsq(B, F - f0, rcond=None)[0][0])
+        U, sv, Vt = np.linalg.svd(B, full_matrices=False)
+        keep = sv > np.finfo(np.float64).eps * max(B.shape) * sv[0]
+        row = (Vt[keep, 0] / sv[keep]) @ U[:, keep].T
+        object.__setattr__(self, "_coefficient_row", (G, tuple(remembered), row))
+        return row
+
+    def _remembered_other(self, j: int, r_j: float, X):
+        """Mode ``j``'s function alone at ``r_j`` (:meth:`function_strength`'s column), if it was evaluated for the data
+        ``X`` at a coordinate within :data:`SAME_COORDINATE` of ``r_j`` (relative): along one mode's section the other
+        modes' coordinates are constant up to rounding, so a path of strengths costs one forward pass per point, not
+        one per mode and point."""
+        memo = getattr(self, "_other_functions", None)
+        if memo is None or memo[0] is not X:
+            return None
+        for r, column in memo[1].get(j, ()):
+            if abs(r - r_j) <= SAME_COORDINATE * max(abs(r), abs(r_j)):
+                return column
+        return None
+
+    def _remember_other(self, j: int, r_j: float, X, column) -> None:
+        memo = getattr(self, "_other_functions", None)
+        if memo is None or memo[0] is not X:
+            memo = (X, {})
+            object.__setattr__(self, "_other_functions", memo)
+        seen = memo[1].setdefault(j, [])
+        seen.insert(0, (r_j, column))
+        del seen[4:]   # the last few coordinates per mode (a section needs one)
 
     def function_strength_at(self, points, X) -> np.ndarray:
         """:meth:`function_strength` along the section at chart ``points (k, 1)`` (``|r|`` on the mirrored chart)."""

@@ -77,6 +77,9 @@ class Chart:
         object.__setattr__(self, "lower", lower)
         object.__setattr__(self, "upper", upper)
         object.__setattr__(self, "periodic", periodic)
+        object.__setattr__(self, "_lo", np.array(lower))
+        object.__setattr__(self, "_hi", np.array(upper))
+        object.__setattr__(self, "_periodic", np.array(periodic))
 
     @property
     def ndim(self) -> int:
@@ -98,6 +101,14 @@ class Chart:
             raise GeometryError(
                 f"{name}: expected chart points of shape (..., {self.ndim}) (coordinates {', '.join(self.names)}), found shape {p.shape}"
             )
+        if p.size:
+            # the common case in two reductions: every point finite (a NaN or inf makes its axis' min or max
+            # non-finite) and inside the closed box; anything else takes the checks below, which name the point
+            flat = p.reshape(-1, self.ndim)
+            low, high = flat.min(axis=0), flat.max(axis=0)
+            if np.all(np.isfinite(low) & np.isfinite(high)) and \
+                    np.all(((low >= self._lo) & (high <= self._hi)) | self._periodic):
+                return p
         bad = ~np.all(np.isfinite(p), axis=-1)
         if bad.any():
             index = tuple(int(i) for i in np.argwhere(bad)[0])

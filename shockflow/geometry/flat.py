@@ -9,6 +9,8 @@ is ``-∂L̄/∂x_k`` (the mobility is the identity).  Nothing is conserved and 
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -70,7 +72,7 @@ class FlatGeometry(Geometry):
         object.__setattr__(self, "directions", E)
         object.__setattr__(self, "origin", origin)
 
-    @property
+    @cached_property   # the settings are frozen: one Chart per geometry (it was rebuilt on every read)
     def chart(self) -> Chart:
         k = self.directions.shape[0]
         return Chart(tuple(f"x{i}" for i in range(k)), (-self.extent,) * k, (self.extent,) * k)

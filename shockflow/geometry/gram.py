@@ -28,6 +28,8 @@ point if more than ``p`` modes are on), the diagonal net ``u_k = ±sqrt(z_k)`` (
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,7 +116,7 @@ class GramGeometry(Geometry):
         return np.einsum("ik,ij,jk->k", self.basis, M, self.basis)
 
     # -- interface -------------------------------------------------------------------------
-    @property
+    @cached_property   # the settings are frozen: one Chart per geometry (it was rebuilt on every read)
     def chart(self) -> Chart:
         top = self.extent if self.coordinate == "z" else float(np.sqrt(self.extent))
         names = tuple(f"{self.coordinate}{k}" for k in self.modes)

@@ -28,6 +28,8 @@ gradient-flow times ``t`` of the parameters (a GD step ``η`` advances ``t`` by 
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,7 +153,7 @@ class MeanFieldGeometry(Geometry):
         """Neuron positions ``θ_i = (a_i, w_i)``, shape ``(m, 1+d)`` in unit order."""
         return np.concatenate([np.asarray(params["a"], dtype=np.float64)[:, None], np.asarray(params["W"], dtype=np.float64)], axis=1)
 
-    @property
+    @cached_property   # the settings are frozen: one Chart per geometry (it was rebuilt on every read)
     def chart(self) -> Chart:
         d = self.model.input_dim
         names = ("a",) + tuple(f"w{k}" for k in range(d))
@@ -313,7 +315,7 @@ class MeanFieldCollectiveGeometry(Geometry):
         p = np.asarray(points, dtype=np.float64)
         return np.mean(self.products(p[..., 0]), axis=-1)[..., None]
 
-    @property
+    @cached_property   # the settings are frozen: one Chart per geometry (it was rebuilt on every read)
     def chart(self) -> Chart:
         return Chart(("s",), (-self.extent,), (self.extent,),
                      degenerate="nowhere exactly; g^ss = 1/Σ sqrt(c_i² + 4q_i²) is large where all units are small")

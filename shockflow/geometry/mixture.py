@@ -21,6 +21,8 @@ rank-r matrices).
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -105,7 +107,7 @@ class MixtureGeometry(Geometry):
             raise GeometryError("origins: the mixture charts are found from the landscape (shockflow.prediction.gate)")
         return dict(kwargs), list(range(np.atleast_2d(np.asarray(kwargs["origins"])).shape[0])), "escape"
 
-    @property
+    @cached_property   # the settings are frozen: one Chart per geometry (it was rebuilt on every read)
     def chart(self) -> Chart:
         return Chart((self._label,), (-float(self.extent),), (float(self.extent),))
 

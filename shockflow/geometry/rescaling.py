@@ -41,6 +41,8 @@ identity activation, scalar output, with or without bias) and ``linear2`` (scala
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,7 +130,7 @@ class RescalingGeometry(Geometry):
         return -1.0 if a < 0 else 1.0
 
     # -- interface -------------------------------------------------------------------------
-    @property
+    @cached_property   # the settings are frozen: one Chart per geometry (it was rebuilt on every read)
     def chart(self) -> Chart:
         a, w = self._unit(self.model.params)
         names = tuple(f"q{i}" for i in range(w.size))

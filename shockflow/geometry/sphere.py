@@ -24,6 +24,8 @@ blow up at the poles).
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,7 +123,7 @@ class SphereGeometry(Geometry):
         return value, grads
 
     # -- interface -------------------------------------------------------------------------
-    @property
+    @cached_property   # the settings are frozen: one Chart per geometry (it was rebuilt on every read)
     def chart(self) -> Chart:
         return Chart(("theta",), (0.0,), (2 * np.pi,), periodic=(True,), degenerate="nowhere (mobility 1/|w|² on the orbit)")
 

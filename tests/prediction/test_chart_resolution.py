@@ -93,3 +93,23 @@ def test_first_shock_formation_time_is_initial_gamma(default_charts):
     charts, _ = default_charts
     for chart in charts:
         assert predict.first_shock(chart).gamma_star == predict.initial_gamma(chart)
+
+
+@pytest.mark.parametrize("mobility", [lambda x: 1.0 + 0.3 * np.sin(x), lambda x: 4.0 * np.abs(x) + 1e-3])
+def test_an_inviscid_solve_with_the_unit_density_is_the_default_densitys(mobility):
+    # the volume density enters only the viscous term: the inviscid solve (ν = 0) is bitwise the one with the
+    # solver's default density det(A)^(-1/2) (its Gauss quadrature is what the unit density spares)
+    from solvers.charts import solve_chart_hj
+    from solvers.grid import Grid
+
+    chart = _chart(201, lambda x: np.cos(2 * x) + 0.1 * x, mobility, -1.0, 2.0)
+    times = np.linspace(0.0, 0.5, 21)
+    grid = Grid((chart.lower,), (chart.upper,), (chart.x.size,), 3)
+
+    def a(x):
+        return np.interp(x, chart.x, chart.mobility)
+
+    default = solve_chart_hj(grid, chart.u0, times, mobility=a, nu=0.0, boundary="outflow", cfl=0.5)
+    ours = predict._solve(chart, times, 0.0, 0.5)
+    np.testing.assert_array_equal(ours.u, default.u)
+    assert ours.steps == default.steps

@@ -65,3 +65,40 @@ def test_sgd_run_has_a_viscous_problem_stored_and_stays_within_ten_percent(tmp_p
         assert g.attrs["nu"] > 0 and g["viscous_values"].shape == g["values"].shape  # one group per chart (format 2)
         assert g["u0"].shape == g["x"].shape and g.attrs["x_min"] > 0
         assert f["transitions/predicted/step"].shape == (2,)
+
+
+@pytest.mark.parametrize("case_name", ["mlp-tanh-teacher", "mlp-erf-frozen-bias"])
+def test_the_escape_profile_ends_where_the_strength_on_every_point_crosses_half(case_name, monkeypatch):
+    # the learned strength along the escape path is read at a few coarse points and bisected
+    # (extraction._FUNCTION_STRENGTH_POINTS): the profile is the one read from the strength at all 601 points
+    import shockflow.prediction.extraction as ex
+    from shockflow.geometry import geometry_class
+    from shockflow.runners.training import build_model_and_data
+
+    case = load_case(case_name, overrides=["data.n=512"])
+    model, _, data, _ = build_model_and_data(case, case.seed or 0)
+    frozen = case.settings.training.train_settings(0).frozen
+    kwargs, raw, key = geometry_class("auto").discover_charts(model, data.X, data.y, {"frozen": frozen} if frozen else {})
+    calls = []
+    strength_along = ex.strength_along
+
+    def counted(geo, points, X):
+        calls[-1] += len(points)
+        return strength_along(geo, points, X)
+
+    monkeypatch.setattr(ex, "strength_along", counted)
+    for sel in raw[:3]:
+        geo = ex.bind_geometry("auto", model, dict(kwargs, **{key: sel}), data.X, data.y)
+        x0 = float(geo.start_coordinate(model.params, data.X, data.y)[0]) if hasattr(geo, "start_coordinate") \
+            else float(geo.coordinates(model.params)[0])
+        geo, x_min, L_min = ex._find_minimum("auto", model, dict(kwargs, **{key: sel}), x0, True, data.X, data.y, geo=geo)
+        out = {}
+        for coarse in (10 ** 6, ex._FUNCTION_STRENGTH_POINTS):
+            monkeypatch.setattr(ex, "_FUNCTION_STRENGTH_POINTS", coarse)
+            calls.append(0)
+            out[coarse] = ex.escape_profile(geo, abs(x0), abs(x_min), L_min, data.X, data.y)
+        (full_x, full_rate), (x, rate) = out[10 ** 6], out[ex._FUNCTION_STRENGTH_POINTS]
+        assert 10 < x.size < 601                   # the path is cut where the mode is half learned
+        np.testing.assert_array_equal(x, full_x)
+        np.testing.assert_array_equal(rate, full_rate)
+        assert calls[-2] == 601 and calls[-1] <= 20   # every point against the coarse points and the bisection
