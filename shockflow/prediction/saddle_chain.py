@@ -160,6 +160,7 @@ class Landscape:
         self._stencil_values: dict[int, tuple] = {}   # chart -> (geo, the loss at its stencil points on it)
         self._stencil = [STENCIL * max(abs(sh.distance(c.x_min)), 1e-300) for c, sh in zip(self.charts, shocks)]
         self._holding = self._find_holding() if relax and not joint else None
+        self._held: dict[tuple, tuple] = {}            # waiting modes -> the bases that hold them (_held_bases)
 
     # -- the relaxing flow (chain_transitions, _Flow) --------------------------------------------------
     @property
@@ -200,25 +201,38 @@ class Landscape:
         """The gradient ``grads`` with the waiting modes' parameters held (:meth:`_find_holding`) and the frozen
         parameters (``frozen``) at rest."""
         out = {key: np.array(v, dtype=np.float64) for key, v in grads.items()}
-        waiting = [k for k in range(len(self.charts)) if k not in active]
+        waiting = tuple(k for k in range(len(self.charts)) if k not in active)
         if waiting and self._holding[0] == "chain":
-            _, first, last, V, U = self._holding
-            Q = np.linalg.qr(V[:, waiting])[0]
-            out[first] = out[first] - (out[first] @ Q) @ Q.T
-            Q = np.linalg.qr(U[:, waiting])[0]
-            out[last] = out[last] - Q @ (Q.T @ out[last])
+            first, last = self._holding[1:3]
+            Q_in, Q_out = self._held_bases(waiting)
+            out[first] = out[first] - (out[first] @ Q_in) @ Q_in.T
+            out[last] = out[last] - Q_out @ (Q_out.T @ out[last])
         elif waiting:
-            _, layout, spaces = self._holding
-            Q = np.linalg.qr(np.stack([spaces[k] for k in waiting], axis=1))[0]
+            layout = self._holding[1]
+            (Q,) = self._held_bases(waiting)
             g = self.model.grad_vector(out)
             G = layout.unit_matrix(g)
-            G = G - Q @ (Q.T @ G)
-            g[layout.index] = G.T
-            out = {key: np.asarray(v).reshape(out[key].shape) for key, v in zip(out, _split(self.model, g))}
+            g[layout.index] = (G - Q @ (Q.T @ G)).T
+            keys = list(self.model.params)   # grad_vector's layout
+            cuts = np.cumsum([out[key].size for key in keys])[:-1]
+            out = {key: part.reshape(out[key].shape) for key, part in zip(keys, np.split(g, cuts))}
         for key in self.kwargs.get("frozen", ()) or ():
             if key in out:
                 out[key] = np.zeros_like(out[key])
         return out
+
+    def _held_bases(self, waiting: tuple) -> tuple:
+        """Orthonormal bases of what holds the ``waiting`` modes (:meth:`held_gradient`), once per set of waiting
+        modes (the flow asks at every step): a chain's input and output directions, or the units' mode spaces."""
+        bases = self._held
+        if waiting not in bases:
+            if self._holding[0] == "chain":
+                V, U = self._holding[3:5]
+                bases[waiting] = (np.linalg.qr(V[:, list(waiting)])[0], np.linalg.qr(U[:, list(waiting)])[0])
+            else:
+                spaces = self._holding[2]
+                bases[waiting] = (np.linalg.qr(np.stack([spaces[k] for k in waiting], axis=1))[0],)
+        return bases[waiting]
 
     def holds_back(self, saddle: SaddleData, state: dict) -> bool:
         """Whether a waiting escape-integral chart's section through ``saddle`` rises from the chart's position
@@ -573,16 +587,6 @@ class Landscape:
         learned = ", ".join(self.charts[i].label for i in active) or "none (the origin)"
         chart = f", chart {self.charts[k].label}" if k is not None else ""
         return f"saddle chain, the saddle with {learned} learned{chart}"
-
-
-def _split(model, vector: np.ndarray) -> list:
-    """A flat vector in the layout of ``model.parameter_vector`` cut into its parameters, in ``model.params`` order."""
-    out, i = [], 0
-    for v in model.params.values():
-        n = int(np.asarray(v).size)
-        out.append(vector[i:i + n])
-        i += n
-    return out
 
 
 def refine_minimum(f, a: float, b: float, rounds: int = REFINE_ROUNDS) -> tuple[float, float]:
