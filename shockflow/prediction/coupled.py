@@ -13,12 +13,16 @@ entries).  Measured against the shallower chart's depth ``D = L̄(x0) − L̄(x*
 fraction of that depth the other mode's learning adds or takes away; at :data:`COUPLING` or more the charts are
 coupled, and the blocks are the connected groups of coupled charts.
 
-**The block chart** (two charts): the box of the two 1-D charts (mirrored charts unfolded to ``[−R, R]``), the
-REAL network's loss on its cells, the separable metric ``diag(a_k(x_k), a_l(x_l))`` of the 1-D charts (flat in
-``ρ_k = ∫ dx_k/√a_k``), solved inviscid with the chart HJ solver as the 1-D charts are.  Its first shock is read
-from the solution: the steepening ``−λ_min(Hess_g u)`` of every snapshot, ``1/steepening`` extrapolated linearly
-to zero (:func:`shockflow.prediction.shock_report.report_hessian`).  It is checked against the initial data's
-``γ* = −1 / inf λ_min(Hess_g L̄)`` and against the fastest 1-D chart's γ*.
+**The block chart** (two or three charts): the box of the 1-D charts (mirrored charts unfolded to ``[−R, R]``), the
+REAL network's loss on its cells, the separable metric ``diag(a_k(x_k))`` of the 1-D charts (flat in
+``ρ_k = ∫ dx_k/√a_k``), solved inviscid as the 1-D charts are: with the chart HJ solver on two charts, with the 3-D
+Hamilton–Jacobi solver (``½ Σ a_k p_k²``, the same Godunov/ENO2/SSP-RK3 scheme) on three.  ``L̄`` is even in every
+chart of a block (checked), so the unfolded box's discrete problem is solved on its positive orthant, with even
+mirrors at the walls through 0: the same answer (to rounding, tested) on a 2^d-th of the cells.  Its first shock
+is read from the solution: the steepening ``−λ_min(Hess_g u)`` of every snapshot (closed-form eigenvalues of the
+2×2 or 3×3 Hessian, mirrored across the walls), ``1/steepening`` extrapolated linearly to zero
+(:func:`shockflow.prediction.shock_report.report_hessian`), on two grids and extrapolated in the cell.  It is
+checked against the initial data's ``γ* = −1 / inf λ_min(Hess_g L̄)`` and against the fastest 1-D chart's γ*.
 
 **Why the chain's rates are the block's** (the reduction used for every block, docs/theory.md §6): at the
 origin, and at every saddle of the chain, a waiting chart sits at its ridge ``x = 0`` of a mirrored chart, where
@@ -26,8 +30,8 @@ L̄ is even in it; the mixed second derivative ``∂_k∂_l L̄`` vanishes there
 its eigenvalues are the 1-D charts' curvatures (the chain's κ_l(S)).  The block's first shock is therefore the
 fastest chart's, and the chain's rates at a saddle are the block Hessian's there (both measured:
 ``tests/prediction/test_coupled_modes.py``).  What the block does not change is the chain; what it adds is this
-check, from a 2-D solve of the coupled landscape.  Blocks of more than two charts are left to the reduction (the
-chart solvers are 1-D and 2-D) and reported as such, naming their charts.
+check, from a 2-D or 3-D solve of the coupled landscape.  Blocks of more than :data:`MAX_BLOCK` charts are left to
+the reduction (the Hamilton–Jacobi solvers are 1-D to 3-D) and reported as such, naming their charts.
 """
 
 from __future__ import annotations
@@ -38,15 +42,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["COUPLING", "BLOCK_CELLS", "CoupledBlock", "coupled_blocks", "coupling_matrix", "solve_block",
+__all__ = ["COUPLING", "BLOCK_CELLS", "MAX_BLOCK", "CoupledBlock", "coupled_blocks", "coupling_matrix", "solve_block",
            "write_blocks", "read_blocks"]
 
 #: charts are coupled when the cross term is at least this fraction of the shallower chart's depth
 COUPLING = 0.05
-#: cells per axis of a block chart
-BLOCK_CELLS = 96   # and half of it: two grids, extrapolated
+#: cells per axis of a block chart of two and of three charts (and half of it: two grids, extrapolated)
+BLOCK_CELLS = {2: 96, 3: 80}
+#: most parameter sets evaluated at once on a block's box
+BOX_CHUNK = 96 * 96
 #: displacements whose cosine exceeds this are not orthogonal: the 2-D section is not the block's chart
 ORTHOGONAL = 1e-6
+#: the most charts a block chart holds (the Hamilton–Jacobi solvers are 1-D to 3-D)
+MAX_BLOCK = 3
 #: shocks within this fraction of the box from a wall are wall effects (as on the 1-D charts)
 WALL = 0.05
 
@@ -71,7 +79,8 @@ class CoupledBlock:
         head = f"{'+'.join(self.charts)} (coupling {100 * self.coupling:.0f} %)"
         if self.method != "block chart":
             return f"{head}: the chain's reduction ({self.reason})"
-        return (f"{head}: block chart {self.cells}² γ* = {self.gamma_star:.4g} at "
+        power = "²" if len(self.charts) == 2 else "³"
+        return (f"{head}: block chart {self.cells}{power} γ* = {self.gamma_star:.4g} at "
                 f"({', '.join(f'{v:.3g}' for v in self.location)}); Hessian of L̄ {self.gamma_hessian:.4g}, "
                 f"fastest 1-D chart {self.gamma_charts:.4g}")
 
@@ -130,18 +139,37 @@ def _sections(model, geometry: str, extraction, X, y) -> list[_Section]:
     return out
 
 
-def _pair_params(model, a: _Section, b: _Section, xa: np.ndarray, xb: np.ndarray) -> dict:
-    """Parameters on the 2-D section at the grid ``xa × xb`` (leading axis ``xa.size * xb.size``, ``xa`` slowest):
-    the initial parameters plus both charts' displacements."""
-    Pa, Pb = a.params(xa), b.params(xb)
+def _box_params(model, secs, axes) -> dict:
+    """Parameters on the block's section at the grid ``axes[0] × axes[1] × …`` (leading axis the product of the
+    sizes, the first axis slowest): the initial parameters plus every chart's displacement."""
+    P = [s.params(x) for s, x in zip(secs, axes)]
+    shape = tuple(x.size for x in axes)
     out = {}
     for key, ref in model.params.items():
         ref = np.asarray(ref, dtype=np.float64)
-        da = np.asarray(Pa[key], dtype=np.float64) - ref
-        db = np.asarray(Pb[key], dtype=np.float64) - ref
-        both = ref[None, None] + da[:, None] + db[None, :]
-        out[key] = both.reshape((xa.size * xb.size, *ref.shape))
+        total = ref
+        for k, p in enumerate(P):
+            d = np.asarray(p[key], dtype=np.float64) - ref
+            total = total + d.reshape(*(shape[k] if i == k else 1 for i in range(len(axes))), *ref.shape)
+        out[key] = np.broadcast_to(total, (*shape, *ref.shape)).reshape((math.prod(shape), *ref.shape))
     return out
+
+
+def _pair_params(model, a: _Section, b: _Section, xa: np.ndarray, xb: np.ndarray) -> dict:
+    """:func:`_box_params` of two charts at the grid ``xa × xb``."""
+    return _box_params(model, (a, b), (xa, xb))
+
+
+def _box_loss(model, secs, axes, X, y) -> np.ndarray:
+    """The real network's loss on the block's grid (shape ``(len(axes[0]), …)``), evaluated in slabs of the first
+    axis of at most :data:`BOX_CHUNK` points, so a 3-D box never holds all its parameter sets at once."""
+    from shockflow.geometry.batched_loss import batched_loss
+
+    shape = tuple(x.size for x in axes)
+    rows = max(1, BOX_CHUNK // math.prod(shape[1:]))
+    parts = [batched_loss(model, _box_params(model, secs, (axes[0][i:i + rows], *axes[1:])), X, y)
+             for i in range(0, shape[0], rows)]
+    return np.concatenate(parts).reshape(shape)
 
 
 def _displacement(model, s: _Section, x: float) -> np.ndarray:
@@ -231,74 +259,146 @@ def _centres(lo: float, hi: float, cells: int) -> np.ndarray:
     return lo + h * (np.arange(cells) + 0.5)
 
 
-def _hessian_probe(u: np.ndarray, x: np.ndarray, y: np.ndarray, sa: np.ndarray, sb: np.ndarray, cut: tuple):
-    """Probe of ``Hess_g u`` for the separable metric (``√a_k ∂_k(√a_l ∂_l u)``) on the cells away from the walls."""
+def _lowest_eigenvalue(H: np.ndarray) -> np.ndarray:
+    """The smallest eigenvalue of each symmetric 2×2 or 3×3 matrix of ``H`` (shape ``(..., n, n)``), in closed
+    form (the trigonometric solution of the characteristic cubic in 3-D): a field of them at every snapshot."""
+    if H.shape[-1] == 2:
+        a, b, c = H[..., 0, 0], H[..., 1, 1], H[..., 0, 1]
+        return 0.5 * (a + b) - np.sqrt(0.25 * (a - b) ** 2 + c ** 2)
+    a, b, c = H[..., 0, 0], H[..., 1, 1], H[..., 2, 2]
+    d, e, f = H[..., 0, 1], H[..., 1, 2], H[..., 0, 2]
+    q = (a + b + c) / 3.0
+    p2 = ((a - q) ** 2 + (b - q) ** 2 + (c - q) ** 2 + 2.0 * (d * d + e * e + f * f)) / 6.0
+    p = np.sqrt(p2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(p > 0, 1.0 / p, 0.0)
+        # det((H − q I) / p) / 2 = cos(3φ), clipped against rounding
+        A, B, C, D, E, F = (a - q) * s, (b - q) * s, (c - q) * s, d * s, e * s, f * s
+        r = np.clip(0.5 * (A * (B * C - E * E) - D * (D * C - E * F) + F * (D * E - B * F)), -1.0, 1.0)
+    return q + 2.0 * p * np.cos(np.arccos(r) / 3.0 + 2.0 * math.pi / 3.0)
+
+
+def _hessian_probe(u: np.ndarray, axes, roots, cut: int):
+    """Probe of ``Hess_g u`` for the separable metric (``√a_k ∂_k(√a_l ∂_l u)``, symmetrised) on the positive
+    orthant of the unfolded box: ``u`` on ``axes`` (centres in ``(0, R_k)``), even in every coordinate, is mirrored
+    across the walls at 0 for the differences there; the cells within ``cut`` of the far walls are left out.
+    ``roots[k] = √a_k`` on axis k's centres."""
     from shockflow.prediction.shock_report import HessianProbe
 
-    hx, hy = float(x[1] - x[0]), float(y[1] - y[0])
-    ux, uy = np.gradient(u, hx, hy, edge_order=2)
-    px, py = sa[:, None] * ux, sb[None, :] * uy            # the flat-coordinate gradient √a ∂u
-    Hxx = sa[:, None] * np.gradient(px, hx, axis=0, edge_order=2)
-    Hyy = sb[None, :] * np.gradient(py, hy, axis=1, edge_order=2)
-    Hxy = 0.5 * (sa[:, None] * np.gradient(py, hx, axis=0, edge_order=2)
-                 + sb[None, :] * np.gradient(px, hy, axis=1, edge_order=2))
-    lam = 0.5 * (Hxx + Hyy) - np.sqrt(0.25 * (Hxx - Hyy) ** 2 + Hxy ** 2)
-    inner = lam[cut[0]:lam.shape[0] - cut[0], cut[1]:lam.shape[1] - cut[1]]
-    i, j = np.unravel_index(int(np.argmin(inner)), inner.shape)
-    i, j = i + cut[0], j + cut[1]
-    core = (slice(cut[0], u.shape[0] - cut[0]), slice(cut[1], u.shape[1] - cut[1]))
-    p_range = max(float(np.ptp(px[core])), float(np.ptp(py[core])))
-    jump = max(float(np.max(np.abs(np.diff(px[core], axis=0)))), float(np.max(np.abs(np.diff(py[core], axis=1)))))
-    h = max(hx / max(float(sa[i]), 1e-300), hy / max(float(sb[j]), 1e-300))   # the cell there, in ρ
-    return HessianProbe(float(lam[i, j]), (float(x[i]), float(y[j])), p_range, jump, h)
+    nd, g = u.ndim, 2                                  # two mirrored cells: the second differences at the wall
+    dx = [float(x[1] - x[0]) for x in axes]
+    full = np.pad(u, [(g, 0)] * nd, mode="symmetric")
+    rts = [np.concatenate([r[g - 1::-1], r]) for r in roots]
+
+    def along(v, k):                       # a 1-D field of axis k, broadcast over the box
+        return v.reshape(*(v.size if i == k else 1 for i in range(nd)))
+
+    grads = np.gradient(full, *dx, edge_order=2)
+    p = [along(rts[k], k) * grads[k] for k in range(nd)]         # the flat-coordinate gradient √a ∂u
+    core = tuple(slice(g, n - cut) for n in full.shape)
+    H = np.empty(u.shape[:0] + tuple(n - g - cut for n in full.shape) + (nd, nd))
+    for k in range(nd):
+        for l in range(k, nd):
+            H[..., k, l] = H[..., l, k] = 0.5 * (
+                (along(rts[k], k) * np.gradient(p[l], dx[k], axis=k, edge_order=2))[core]
+                + (along(rts[l], l) * np.gradient(p[k], dx[l], axis=l, edge_order=2))[core])
+    lam = _lowest_eigenvalue(H)
+    index = np.unravel_index(int(np.argmin(lam)), lam.shape)
+    # p_k is odd in x_k: its range over the unfolded box is twice its largest size here, and its jumps include
+    # the one across the mirror wall (one mirrored cell kept)
+    p_range = max(2.0 * float(np.max(np.abs(v[core]))) for v in p)
+    across = tuple(slice(g - 1, n - cut) for n in full.shape)
+    jump = max(float(np.max(np.abs(np.diff(v[across], axis=k)))) for k, v in enumerate(p))
+    h = max(d / max(float(r[i]), 1e-300) for d, r, i in zip(dx, roots, index))     # the cell there, in ρ
+    return HessianProbe(float(lam[index]), tuple(float(x[i]) for x, i in zip(axes, index)), p_range, jump, h)
 
 
-def _block_shock(model, a: _Section, b: _Section, X, y, cells: int, horizon: float, snapshots: int, cfl: float,
-                 scale_hint: float) -> tuple[float, float, tuple]:
-    """One grid of the block chart: ``(formation time, −1/inf λ_min(Hess_g u0), location of the first shock)``."""
-    from shockflow.geometry.batched_loss import batched_loss
-    from shockflow.prediction.shock_report import report_hessian
-    from solvers.charts import solve_chart_hj
+def _solve_box(upper, cells, u0, times, secs, cfl):
+    """The inviscid chart HJ solve on the block's positive orthant ``[0, R_k]`` (``cells`` per axis), metric
+    ``diag(a_k(x_k))``, even mirrors at the walls through 0 (``L̄`` is even in every chart, so this is the unfolded
+    box's discrete problem on a 2^d-th of its cells) and outflow at the far walls: the chart solver on two charts,
+    the 3-D Hamilton–Jacobi solver (``½ Σ a_k p_k²``, the same Godunov/ENO2/SSP-RK3 scheme) on three."""
     from solvers.grid import Grid
 
-    (la, ha), (lb, hb) = a.coordinate_box(), b.coordinate_box()
-    xa, xb = _centres(la, ha, cells), _centres(lb, hb, cells)
-    u0 = batched_loss(model, _pair_params(model, a, b, xa, xb), X, y).reshape(cells, cells)
+    nd = len(secs)
+    grid = Grid((0.0,) * nd, tuple(upper), (cells,) * nd, 3)
+    boundary = [("symmetric", "outflow")] * nd
+    if nd == 2:
+        from solvers.charts import solve_chart_hj
+
+        a, b = secs
+
+        def mobility(x0, x1):
+            return a.mobility(x0), np.zeros_like(x0), b.mobility(x1)
+
+        return solve_chart_hj(grid, u0, times, mobility=mobility, nu=0.0, boundary=boundary, cfl=cfl).u
+    from solvers.hamilton_jacobi import solve_hj
+
+    a = np.stack([s.mobility(x) for s, x in zip(secs, grid.mesh())])
+    return solve_hj(grid, u0, times, a=a, nu=0.0, boundary=boundary, cfl=cfl).u
+
+
+def _block_shock(model, secs, X, y, cells: int, horizon: float, snapshots: int, cfl: float,
+                 scale_hint: float) -> tuple[float, float, tuple]:
+    """One grid of the block chart, ``cells`` per axis of the unfolded box (even), solved on its positive orthant:
+    ``(formation time, −1/inf λ_min(Hess_g u0), location of the first shock)``."""
+    from shockflow.prediction.shock_report import report_hessian
+
+    upper = [s.coordinate_box()[1] for s in secs]
+    axes = [_centres(0.0, hi, cells // 2) for hi in upper]
+    u0 = _box_loss(model, secs, axes, X, y)
     if not np.all(np.isfinite(u0)):
         raise FloatingPointError("the loss is not finite on the block chart's box")
-    sa, sb = np.sqrt(a.mobility(xa)), np.sqrt(b.mobility(xb))
-
-    def mobility(x0, x1):
-        A00 = np.interp(np.abs(x0) if a.chart.mirrored else x0, a.chart.metric_x, a.chart.metric_a)
-        A11 = np.interp(np.abs(x1) if b.chart.mirrored else x1, b.chart.metric_x, b.chart.metric_a)
-        return A00, np.zeros_like(A00), A11
-
-    cut = (max(int(WALL * cells), 1), max(int(WALL * cells), 1))
-    first = _hessian_probe(u0, xa, xb, sa, sb, cut)
+    roots = [np.sqrt(s.mobility(x)) for s, x in zip(secs, axes)]
+    cut = max(int(WALL * cells), 1)
+    first = _hessian_probe(u0, axes, roots, cut)
     gamma_h = -1.0 / first.lam_min if first.lam_min < 0 else math.inf
     times = np.linspace(0.0, horizon * (gamma_h if math.isfinite(gamma_h) else scale_hint), snapshots)
-    sol = solve_chart_hj(Grid((la, lb), (ha, hb), (cells, cells), 3), u0, times, mobility=mobility, nu=0.0,
-                         boundary="outflow", cfl=cfl)
-    report = report_hessian(times, [_hessian_probe(u, xa, xb, sa, sb, cut) for u in sol.u])
+    u = _solve_box(upper, cells // 2, u0, times, secs, cfl)
+    report = report_hessian(times, [_hessian_probe(v, axes, roots, cut) for v in u])
     loc = report.shocks[0].location if report.shocks else first.location
-    return float(report.formation_time), float(gamma_h), tuple(abs(v) if s.chart.mirrored else v
-                                                               for v, s in zip(loc, (a, b)))
+    return float(report.formation_time), float(gamma_h), tuple(float(v) for v in loc)
 
 
-def solve_block(model, a: _Section, b: _Section, X, y, *, gamma_charts: float, cells: int = BLOCK_CELLS,
+def solve_block(model, secs, X, y, *, gamma_charts: float, cells: int | None = None,
                 horizon: float = 1.5, snapshots: int = 41, cfl: float = 0.5) -> dict:
-    """The block chart of two charts (module docstring) on ``cells/2`` and ``cells`` cells per axis; the first
-    shock's formation time is extrapolated from the two (first order: ``2 γ(h) − γ(2h)``), the Hessian check is the
-    finer grid's.  ``{"gamma_star", "gamma_hessian", "location", "grids"}``."""
-    coarse = _block_shock(model, a, b, X, y, cells // 2, horizon, snapshots, cfl, gamma_charts)
-    fine = _block_shock(model, a, b, X, y, cells, horizon, snapshots, cfl, gamma_charts)
+    """The block chart of two or three charts (module docstring) on ``cells/2`` and ``cells`` cells per axis
+    (default :data:`BLOCK_CELLS`); the first shock's formation time is extrapolated from the two (first order:
+    ``2 γ(h) − γ(2h)``), the Hessian check is the finer grid's.  ``{"gamma_star", "gamma_hessian", "location",
+    "grids"}``."""
+    cells = BLOCK_CELLS[len(secs)] if cells is None else cells
+    coarse = _block_shock(model, secs, X, y, cells // 2, horizon, snapshots, cfl, gamma_charts)
+    fine = _block_shock(model, secs, X, y, cells, horizon, snapshots, cfl, gamma_charts)
     gamma = 2.0 * fine[0] - coarse[0] if math.isfinite(fine[0]) and math.isfinite(coarse[0]) else fine[0]
     return {"gamma_star": float(gamma), "gamma_hessian": fine[1], "location": fine[2],
             "grids": ((cells // 2, coarse[0]), (cells, fine[0]))}
 
 
+def _why_not_a_block(model, part, secs, shocks, ortho, labels, X, y) -> str:
+    """Why the block ``part`` is left to the reduction, or ``""`` where its block chart applies."""
+    if len(part) > MAX_BLOCK:
+        return (f"{len(part)} coupled charts: block charts are solved up to {MAX_BLOCK}-D; the saddle chain's rates "
+                "at each saddle (docs/theory.md §6) are used")
+    flat = [labels[i] for i, k in enumerate(part) if not math.isfinite(shocks[k].gamma_star)]
+    if flat:
+        return "a degenerate ridge (no shock: the escape integral) on " + ", ".join(flat)
+    pairs = [(i, j) for i in range(len(part)) for j in range(i + 1, len(part))]
+    for i, j in pairs:
+        if not ortho[part[i], part[j]]:
+            return (f"the sections of {labels[i]} and {labels[j]} do not move orthogonal parameter directions: "
+                    "their sum is not a chart of the block")
+    if not all(secs[k].chart.mirrored for k in part):
+        return "a chart with a signed coordinate: the block chart is built on mirrored charts (a ridge at the mirror point)"
+    for i, j in pairs:
+        if not _even(model, secs[part[i]], secs[part[j]], X, y):
+            return (f"L̄ on the section of {labels[i]} and {labels[j]} is not even in each chart's coordinate (one "
+                    "mode's sign against the other's matters): the unfolded block is not its chart")
+    return ""
+
+
 def coupled_blocks(model, geometry: str, extraction, shocks, X, y) -> tuple[CoupledBlock, ...]:
-    """Every block of coupled charts, each solved as a 2-D block chart or left to the reduction (module docstring)."""
+    """Every block of coupled charts, each solved as a 2-D or 3-D block chart or left to the reduction (module
+    docstring)."""
     n = len(extraction.charts)
     if n < 2:
         return ()
@@ -310,39 +410,16 @@ def coupled_blocks(model, geometry: str, extraction, shocks, X, y) -> tuple[Coup
         inner = C[np.ix_(part, part)]
         coupling = float(np.max(inner[np.isfinite(inner)])) if np.any(np.isfinite(inner)) else math.inf
         gamma_charts = float(min(shocks[k].gamma_star for k in part))
-        if len(part) > 2:
-            out.append(CoupledBlock(labels, coupling, "reduction", gamma_charts=gamma_charts,
-                                    reason=f"{len(part)} coupled charts: the chart solvers are 1-D and 2-D; the saddle "
-                                           "chain's rates at each saddle (docs/theory.md §6) are used"))
-            continue
-        k, l = part
-        if not all(math.isfinite(shocks[i].gamma_star) for i in part):
-            out.append(CoupledBlock(labels, coupling, "reduction", gamma_charts=gamma_charts,
-                                    reason="a degenerate ridge (no shock: the escape integral) on "
-                                           + ", ".join(labels[i] for i, j in enumerate(part)
-                                                       if not math.isfinite(shocks[j].gamma_star))))
-            continue
-        if not ortho[k, l]:
-            out.append(CoupledBlock(labels, coupling, "reduction", gamma_charts=gamma_charts,
-                                    reason="the two charts' sections do not move orthogonal parameter directions: "
-                                           "their sum is not a chart of the block"))
-            continue
-        if not (extraction.charts[k].mirrored and extraction.charts[l].mirrored):
-            out.append(CoupledBlock(labels, coupling, "reduction", gamma_charts=gamma_charts,
-                                    reason="a chart with a signed coordinate: the block chart is built on mirrored "
-                                           "charts (a ridge at the mirror point)"))
-            continue
-        if not _even(model, secs[k], secs[l], X, y):
-            out.append(CoupledBlock(labels, coupling, "reduction", gamma_charts=gamma_charts,
-                                    reason="L̄ on the pair's section is not even in each chart's coordinate (one "
-                                           "mode's sign against the other's matters): the unfolded block is not "
-                                           "its chart"))
+        reason = _why_not_a_block(model, part, secs, shocks, ortho, labels, X, y)
+        if reason:
+            out.append(CoupledBlock(labels, coupling, "reduction", reason=reason, gamma_charts=gamma_charts))
             continue
         start = time.perf_counter()
-        solved = solve_block(model, secs[k], secs[l], X, y, gamma_charts=gamma_charts)
+        solved = solve_block(model, [secs[k] for k in part], X, y, gamma_charts=gamma_charts)
         out.append(CoupledBlock(labels, coupling, "block chart", gamma_star=solved["gamma_star"],
                                 gamma_hessian=solved["gamma_hessian"], gamma_charts=gamma_charts,
-                                location=solved["location"], cells=BLOCK_CELLS, seconds=time.perf_counter() - start))
+                                location=solved["location"], cells=BLOCK_CELLS[len(part)],
+                                seconds=time.perf_counter() - start))
     return tuple(out)
 
 

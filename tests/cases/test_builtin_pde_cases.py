@@ -33,7 +33,7 @@ NETWORK_CHECKED = {"diagonal-staircase", "two-layer-staircase", "saxe-linear",  
                    "diagonal-correlated", "diagonal-noncommuting",  # tests/prediction/test_saddle_chain.py
                    "mlp-erf-frozen-bias",  # tests/prediction/test_frozen_parameters.py
                    "committee-erf-frozen", "committee-tanh-readout", "mlp-tanh-nonlinear-teacher",  # tests/prediction/test_plateau.py
-                   "diagonal-coupled-pair"}  # tests/prediction/test_coupled_modes.py
+                   "diagonal-coupled-pair", "diagonal-coupled-triple"}  # tests/prediction/test_coupled_modes.py
 NETWORK_CHECKED |= {name for name in _auto_suite() if " " not in name}  # tests/geometry/test_auto_suite.py
 
 
