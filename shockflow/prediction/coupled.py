@@ -21,7 +21,8 @@ chart of a block (checked), so the unfolded box's discrete problem is solved on 
 mirrors at the walls through 0: the same answer (to rounding, tested) on a 2^d-th of the cells.  Its first shock
 is read from the solution: the steepening ``−λ_min(Hess_g u)`` of every snapshot (closed-form eigenvalues of the
 2×2 or 3×3 Hessian, mirrored across the walls), ``1/steepening`` extrapolated linearly to zero
-(:func:`shockflow.prediction.shock_report.report_hessian`), on two grids and extrapolated in the cell.  It is
+(:func:`shockflow.prediction.shock_report.report_hessian`), on two grids and extrapolated in the cell where both
+resolve the fit (:func:`solve_block`).  It is
 checked against the initial data's ``γ* = −1 / inf λ_min(Hess_g L̄)`` and against the fastest 1-D chart's γ*.
 
 **Why the chain's rates are the block's** (the reduction used for every block, docs/theory.md §6): at the
@@ -357,21 +358,24 @@ def _block_shock(model, secs, X, y, cells: int, horizon: float, snapshots: int, 
     u = _solve_box(upper, cells // 2, u0, times, secs, cfl)
     report = report_hessian(times, [_hessian_probe(v, axes, roots, cut) for v in u])
     loc = report.shocks[0].location if report.shocks else first.location
-    return float(report.formation_time), float(gamma_h), tuple(float(v) for v in loc)
+    return float(report.formation_time), float(gamma_h), tuple(float(v) for v in loc), int(report.fit_points)
 
 
 def solve_block(model, secs, X, y, *, gamma_charts: float, cells: int | None = None,
                 horizon: float = 1.5, snapshots: int = 41, cfl: float = 0.5) -> dict:
     """The block chart of two or three charts (module docstring) on ``cells/2`` and ``cells`` cells per axis
-    (default :data:`BLOCK_CELLS`); the first shock's formation time is extrapolated from the two (first order:
-    ``2 γ(h) − γ(2h)``), the Hessian check is the finer grid's.  ``{"gamma_star", "gamma_hessian", "location",
-    "grids"}``."""
+    (default :data:`BLOCK_CELLS`).  The first shock's formation time is extrapolated from the two (first order:
+    ``2 γ(h) − γ(2h)``) where both grids resolve the steepening fit (at least two snapshots whose profile spans
+    the report's resolved width); where the coarse grid does not, the fine grid's time is the answer (an
+    extrapolation from an unresolved grid is no estimate).  The Hessian check is the finer grid's.
+    ``{"gamma_star", "gamma_hessian", "location", "grids"}``, ``grids`` holding ``(cells, time, fit points)``."""
     cells = BLOCK_CELLS[len(secs)] if cells is None else cells
     coarse = _block_shock(model, secs, X, y, cells // 2, horizon, snapshots, cfl, gamma_charts)
     fine = _block_shock(model, secs, X, y, cells, horizon, snapshots, cfl, gamma_charts)
-    gamma = 2.0 * fine[0] - coarse[0] if math.isfinite(fine[0]) and math.isfinite(coarse[0]) else fine[0]
+    resolved = coarse[3] >= 2 and fine[3] >= 2 and math.isfinite(fine[0]) and math.isfinite(coarse[0])
+    gamma = 2.0 * fine[0] - coarse[0] if resolved else fine[0]
     return {"gamma_star": float(gamma), "gamma_hessian": fine[1], "location": fine[2],
-            "grids": ((cells // 2, coarse[0]), (cells, fine[0]))}
+            "grids": ((cells // 2, coarse[0], coarse[3]), (cells, fine[0], fine[3]))}
 
 
 def _why_not_a_block(model, part, secs, shocks, ortho, labels, X, y) -> str:

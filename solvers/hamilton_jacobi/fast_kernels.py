@@ -1,14 +1,14 @@
-"""Specialised whole-step kernels of the grid Hamilton–Jacobi solver in 1-D and 2-D (docs/theory.md §1, §5).
+"""Specialised whole-step kernels of the grid Hamilton–Jacobi solver in 1-D, 2-D and 3-D (docs/theory.md §1, §5).
 
 The general kernel (:func:`solvers.hamilton_jacobi.solver.step_kernel`) serves every dimension and every
 scheme through a flat index and integer codes tested in every cell, and finds the CFL speed of the
 new state in a separate pass over the grid.  This module is the fast path for the common case — a
-built-in Hamiltonian (``quadratic`` ``½ Σ a_k p_k²`` or ``eikonal``) on a 1-D or 2-D grid — with
+built-in Hamiltonian (``quadratic`` ``½ Σ a_k p_k²`` or ``eikonal``) on a 1-D, 2-D or 3-D grid — with
 the same discretisation and the same arithmetic (bitwise the same result; a test checks it):
 
 * the scheme is fixed at compile time: :func:`step_kernel` builds, once per process and
   ``(ndim, derivative, numerical Hamiltonian, Hamiltonian, varying coefficient, viscous)``, a
-  kernel from one source (:func:`_build_1d` / :func:`_build_2d`) whose closure holds the codes as
+  kernel from one source (:func:`_build_1d` / :func:`_build_2d` / :func:`_build_3d`) whose closure holds the codes as
   integer constants, so Numba and LLVM fold every scheme branch away (a closure over plain
   integers is cached on disk: the integers are part of Numba's cache key);
 * the loops index the padded arrays directly, ``q[i]`` / ``q[i, j]`` (no flat index, no scratch
@@ -20,7 +20,7 @@ the same discretisation and the same arithmetic (bitwise the same result; a test
   speed; for global Lax–Friedrichs, the next stage's ``α_k``) is computed inside the stage that
   produces it, lagged behind the update by the stencil radius ``r`` — by blocks of cells in 1-D,
   by rows in 2-D, while they are in cache — over the cells whose stencil is interior; the band of
-  width ``r`` along the boundary follows after the ghost fill.  The maximum does not depend on
+  width ``r`` along the boundary follows after the ghost fill (in 3-D, one pass after the ghost fill).  The maximum does not depend on
   the order, so the value is exactly that of the separate pass.
 
 Threads: these kernels are serial (no ``prange``, no barrier), so they follow the thread policy of the Burgers fast
@@ -130,6 +130,39 @@ def _pair_axis1(kind, q, i, j, dx):
 
 
 @numba.njit(cache=True, inline="always")
+def _pair3_axis0(kind, q, i, j, k, dx):
+    """``(p⁻, p⁺)`` of the 3-D field ``q`` at ``(i, j, k)`` along axis 0."""
+    if kind == FIRST_ORDER:
+        return first_order_pair(q[i - _U1, j, k], q[i, j, k], q[i + _U1, j, k], dx)
+    if kind == ENO2:
+        return eno2_pair(q[i - _U2, j, k], q[i - _U1, j, k], q[i, j, k], q[i + _U1, j, k], q[i + _U2, j, k], dx)
+    return weno5_pair(q[i - _U3, j, k], q[i - _U2, j, k], q[i - _U1, j, k], q[i, j, k], q[i + _U1, j, k],
+                      q[i + _U2, j, k], q[i + _U3, j, k], dx)  # fmt: skip
+
+
+@numba.njit(cache=True, inline="always")
+def _pair3_axis1(kind, q, i, j, k, dx):
+    """``(p⁻, p⁺)`` of the 3-D field ``q`` at ``(i, j, k)`` along axis 1."""
+    if kind == FIRST_ORDER:
+        return first_order_pair(q[i, j - _U1, k], q[i, j, k], q[i, j + _U1, k], dx)
+    if kind == ENO2:
+        return eno2_pair(q[i, j - _U2, k], q[i, j - _U1, k], q[i, j, k], q[i, j + _U1, k], q[i, j + _U2, k], dx)
+    return weno5_pair(q[i, j - _U3, k], q[i, j - _U2, k], q[i, j - _U1, k], q[i, j, k], q[i, j + _U1, k],
+                      q[i, j + _U2, k], q[i, j + _U3, k], dx)  # fmt: skip
+
+
+@numba.njit(cache=True, inline="always")
+def _pair3_axis2(kind, q, i, j, k, dx):
+    """``(p⁻, p⁺)`` of the 3-D field ``q`` at ``(i, j, k)`` along axis 2."""
+    if kind == FIRST_ORDER:
+        return first_order_pair(q[i, j, k - _U1], q[i, j, k], q[i, j, k + _U1], dx)
+    if kind == ENO2:
+        return eno2_pair(q[i, j, k - _U2], q[i, j, k - _U1], q[i, j, k], q[i, j, k + _U1], q[i, j, k + _U2], dx)
+    return weno5_pair(q[i, j, k - _U3], q[i, j, k - _U2], q[i, j, k - _U1], q[i, j, k], q[i, j, k + _U1],
+                      q[i, j, k + _U2], q[i, j, k + _U3], dx)  # fmt: skip
+
+
+@numba.njit(cache=True, inline="always")
 def _numerical_hamiltonian(num, ham, ndim, c0, m0, p0, alpha0, c1, m1, p1, alpha1):
     """``Ĥ`` of one cell from the per-axis coefficients and one-sided derivatives (axis 1 unused in 1-D);
     ``alpha_k`` are the global Lax–Friedrichs coefficients.  The same composition, in the same order,
@@ -147,6 +180,25 @@ def _numerical_hamiltonian(num, ham, ndim, c0, m0, p0, alpha0, c1, m1, p1, alpha
     h -= 0.5 * (alpha0 if num == LAX_FRIEDRICHS else axis_speed(ham, c0, m0, p0, 0.0)) * (p0 - m0)
     if ndim == 2:
         h -= 0.5 * (alpha1 if num == LAX_FRIEDRICHS else axis_speed(ham, c1, m1, p1, 0.0)) * (p1 - m1)
+    return h
+
+
+@numba.njit(cache=True, inline="always")
+def _numerical_hamiltonian_3d(num, ham, c0, m0, p0, alpha0, c1, m1, p1, alpha1, c2, m2, p2, alpha2):
+    """``Ĥ`` of one cell of a 3-D grid: :func:`_numerical_hamiltonian` with a third axis, in the same order."""
+    total = 0.0
+    if num == GODUNOV:
+        total += godunov_axis(ham, c0, m0, p0)
+        total += godunov_axis(ham, c1, m1, p1)
+        total += godunov_axis(ham, c2, m2, p2)
+        return finish(ham, total)
+    total += hamiltonian_axis(ham, c0, 0.5 * (m0 + p0))
+    total += hamiltonian_axis(ham, c1, 0.5 * (m1 + p1))
+    total += hamiltonian_axis(ham, c2, 0.5 * (m2 + p2))
+    h = finish(ham, total)
+    h -= 0.5 * (alpha0 if num == LAX_FRIEDRICHS else axis_speed(ham, c0, m0, p0, 0.0)) * (p0 - m0)
+    h -= 0.5 * (alpha1 if num == LAX_FRIEDRICHS else axis_speed(ham, c1, m1, p1, 0.0)) * (p1 - m1)
+    h -= 0.5 * (alpha2 if num == LAX_FRIEDRICHS else axis_speed(ham, c2, m2, p2, 0.0)) * (p2 - m2)
     return h
 
 
@@ -176,6 +228,30 @@ def _speed_2d(kind, ham, varying, q, rlo, rhi, clo, chi, dx0, dx1, coef, c0, c1,
             b = _speed_bits(axis_speed(ham, coef[1, i, j] if varying else c1, m, p, 0.0))
             alpha1 = b if b > alpha1 else alpha1
     return alpha0, alpha1
+
+
+@numba.njit(cache=True, inline="always")
+def _speed_3d(kind, ham, varying, q, g, n0, n1, n2, dx0, dx1, dx2, coef, c0, c1, c2):
+    """Per-axis ``max |∂H/∂p_k|`` over the interior of the 3-D field ``q`` (ghosts filled), as bit keys."""
+    a0 = 0
+    a1 = 0
+    a2 = 0
+    for r in range(g, g + n0):
+        i = numba.uint64(r)
+        for c in range(g, g + n1):
+            j = numba.uint64(c)
+            for d in range(g, g + n2):
+                k = numba.uint64(d)
+                m, p = _pair3_axis0(kind, q, i, j, k, dx0)
+                b = _speed_bits(axis_speed(ham, coef[0, i, j, k] if varying else c0, m, p, 0.0))
+                a0 = b if b > a0 else a0
+                m, p = _pair3_axis1(kind, q, i, j, k, dx1)
+                b = _speed_bits(axis_speed(ham, coef[1, i, j, k] if varying else c1, m, p, 0.0))
+                a1 = b if b > a1 else a1
+                m, p = _pair3_axis2(kind, q, i, j, k, dx2)
+                b = _speed_bits(axis_speed(ham, coef[2, i, j, k] if varying else c2, m, p, 0.0))
+                a2 = b if b > a2 else a2
+    return a0, a1, a2
 
 
 @numba.njit(cache=True)
@@ -315,6 +391,78 @@ def _build_2d(DERIV, NUM, HAM, VARYING, VISCOUS):  # noqa: N803 (compile-time co
     return hj_step_2d
 
 
+def _build_3d(DERIV, NUM, HAM, VARYING, VISCOUS):  # noqa: N803 (compile-time constants)
+    LF = NUM == LAX_FRIEDRICHS  # noqa: N806
+
+    @numba.njit(cache=True)
+    def hj_step_3d(q, buffer0, buffer1, rk, dt, bc_kinds, bc_values, bc_extrapolate, shape3, g, dx, coef, nu, kface,
+                   inv_w, alpha):  # fmt: skip
+        """One Runge–Kutta step of the 3-D problem; ``alpha`` (length 3) holds the per-axis speed bounds
+        of ``q`` on entry and those of the new state on return.  Returns ``(speed, buffer, failed stage or -1)``.
+        The speed of a stage's output is a separate pass after its ghost fill (a 3-D stencil's rows are not
+        in cache together as a 2-D row's are)."""
+        n0 = q.shape[0] - 2 * g
+        n1 = q.shape[1] - 2 * g
+        n2 = q.shape[2] - 2 * g
+        k0 = coef[0, g, g, g]
+        k1 = coef[1, g, g, g]
+        k2 = coef[2, g, g, g]
+        h0 = dx[0]
+        h1 = dx[1]
+        h2 = dx[2]
+        flat = q.size
+        prev = q
+        where = 0
+        stages = rk.shape[0]
+        for s in range(stages):
+            where, out, ra, rb = _stage_buffers(rk, s, buffer0, buffer1)
+            track = LF or s == stages - 1
+            a_in0 = alpha[0]
+            a_in1 = alpha[1]
+            a_in2 = alpha[2]
+            finite = True
+            for r in range(g, g + n0):
+                i = numba.uint64(r)  # unsigned: no negative-index wraparound, so the loop vectorises
+                for c in range(g, g + n1):
+                    j = numba.uint64(c)
+                    for d in range(g, g + n2):
+                        k = numba.uint64(d)
+                        m0, p0 = _pair3_axis0(DERIV, prev, i, j, k, h0)
+                        m1, p1 = _pair3_axis1(DERIV, prev, i, j, k, h1)
+                        m2, p2 = _pair3_axis2(DERIV, prev, i, j, k, h2)
+                        c0 = coef[0, i, j, k] if VARYING else k0
+                        c1 = coef[1, i, j, k] if VARYING else k1
+                        c2 = coef[2, i, j, k] if VARYING else k2
+                        rhs = -_numerical_hamiltonian_3d(NUM, HAM, c0, m0, p0, a_in0, c1, m1, p1, a_in1,
+                                                         c2, m2, p2, a_in2)  # fmt: skip
+                        if VISCOUS:
+                            qc = prev[i, j, k]
+                            visc = 0.0
+                            visc += (kface[0, i, j, k] * (prev[i + _U1, j, k] - qc)
+                                     - kface[0, i - _U1, j, k] * (qc - prev[i - _U1, j, k])) / (h0 * h0)
+                            visc += (kface[1, i, j, k] * (prev[i, j + _U1, k] - qc)
+                                     - kface[1, i, j - _U1, k] * (qc - prev[i, j - _U1, k])) / (h1 * h1)
+                            visc += (kface[2, i, j, k] * (prev[i, j, k + _U1] - qc)
+                                     - kface[2, i, j, k - _U1] * (qc - prev[i, j, k - _U1])) / (h2 * h2)
+                            rhs += nu * inv_w[i, j, k] * visc
+                        value = ra * q[i, j, k] + rb * (prev[i, j, k] + dt * rhs)
+                        out[i, j, k] = value
+                        if not math.isfinite(value):
+                            finite = False
+            if not finite:
+                return math.nan, where, s
+            fill_ghosts_flat(out.reshape(flat), 3, shape3, g, bc_kinds, bc_values, bc_extrapolate)
+            if track:
+                a0, a1, a2 = _speed_3d(DERIV, HAM, VARYING, out, g, n0, n1, n2, h0, h1, h2, coef, k0, k1, k2)
+                alpha[0] = _from_bits(a0)
+                alpha[1] = _from_bits(a1)
+                alpha[2] = _from_bits(a2)
+            prev = out
+        return max(max(max(0.0, alpha[0]), alpha[1]), alpha[2]), where, -1
+
+    return hj_step_3d
+
+
 @lru_cache(maxsize=None)
 def step_kernel(ndim: int, derivative: int, numerical: int, hamiltonian: int, varying: bool, viscous: bool):
     """The compiled step kernel for one scheme (codes of :mod:`solvers.hamilton_jacobi.derivatives` and
@@ -324,5 +472,5 @@ def step_kernel(ndim: int, derivative: int, numerical: int, hamiltonian: int, va
     coef, nu, kface, inv_w, alpha)`` with padded fields of the grid's shape and ``coef``, ``kface`` of
     shape ``(ndim, *padded_shape)``; see :meth:`solvers.hamilton_jacobi.solver.HJDiscretisation.step`.
     """
-    build = {1: _build_1d, 2: _build_2d}[ndim]
+    build = {1: _build_1d, 2: _build_2d, 3: _build_3d}[ndim]
     return build(int(derivative), int(numerical), int(hamiltonian), bool(varying), bool(viscous))

@@ -24,7 +24,7 @@ Discretisation (method of lines, finite differences on the cell-centre values ``
 The hyperbolic bound is evaluated on the state at the start of every step (a separate pass after
 the last stage: the fused stage kernel only sees its input).
 
-Fast path: for a built-in Hamiltonian in 1-D or 2-D (any derivative, numerical Hamiltonian,
+Fast path: for a built-in Hamiltonian in 1-D, 2-D or 3-D (any derivative, numerical Hamiltonian,
 integrator, boundary, coefficients and ν), :meth:`HJDiscretisation.step` runs a kernel of
 :mod:`solvers.hamilton_jacobi.fast_kernels` specialised at compile time, with direct indexing and the next
 step's speed bound computed inside the last stage; it gives bitwise the result of the general
@@ -120,8 +120,8 @@ class HJSettings:
         object.__setattr__(self, "fast_path", bool(self.fast_path))
 
     def fast_path_applies(self) -> bool:
-        """The specialised kernel serves built-in Hamiltonians in 1-D and 2-D (and is not switched off)."""
-        return self.fast_path and self.ndim in (1, 2) and not isinstance(self.hamiltonian, CompiledHamiltonian)
+        """The specialised kernel serves built-in Hamiltonians in 1-D, 2-D and 3-D (and is not switched off)."""
+        return self.fast_path and self.ndim in (1, 2, 3) and not isinstance(self.hamiltonian, CompiledHamiltonian)
 
 
 # -- the fused kernels -------------------------------------------------------------------------
@@ -593,7 +593,7 @@ def solve_hj(
     ``a``, ``D``, ``density``: coefficients ``a_k(x) > 0``, ``D_k(x) >= 0``, ``w(x) > 0``, each a number,
     a function of the coordinates, an array of ``grid.shape`` (all axes) or ``(ndim, *grid.shape)``
     (``density``: one field); default 1.  ``max_dt`` caps the step (after the CFL factor).
-    ``fast_path``: use the specialised kernel (built-in Hamiltonians, 1-D and 2-D; bitwise the same
+    ``fast_path``: use the specialised kernel (built-in Hamiltonians, 1-D to 3-D; bitwise the same
     result) where it applies; ``False`` forces the general kernel.  ``HJSolution.kernel`` says which ran.
     Raises :class:`SolverInputError` on bad input and :class:`BlowUpError` if ``u`` stops being finite.
     """

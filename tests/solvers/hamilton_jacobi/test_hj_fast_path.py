@@ -34,6 +34,8 @@ VARIANT = ((0, 1, 2), (0, 3, 1), (2, 3, 0))
 def _grid(ndim, cells=(41, 19)):
     if ndim == 1:
         return Grid.line(cells[0], 0.0, TWO_PI)
+    if ndim == 3:
+        return Grid((0.0, -1.0, 0.0), (TWO_PI, 1.5, 1.0), (13, 9, 7))
     return Grid((0.0, -1.0), (TWO_PI, 1.5), cells)
 
 
@@ -42,20 +44,24 @@ def _data(grid):
     rng = np.random.default_rng(grid.ndim)
     x = grid.mesh()
     u = np.sin(x[0]) + 0.4 * np.abs(x[0] - 3.0) + 0.02 * rng.standard_normal(grid.shape)
-    if grid.ndim == 2:
+    if grid.ndim >= 2:
         u = u + np.cos(2.0 * x[1]) + 0.3 * x[1] ** 2
+    if grid.ndim == 3:
+        u = u + 0.5 * x[2] ** 2 - 0.2 * np.abs(x[2] - 0.4)
     return u
 
 
 def _coefficients(grid, varying):
     if not varying:
-        return dict(a=1.3 if grid.ndim == 1 else (1.3 * np.ones((2, *grid.shape))))
+        return dict(a=1.3 if grid.ndim == 1 else (1.3 * np.ones((grid.ndim, *grid.shape))))
     x = grid.mesh()
     a = np.stack([1.0 + 0.4 * np.sin(x[0] + k) for k in range(grid.ndim)])
     return dict(a=a, D=1.0 + 0.5 * np.cos(x[0]), density=1.5 + 0.3 * np.sin(x[0]))
 
 
 def _boundary(ndim):
+    if ndim == 3:
+        return ["periodic", ("symmetric", "extrapolate"), ("outflow", "symmetric")]
     return "periodic" if ndim == 1 else ["periodic", ("symmetric", "extrapolate")]
 
 
@@ -96,6 +102,17 @@ def test_fast_kernel_is_bitwise_the_general_kernel(ndim, derivative, numerical, 
                          _cases(lambda a, b, c: VARIANT[a][b] + 1 + c))
 def test_fast_kernel_is_bitwise_the_general_kernel_in_more_variants(ndim, derivative, numerical, integrator, nu, varying):
     _check_bitwise(ndim, derivative, numerical, integrator, nu, varying)
+
+
+# 3-D: each derivative with a different numerical Hamiltonian, integrator and (ν, coefficient) variant, the
+# variant the block charts of three coupled modes use (ENO2, Godunov, SSP-RK3, inviscid, varying a_k) first
+@pytest.mark.parametrize("derivative, numerical, integrator, nu, varying", [
+    ("eno2", "godunov", "ssprk3", 0.0, True),
+    ("first_order", "lax_friedrichs", "euler", 0.05, False),
+    ("weno5", "local_lax_friedrichs", "ssprk2", 0.05, True),
+])
+def test_fast_kernel_3d_is_bitwise_the_general_kernel(derivative, numerical, integrator, nu, varying):
+    _check_bitwise(3, derivative, numerical, integrator, nu, varying)
 
 
 @pytest.mark.parametrize("ndim, numerical", [(1, "local_lax_friedrichs"), (2, "godunov")])
@@ -192,7 +209,7 @@ def test_fast_path_2d_converges_to_separable_hopf_lax():
     assert np.all((orders > 1.8) & (orders < 2.3)), errors
 
 
-@pytest.mark.parametrize("ndim", [1, 2])
+@pytest.mark.parametrize("ndim", [1, 2, 3])
 def test_blow_up_on_the_fast_path_reports_step_and_cell_as_the_general_kernel(ndim):
     """Data of size 1e300: ½|p|² overflows in the first stage; both kernels stop with the same report."""
     grid = _grid(ndim, (16, 12))
@@ -225,7 +242,8 @@ def test_fast_path_is_selected_only_where_it_applies():
     assert solve_hj(line, np.sin(line.centers()), [0.01], **kw).kernel == "fast"
     assert solve_hj(square, _data(square), [0.01], **kw).kernel == "fast"
     assert solve_hj(line, np.sin(line.centers()), [0.01], fast_path=False, **kw).kernel == "general"
-    assert solve_hj(cube, np.zeros(cube.shape), [0.01], **kw).kernel == "general"
+    assert solve_hj(cube, np.zeros(cube.shape), [0.01], **kw).kernel == "fast"
+    assert solve_hj(cube, np.zeros(cube.shape), [0.01], fast_path=False, **kw).kernel == "general"
     # a user Hamiltonian: decided at build time (solving would compile its uncacheable kernels, ~5 s)
     custom = CompiledHamiltonian(_half_square, 2.0)
     assert HJDiscretisation.build(line, HJSettings(1, custom, "lax_friedrichs")).kernel == "general"
