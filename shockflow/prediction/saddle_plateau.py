@@ -31,12 +31,16 @@ and the optimiser settings only, never a training run:
    (the linear region ends: on a quartic double well ``−a x²/2 + b x⁴/4`` the force there is 2.6 % below the
    linear one), or the held flow has arrived (its loss within ``ARRIVAL`` of the way from ``L(θ_S)`` to
    ``L(θ*)``: the rest is the saddle's own rates, which the chart's exit uses), or at the run's last step.
-5. **The chart**: one ``flat`` chart through ``θ*`` along the grown direction ``u = V c/|c|`` (the chart's ridge at
-   ``x = 0``, its start at ``x0 = |c|``), extracted and solved like any chart; its exit is the usual one
+5. **The chart**: one chart through ``θ*`` along the grown direction ``u = V c/|c|`` (:class:`shockflow.geometry.saddle.SaddleGeometry`: the
+   ``flat`` line, the chart's ridge at ``x = 0``, its start at ``x0 = |c|``; its strength the distance from ``θ*`` in
+   the span of ``V``), extracted and solved like any chart; its exit is the usual one
    (:func:`shockflow.prediction.mapping.predict_chart`: ``ln(d_exit/d0)`` at the chart's γ*, the log form of the
    escape integral to the half-learned point) from the approach's end on, with the rates from that step.  The run's
-   coordinate along ``u`` is what the chart's parameter truth reads (the units' differentiation, half way from its
-   start to its end).
+   distance from ``θ*`` in the span of ``V``, ``|Vᵀ(θ − θ*)|``, is what the chart's parameter truth reads (the units'
+   differentiation, half way from its start to its end): a saddle's unstable directions come in degenerate groups
+   (the units' permutations act on them), so the run may leave along another direction of the group than ``u``
+   (``committee-tanh-readout`` seed 2: along ``u`` it moved less than half way to the line's minimum; the
+   coordinate along ``u`` read 196 for seed 0 where the specialisation is half way at 156).
 
 The predicted step is the approach's end plus the chart's escape.  Measured (docs/theory.md §6): ``committee-tanh-readout`` 153 for the
 chart's truth 197 (−22 %), ``mlp-tanh-nonlinear-teacher`` 367 for 428 (−14 %); cases whose last saddle is a minimum
@@ -49,8 +53,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
+
+from shockflow.geometry.saddle import SaddleGeometry
 
 __all__ = ["NetworkLoss", "SaddleEscape", "SaddlePlateauError", "held_approach",
            "negative_curvature", "saddle_escape", "saddle_extraction", "saddle_transition", "stationary_point"]
@@ -296,15 +303,15 @@ def saddle_escape(model, theta_s, start_step: float, optimiser, X, y, *, frozen=
 
 
 def saddle_extraction(model, escape: SaddleEscape, X, y, **extract_kwargs):
-    """The ``flat`` chart through ``θ*`` along ``u`` (module docstring, 5), extracted like any chart from a network
-    at ``θ* + d_start u`` (its start on the chart: ``x0 = d_start``, the ridge at 0)."""
+    """The chart through ``θ*`` along ``u`` (module docstring, 5; :class:`~shockflow.geometry.saddle.SaddleGeometry`), extracted like any chart
+    from a network at ``θ* + d_start u`` (its start on the chart: ``x0 = d_start``, the ridge at 0)."""
     from shockflow.prediction.extraction import extract
 
     start = model.copy()
     start.set_parameter_vector(escape.theta + escape.d_start * escape.direction)
-    kwargs = {"directions": escape.direction[None, :], "origin": escape.theta,
+    kwargs = {"directions": escape.direction[None, :], "origin": escape.theta, "basis": escape.basis.T,
               "extent": 1.5 * max(escape.line_minimum, escape.d_start)}
-    extraction = extract(start, "flat", X, y, geometry_kwargs=kwargs, charts=(None,), **extract_kwargs)
+    extraction = extract(start, SaddleGeometry.name, X, y, geometry_kwargs=kwargs, charts=(None,), **extract_kwargs)
     chart = replace(extraction.charts[0], label=LABEL, geometry_kwargs=dict(kwargs))
     return chart
 
