@@ -48,9 +48,13 @@ and the optimiser settings only, never a training run:
    (``committee-tanh-readout`` seed 2: along ``u`` it moved less than half way to the line's minimum; the
    coordinate along ``u`` read 196 for seed 0 where the specialisation is half way at 156).
 
-The predicted step is the approach's end plus the chart's escape.  Measured (docs/theory.md §6): ``committee-tanh-readout`` 153 for the
-chart's truth 197 (−22 %), ``mlp-tanh-nonlinear-teacher`` 367 for 428 (−14 %); cases whose last saddle is a minimum
-(``two-layer-staircase``, the linear teachers) get no chart.  Limits: one later saddle (the chain's last) and
+The predicted step is the approach's end plus the chart's escape.  Measured (2 cores, load 3-4; seeds 0, 1, 2, against
+the chart's truth): ``committee-tanh-readout`` 154.2 / 85.9 / 134.1 for 165.3 / 111.0 / 145.4 (−6.7, −22.6, −7.8 %;
+the teacher-free specialisation of :func:`shockflow.prediction.truth.specialisation_step` at seed 0: 155.8),
+``mlp-tanh-nonlinear-teacher`` 372.9 / 321.2 / 335.2 for 454.1 / 442.1 / 435.8 (−17.9, −27.3, −23.1 %; teacher-free
+469.8 at seed 0): early at every seed, the arrival's perturbation (step 3) 2–3x the run's.  Before, both second
+stages were misses (recall 1/2, median 51–52 %); now recall 1, median 5–15 %.  Cases whose last saddle is a minimum
+or has no stationary point next to it (``two-layer-staircase``, ``mlp-tanh-teacher``, ``deep-mlp-tanh``) get no chart.  Limits: one later saddle (the chain's last) and
 its first exit; a stationary point that L-BFGS on ``½|∇L|²`` does not reach is not charted; the held flow is
 gradient descent or momentum as the run's, on the full batch (minibatch noise is not in it).
 """
