@@ -13,8 +13,8 @@ and the optimiser settings only, never a training run:
    mode split over the units as the initial weights split it, so ``θ_S`` is on the plateau but not at its stationary
    point (``committee-tanh-readout``: the units' unequal scales, distance 0.98 from ``θ*``).  A search that does not
    bring ``|∇L|`` below ``STATIONARY`` of its value at ``θ_S`` within ``STATIONARY_ITERATIONS``, or not below
-   ``PROGRESS`` within ``PROGRESS_ITERATIONS``, finds no saddle: nothing is charted (measured at 100 iterations:
-   0.012 and 0.013 on the two second stages below, 0.079 on ``deep-mlp-tanh`` and 0.21 on ``mlp-tanh-teacher``,
+   ``PROGRESS`` within ``PROGRESS_ITERATIONS``, finds no saddle: nothing is charted (measured at 50 iterations:
+   0.027 and 0.021 on the two second stages below, 0.15 on ``deep-mlp-tanh`` and 0.26 on ``mlp-tanh-teacher``,
    whose losses go on falling from their last saddles; 3000 iterations left those at 0.007 and 0.013, in 37 and
    260 s at load 3).  Nor is a chain's saddle without negative curvature of its own (the cheap check first).
 2. **The unstable directions**: the lowest eigenpairs of the Hessian at ``θ*`` on the free parameters (dense below
@@ -76,7 +76,7 @@ STATIONARY = 5e-3
 #: at most this many L-BFGS iterations of that search
 STATIONARY_ITERATIONS = 600
 #: ... given up where |∇L| is not below PROGRESS of its start after PROGRESS_ITERATIONS
-PROGRESS, PROGRESS_ITERATIONS = 3e-2, 100
+PROGRESS, PROGRESS_ITERATIONS = 5e-2, 50
 #: below this many free parameters the Hessian is built densely (2 gradients a column), else Lanczos
 DENSE = 400
 #: lowest eigenpairs computed by Lanczos
