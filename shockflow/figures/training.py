@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockflow.figures.canvas import PALETTE, new_figure, thin_log_ticks
+from shockflow.figures.canvas import PALETTE, new_figure, panel_title, thin_log_ticks
 
 __all__ = ["loss_figure"]
 
@@ -111,7 +111,7 @@ def loss_figure(steps, loss, *, predicted=(), observed=(), charts=(), bands=(), 
         thin_log_ticks(px)
         px.set_xlabel("observed step")
         px.set_ylabel("predicted step")
-        px.set_title(f"median |error| {100 * float(np.median(np.abs(e))):.1f} %", fontsize=9)
+        panel_title(px, f"median |error| {100 * float(np.median(np.abs(e))):.1f} %")
         px.legend(fontsize=7, loc="upper left")
     if title:
         fig.suptitle(title, fontsize=10)

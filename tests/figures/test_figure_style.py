@@ -274,3 +274,23 @@ def test_the_loss_figure_draws_no_minor_ticks_on_its_wide_log_axes():
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             assert len(axis.get_minor_locator()()) == 0
+
+
+def test_a_panel_title_at_its_fixed_place_is_where_matplotlib_would_put_it_and_apart_from_an_offset_text():
+    from shockflow.figures.canvas import facet_figure, panel_title
+
+    def panels(title, scale):
+        fig, axes, _ = facet_figure(2, panel=(2.5, 2.1))
+        for k, ax in enumerate(axes):
+            ax.plot([0.0, 1.0], [1.0 * scale, (2.0 + k) * scale])
+            title(ax, f"chart r{k}")
+        fig.canvas.draw()
+        return fig, [ax.title.get_window_extent(fig.canvas.get_renderer()) for ax in axes]
+
+    for scale in (1.0, 37.0):     # no offset text: the title lands where the automatic placement puts it
+        _, auto = panels(lambda ax, t: ax.set_title(t, fontsize=9), scale)
+        _, fixed = panels(panel_title, scale)
+        assert [tuple(b.bounds) for b in fixed] == [tuple(b.bounds) for b in auto]
+    fig, _ = panels(panel_title, 1e-7)  # an offset text above each panel ("1e-7"), at its top left
+    assert all(ax.yaxis.offsetText.get_text() for ax in fig.axes)
+    assert _boxes_apart(fig) == (True, True)
