@@ -38,7 +38,9 @@ set (some shells and CI images set it) in a checkout that has no ``__pycache__``
 project is compiled from source at every start, 0.58 s of a warm run's profile on the 2-vCPU VM of issue 23
 (134 modules), a cost of the measurement, not of the program.  The cold run writes the bytecode; the warm runs
 read it (with or without the variable: it stops writes only).
-Also measured: ``shockflow --help`` (best of three, warm).  Timings on a shared machine are
+Also measured: ``shockflow --help`` (best of three, warm), and the *floor* (:func:`_floor_seconds`): the
+third-party imports a run cannot do without (NumPy, h5py, ``scipy.optimize``, Numba) and Numba's first-call
+set-up, with and without matplotlib's Figure and Agg, in a fresh interpreter (best of three).  Timings on a shared machine are
 indicative: the one-minute load average is printed with them.
 """
 
@@ -141,6 +143,35 @@ def _spawn(case: str, out: str, cache: str, figures: bool = True) -> dict:
     return phases
 
 
+#: what every warm run pays before any of its own work: the third-party imports and Numba's first-call set-up
+#: (the typing and lowering registries, loaded at the first call of any compiled function, cached or not)
+FLOOR_CODE = """
+import json, time
+t0 = time.perf_counter(); c0 = time.process_time()
+import numpy, h5py, scipy.optimize, numba
+from numba.core.registry import cpu_target
+cpu_target.target_context.refresh(); cpu_target.typing_context.refresh()
+out = {"run": (time.perf_counter() - t0, time.process_time() - c0)}
+if FIGURES:
+    import matplotlib.figure, matplotlib.backends.backend_agg
+    out["figures"] = (time.perf_counter() - t0, time.process_time() - c0)
+print(json.dumps(out))
+"""
+
+
+def _floor_seconds() -> dict:
+    """The floor of a warm run (:data:`FLOOR_CODE`, best of three fresh interpreters, wall and CPU): what a
+    run costs at the least with these libraries, whatever shockflow does."""
+    best: dict = {}
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", "FIGURES = True\n" + FLOOR_CODE], check=True, capture_output=True,
+                              text=True, env=_child_env())
+        for key, (wall, cpu) in json.loads(done.stdout.strip().splitlines()[-1]).items():
+            old = best.get(key, (float("inf"), float("inf")))
+            best[key] = (min(old[0], wall), min(old[1], cpu))
+    return best
+
+
 def _help_seconds() -> float:
     best = float("inf")
     for _ in range(4):  # the first one warms the file cache
@@ -168,7 +199,7 @@ def measure(case: str = "two-layer-staircase", repeat: int = 3) -> dict:
             "ratios": [p["ratio"] for p in pairs], "loads": [p["load"] for p in pairs],
             "warm_s": [p["warm"]["process"] for p in pairs], "warm_cpu_s": [p["warm"]["cpu"] for p in pairs],
             "bare_s": [p["bare"]["process"] for p in pairs], "bare_cpu_s": [p["bare"]["cpu"] for p in pairs],
-            "help_s": _help_seconds(), "cpus": os.cpu_count()}
+            "help_s": _help_seconds(), "floor": _floor_seconds(), "cpus": os.cpu_count()}
 
 
 def table(m: dict) -> str:
@@ -180,6 +211,10 @@ def table(m: dict) -> str:
     lines.append(f"warm / cold (process): {m['warm']['process'] / m['cold']['process']:.2f} (median of "
                  f"{len(m['ratios'])} pairs: {', '.join(f'{r:.2f}' for r in m['ratios'])}, at loads "
                  f"{', '.join(f'{x:.1f}' for x in m['loads'])}); shockflow --help: {m['help_s']:.2f} s")
+    floor = m["floor"]
+    lines.append(f"floor (numpy, h5py, scipy.optimize, numba and its first-call set-up; best of 3): "
+                 f"{floor['run'][0]:.2f} s wall, {floor['run'][1]:.2f} s CPU; with matplotlib's figure and Agg: "
+                 f"{floor['figures'][0]:.2f} s, {floor['figures'][1]:.2f} s CPU")
     for label, key in (("warm", "warm"), ("warm --no-figures", "bare")):
         lines.append(f"{label}, every round: process {', '.join(f'{x:.2f}' for x in m[key + '_s'])} s; "
                      f"cpu {', '.join(f'{x:.2f}' for x in m[key + '_cpu_s'])} s")
