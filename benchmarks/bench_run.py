@@ -31,7 +31,16 @@ its CPU time (user + system, its own child processes included: the figure helper
 give each phase's CPU time in the run's own process (the helpers' drawing is not in its ``figures``).
 On a loaded machine the wall time grows with the competition while the CPU time stays near what a
 quiet machine's wall time would be.
-Also measured: ``shockflow --help`` (best of three, warm).  Timings on a shared machine are
+
+The children run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE`` is dropped from their
+environment, :func:`_child_env`), as an installed package runs (pip writes the bytecode at install): with it
+set (some shells and CI images set it) in a checkout that has no ``__pycache__`` yet, every module of the
+project is compiled from source at every start, 0.58 s of a warm run's profile on the 2-vCPU VM of issue 23
+(134 modules), a cost of the measurement, not of the program.  The cold run writes the bytecode; the warm runs
+read it (with or without the variable: it stops writes only).
+Also measured: ``shockflow --help`` (best of three, warm), and the *floor* (:func:`_floor_seconds`): the
+third-party imports a run cannot do without (NumPy, h5py, ``scipy.optimize``, Numba) and Numba's first-call
+set-up, with and without matplotlib's Figure and Agg, in a fresh interpreter (best of three).  Timings on a shared machine are
 indicative: the one-minute load average is printed with them.
 """
 
@@ -115,8 +124,15 @@ def _cpu_of_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _child_env(**extra) -> dict:
+    """The children's environment: this one, with ``extra``, and the bytecode cache on (module docstring)."""
+    env = dict(os.environ, **extra)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def _spawn(case: str, out: str, cache: str, figures: bool = True) -> dict:
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    env = _child_env(NUMBA_CACHE_DIR=cache)
     cpu, start = _cpu_of_children(), time.perf_counter()
     done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", "--case", case, "--out", out,
                            *(() if figures else ("--no-figures",))],
@@ -127,11 +143,41 @@ def _spawn(case: str, out: str, cache: str, figures: bool = True) -> dict:
     return phases
 
 
+#: what every warm run pays before any of its own work: the third-party imports and Numba's first-call set-up
+#: (the typing and lowering registries, loaded at the first call of any compiled function, cached or not)
+FLOOR_CODE = """
+import json, time
+t0 = time.perf_counter(); c0 = time.process_time()
+import numpy, h5py, scipy.optimize, numba
+from numba.core.registry import cpu_target
+cpu_target.target_context.refresh(); cpu_target.typing_context.refresh()
+out = {"run": (time.perf_counter() - t0, time.process_time() - c0)}
+if FIGURES:
+    import matplotlib.figure, matplotlib.backends.backend_agg
+    out["figures"] = (time.perf_counter() - t0, time.process_time() - c0)
+print(json.dumps(out))
+"""
+
+
+def _floor_seconds() -> dict:
+    """The floor of a warm run (:data:`FLOOR_CODE`, best of three fresh interpreters, wall and CPU): what a
+    run costs at the least with these libraries, whatever shockflow does."""
+    best: dict = {}
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", "FIGURES = True\n" + FLOOR_CODE], check=True, capture_output=True,
+                              text=True, env=_child_env())
+        for key, (wall, cpu) in json.loads(done.stdout.strip().splitlines()[-1]).items():
+            old = best.get(key, (float("inf"), float("inf")))
+            best[key] = (min(old[0], wall), min(old[1], cpu))
+    return best
+
+
 def _help_seconds() -> float:
     best = float("inf")
     for _ in range(4):  # the first one warms the file cache
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "shockflow.cli", "--help"], check=True, capture_output=True)
+        subprocess.run([sys.executable, "-m", "shockflow.cli", "--help"], check=True, capture_output=True,
+                       env=_child_env())
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -153,7 +199,7 @@ def measure(case: str = "two-layer-staircase", repeat: int = 3) -> dict:
             "ratios": [p["ratio"] for p in pairs], "loads": [p["load"] for p in pairs],
             "warm_s": [p["warm"]["process"] for p in pairs], "warm_cpu_s": [p["warm"]["cpu"] for p in pairs],
             "bare_s": [p["bare"]["process"] for p in pairs], "bare_cpu_s": [p["bare"]["cpu"] for p in pairs],
-            "help_s": _help_seconds(), "cpus": os.cpu_count()}
+            "help_s": _help_seconds(), "floor": _floor_seconds(), "cpus": os.cpu_count()}
 
 
 def table(m: dict) -> str:
@@ -165,6 +211,10 @@ def table(m: dict) -> str:
     lines.append(f"warm / cold (process): {m['warm']['process'] / m['cold']['process']:.2f} (median of "
                  f"{len(m['ratios'])} pairs: {', '.join(f'{r:.2f}' for r in m['ratios'])}, at loads "
                  f"{', '.join(f'{x:.1f}' for x in m['loads'])}); shockflow --help: {m['help_s']:.2f} s")
+    floor = m["floor"]
+    lines.append(f"floor (numpy, h5py, scipy.optimize, numba and its first-call set-up; best of 3): "
+                 f"{floor['run'][0]:.2f} s wall, {floor['run'][1]:.2f} s CPU; with matplotlib's figure and Agg: "
+                 f"{floor['figures'][0]:.2f} s, {floor['figures'][1]:.2f} s CPU")
     for label, key in (("warm", "warm"), ("warm --no-figures", "bare")):
         lines.append(f"{label}, every round: process {', '.join(f'{x:.2f}' for x in m[key + '_s'])} s; "
                      f"cpu {', '.join(f'{x:.2f}' for x in m[key + '_cpu_s'])} s")

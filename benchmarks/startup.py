@@ -59,6 +59,7 @@ def measure(log=print) -> dict:
     with tempfile.TemporaryDirectory(prefix="shockflow-numba-cache-") as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache,
                    PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)   # bytecode cached, as an installed package runs
         result = {"study": "startup"}
         for label in ("cold", "warm"):
             t0 = time.perf_counter()

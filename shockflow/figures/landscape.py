@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockflow.figures.canvas import facet_figure
+from shockflow.figures.canvas import facet_figure, panel_title
 
 __all__ = ["landscape_figure"]
 
@@ -50,7 +50,7 @@ def landscape_figure(extraction, *, ridges=None, fig=None):
         if ridges is not None and np.isfinite(ridges[k]):
             ax.axvline(ridges[k], color="r", lw=0.8, ls="--", label="shock (ridge)")
         ax.set_xlabel(c.coordinate)
-        ax.set_title(f"chart {c.label}", fontsize=9)
+        panel_title(ax, f"chart {c.label}")
         if k == 0:
             ax.set_ylabel("L̄")
             ax.legend(fontsize=7)

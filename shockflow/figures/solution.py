@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from shockflow.figures.canvas import PALETTE, facet_figure, field_colours, new_figure
+from shockflow.figures.canvas import PALETTE, facet_figure, field_colours, new_figure, panel_title
 
 __all__ = ["solution_figure", "steepness_panel"]
 
@@ -142,7 +142,7 @@ def _chart_facets(fig, result, axes=None, bars=None) -> None:
             ax.plot([abs(loc) if a.get("mirrored") else loc], [gs], "o", mfc="none", mec="k", ms=8)
         ax.set_xlabel(str(a.get("coordinate", label)))
         ax.set_ylabel("γ")
-        ax.set_title(f"chart {label}", fontsize=9)
+        panel_title(ax, f"chart {label}")
         if ax.get_legend_handles_labels()[0]:   # a chart without a measured γ* (it abstains) has no lines to name
             ax.legend(fontsize=7, loc="upper right")
     for ax in axes[len(labels):]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockflow.figures.canvas import PALETTE, new_figure
+from shockflow.figures.canvas import PALETTE, new_figure, panel_title, thin_log_ticks
 
 __all__ = ["loss_figure"]
 
@@ -84,6 +84,7 @@ def loss_figure(steps, loss, *, predicted=(), observed=(), charts=(), bands=(), 
         if c:
             ax.text(s, 0.97, c, transform=label_at, color=colour, rotation=90, va="top", ha="right", fontsize=8,
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
+    thin_log_ticks(ax)
     ax.set_xlabel("training step (log)")
     ax.set_ylabel("loss")
     ax.legend(fontsize=8, loc="lower left")
@@ -107,9 +108,10 @@ def loss_figure(steps, loss, *, predicted=(), observed=(), charts=(), bands=(), 
         px.set_aspect("equal")
         for axis in (px.xaxis, px.yaxis):       # minor labels of a short log range overprint each other
             axis.set_minor_formatter(NullFormatter())
+        thin_log_ticks(px)
         px.set_xlabel("observed step")
         px.set_ylabel("predicted step")
-        px.set_title(f"median |error| {100 * float(np.median(np.abs(e))):.1f} %", fontsize=9)
+        panel_title(px, f"median |error| {100 * float(np.median(np.abs(e))):.1f} %")
         px.legend(fontsize=7, loc="upper left")
     if title:
         fig.suptitle(title, fontsize=10)

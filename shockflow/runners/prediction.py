@@ -300,13 +300,13 @@ def run_prediction_case(case, options) -> RunOutcome:
     with status(f"write {path}", enabled=show):
         write_result(result, path, extend=extend)
     figures = ()
-    from shockflow.figures import can_draw
-
-    if options.figures and can_draw():
+    if options.figures:   # --no-figures imports no figure module
+        from shockflow.figures import can_draw
         from shockflow.figures.worker import FigureWorker   # two processes when a core is idle
 
-        with status("figures", enabled=show):
-            figures = FigureWorker().draw(result, out, loss=(steps, loss), format=options.figure_format,
-                                          dpi=options.dpi, chain=stage.saddles)
+        if can_draw():
+            with status("figures", enabled=show):
+                figures = FigureWorker().draw(result, out, loss=(steps, loss), format=options.figure_format,
+                                              dpi=options.dpi, chain=stage.saddles)
     return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures,
                       truth=truth, loss_comparison=loss_comparison)

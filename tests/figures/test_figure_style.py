@@ -244,3 +244,53 @@ def test_the_result_figures_keep_their_labels_apart():
                       observed=obs["step"], bands=list(zip(obs["onset"], obs["end"])), matches=tr.get("matches"),
                       title="a title")
     assert _boxes_apart(fig) == (True, True)
+
+
+def test_thin_log_ticks_drops_minor_ticks_only_on_log_axes_of_two_decades_or_more():
+    from shockflow.figures.canvas import thin_log_ticks
+
+    fig = new_figure(6.0, 2.0, layout=None)
+    wide, short, linear = fig.subplots(1, 3)
+    wide.loglog([1.0, 1e4], [1e-3, 1e2])        # 4 and 5 decades: the labelled decades read the axis
+    short.loglog([1.0, 30.0], [2.0, 9.0])       # 1.5 and 0.65 decades: the minor ticks may be all it has
+    linear.plot([0.0, 1.0], [0.0, 1.0])
+    before = [len(a.get_minor_locator()()) for ax in (short, linear) for a in (ax.xaxis, ax.yaxis)]
+    for ax in (wide, short, linear):
+        thin_log_ticks(ax)
+    assert [len(a.get_minor_locator()()) for a in (wide.xaxis, wide.yaxis)] == [0, 0]
+    assert len(wide.xaxis.get_major_locator()()) >= 3 and len(wide.yaxis.get_major_locator()()) >= 3
+    assert [len(a.get_minor_locator()()) for ax in (short, linear) for a in (ax.xaxis, ax.yaxis)] == before
+    assert before[0] > 0 and before[1] > 0      # the short log axes had minor ticks to keep
+
+
+def test_the_loss_figure_draws_no_minor_ticks_on_its_wide_log_axes():
+    steps = np.arange(1.0, 3001.0)
+    loss = 30.0 * np.exp(-steps / 400.0) + 1e-4
+    matches = {"chart": ["r0", "r1"], "predicted_step": [110.0, 2000.0], "observed_step": [112.0, 1990.0],
+               "relative_error": [0.02, 0.005]}   # the parity panel: 2.3 decades
+    fig = loss_figure(steps, loss, predicted=[110.0, 2000.0], charts=["r0", "r1"], observed=[112.0, 1990.0],
+                      bands=[(90.0, 130.0), (1800.0, 2200.0)], matches=matches)
+    assert len(fig.axes) == 2
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            assert len(axis.get_minor_locator()()) == 0
+
+
+def test_a_panel_title_at_its_fixed_place_is_where_matplotlib_would_put_it_and_apart_from_an_offset_text():
+    from shockflow.figures.canvas import facet_figure, panel_title
+
+    def panels(title, scale):
+        fig, axes, _ = facet_figure(2, panel=(2.5, 2.1))
+        for k, ax in enumerate(axes):
+            ax.plot([0.0, 1.0], [1.0 * scale, (2.0 + k) * scale])
+            title(ax, f"chart r{k}")
+        fig.canvas.draw()
+        return fig, [ax.title.get_window_extent(fig.canvas.get_renderer()) for ax in axes]
+
+    for scale in (1.0, 37.0):     # no offset text: the title lands where the automatic placement puts it
+        _, auto = panels(lambda ax, t: ax.set_title(t, fontsize=9), scale)
+        _, fixed = panels(panel_title, scale)
+        assert [tuple(b.bounds) for b in fixed] == [tuple(b.bounds) for b in auto]
+    fig, _ = panels(panel_title, 1e-7)  # an offset text above each panel ("1e-7"), at its top left
+    assert all(ax.yaxis.offsetText.get_text() for ax in fig.axes)
+    assert _boxes_apart(fig) == (True, True)
