@@ -66,6 +66,8 @@ APPROACH_BUDGET = 200_000
 EIGENPAIRS = 6
 #: the linear region of the escape ends at this fraction of the quadratic top's size along the unstable direction
 LINEAR_FRACTION = 1e-2
+#: points of line_scale's scan along the unstable direction, evaluated in blocks of LINE_BLOCK up to its first minimum
+LINE_POINTS, LINE_BLOCK = 257, 32
 #: the descent beyond it stalls at the next level when the gradient is below this fraction of its largest value
 STALL = 1e-3
 #: at most this many steps of that descent
@@ -146,6 +148,19 @@ class UnitLandscape:
 
     def grad(self, theta):
         return self.loss_grad(theta)[1]
+
+    def loss(self, theta) -> float:
+        """The value of :meth:`loss_grad` without the backward pass: the same forward pass and the same mean (the
+        same number); a model with its own ``loss_and_grad`` (a user's, :mod:`shockflow.models.protocol`) through it."""
+        from shockflow.models.base import Model
+
+        m = self.model
+        if type(m).loss_and_grad is not Model.loss_and_grad:
+            return self.loss_grad(theta)[0]
+        m.set_parameter_vector(theta)
+        X = m._check_inputs(self.X)
+        F, _ = m._forward(X)
+        return float(m.loss_function.mean_and_grad(F, m._targets(self.y, X.shape[0]))[0])
 
     def symmetric(self, v):
         """The units' mean in every unit (``v``'s symmetric part)."""
@@ -267,15 +282,25 @@ def line_scale(land: UnitLandscape, theta_p, L_p: float, u) -> tuple[float, floa
     """The distance along the ray ``θ_p + s u`` at which the loss has fallen half way to its first minimum along it
     (the size of the quadratic top; the linear region of the escape is ``LINEAR_FRACTION`` of it), and that
     minimum's distance."""
+    memo = land.__dict__.setdefault("_line_scales", {})
+    theta_p, u = np.asarray(theta_p, dtype=np.float64), np.asarray(u, dtype=np.float64)
+    key = (theta_p.tobytes(), float(L_p), u.tobytes())
+    if key in memo:   # the mixture's chain asks again for the same saddle and direction (gate._exit)
+        return memo[key]
     reach = max(1.0, float(np.linalg.norm(theta_p)) / math.sqrt(land.index.shape[0]))
     for _ in range(8):
-        s = np.linspace(0.0, reach, 257)
-        L = np.array([land.loss_grad(theta_p + si * u)[0] for si in s])
-        interior = np.flatnonzero((L[1:-1] <= L[:-2]) & (L[1:-1] <= L[2:])) + 1
-        if interior.size:
-            j = int(interior[0])
-            half = L_p - 0.5 * (L_p - float(L[j]))
-            return float(s[int(np.flatnonzero(L[: j + 1] <= half)[0])]), float(s[j])
+        s = np.linspace(0.0, reach, LINE_POINTS)
+        L = np.empty(0)
+        while L.size < s.size:
+            # the scan in blocks, up to the first interior minimum: the points beyond it are never read
+            block = s[L.size:L.size + LINE_BLOCK]
+            L = np.concatenate([L, [land.loss(theta_p + si * u) for si in block]])
+            interior = np.flatnonzero((L[1:-1] <= L[:-2]) & (L[1:-1] <= L[2:])) + 1
+            if interior.size:
+                j = int(interior[0])
+                half = L_p - 0.5 * (L_p - float(L[j]))
+                memo[key] = (float(s[int(np.flatnonzero(L[: j + 1] <= half)[0])]), float(s[j]))
+                return memo[key]
         reach *= 4.0
     raise PlateauError("the escape from the symmetric plateau: the loss falls without a minimum along the "
                        f"unstable direction up to the distance {reach:.3g}")

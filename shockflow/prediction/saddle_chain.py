@@ -456,7 +456,8 @@ class Landscape:
 
                     c = self.charts[k]
                     x0 = abs(c.x0) if c.mirrored else c.x0
-                    profiles[k] = escape_profile(geo, x0, x_min, L_min, self.X, self.y)
+                    profiles[k] = escape_profile(geo, x0, x_min, L_min, self.X, self.y,
+                                                 path_loss=self._path_loss(geo, x0, x_min))
             except (ValueError, FloatingPointError) as exc:
                 raise SaddleFailure(self._where(active, k) + f": {exc}") from None
         if not (math.isfinite(loss) and all(math.isfinite(v) for v in curvature.values())):
@@ -464,6 +465,24 @@ class Landscape:
             raise SaddleFailure(self._where(active, None) + f": the loss ({loss:.6g}) or the curvature of chart(s) "
                                 f"{', '.join(bad) or '-'} is not finite")
         return SaddleData(active, params, loss, curvature, exits, minima, profiles, self._split_share(params, active))
+
+    def _path_loss(self, geo, x0: float, x_min: float):
+        """The chart loss on the escape path from ``x0`` to ``x_min``
+        (:func:`~shockflow.prediction.extraction.escape_points`), read from a Chebyshev interpolant of the path's
+        own span (:func:`~shockflow.geometry.chart_interpolant.interpolated_reader`, the accuracy of the chart
+        box's interpolant :func:`~shockflow.geometry.chart_interpolant.chart_loss_at` that it replaces, from
+        fewer nodes: the path is a part of the box).  ``None`` (the box's interpolant, or direct evaluation)
+        where the loss is not interpolable or the fit does not converge."""
+        from shockflow.geometry.chart_interpolant import MAX_DEGREE, interpolable, interpolated_reader
+        from shockflow.prediction.extraction import escape_points
+
+        if not interpolable(geo):
+            return None
+        ex = escape_points(x0, x_min)
+        lo, hi = float(ex.min()), float(ex.max())
+        read = interpolated_reader(lambda p: geo.chart_loss(p, self.X, self.y), lo, hi, start=16,
+                                   max_degree=MAX_DEGREE)
+        return None if read is None else read(ex)
 
     def _move(self, params, i: int, active, warm: bool = False) -> dict:
         """``params`` with chart ``i`` moved to its minimum along its section (``warm``: started at the chart's
