@@ -671,7 +671,7 @@ class AutoGeometry(Geometry):
         grow on."""
         f0, G = self._mode_functions(X)
         k = int(self.mode)
-        net = self.model.copy()
+        net = self._scratch_net()
         theta = flatten(self.model, self.check_params(params))
         net.set_parameter_vector(theta)
         F = np.asarray(net.forward(X), dtype=np.float64).reshape(-1)
@@ -694,6 +694,15 @@ class AutoGeometry(Geometry):
                 columns.append(column)
             columns.extend(G[:, j] for j in others)
         return float(self._first_coefficient(G, columns[1:1 + len(others)], columns) @ (F - f0))
+
+    def _scratch_net(self):
+        """A copy of the model kept for :meth:`function_strength`'s forward passes (each sets every parameter before
+        its pass, so one copy serves every call: a deep copy per call cost more than this mode's coefficient)."""
+        net = getattr(self, "_scratch", None)
+        if net is None:
+            net = self.model.copy()
+            object.__setattr__(self, "_scratch", net)
+        return net
 
     def _first_coefficient(self, G, remembered, columns) -> np.ndarray:
         """The row ``c`` with ``c · b`` = the first coefficient of ``lstsq(B, b, rcond=None)`` for ``B`` = ``columns``
