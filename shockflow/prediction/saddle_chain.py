@@ -572,10 +572,14 @@ class Landscape:
         C = u[:, sv > 1e-10 * max(float(sv.max()), 1e-300)]
         shape = (layout.unit_dim, C.shape[1])
         scale = max(abs(float(ref.loss(self.X, self.y))), 1e-300)
+        # the frozen entries of every unit ([training] frozen) stay where they are
+        from shockflow.geometry.auto import free_origin
+
+        free = free_origin(self.model, layout, tuple(self.kwargs.get("frozen", ()) or ()))[1].astype(np.float64)[:, None]
 
         def theta_of(a):
             A = a.reshape(shape)
-            A = A - Q @ (Q.T @ A)
+            A = (A - Q @ (Q.T @ A)) * free
             theta = theta0.copy()
             theta[layout.index] = (U0 + A @ C.T).T
             return theta
@@ -584,7 +588,7 @@ class Landscape:
             ref.set_parameter_vector(theta_of(a))
             L, grads = ref.loss_and_grad(self.X, self.y)
             G = layout.unit_matrix(ref.grad_vector(grads)) @ C
-            return L / scale, (G - Q @ (Q.T @ G)).ravel() / scale
+            return L / scale, ((G - Q @ (Q.T @ G)) * free).ravel() / scale
 
         with np.errstate(over="raise", invalid="raise"):
             try:

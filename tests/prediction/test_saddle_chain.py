@@ -331,6 +331,20 @@ def test_the_joint_saddles_levels_are_the_training_runs_plateaus():
     assert sections.saddle((0, 1, 2)).loss > 1.4 * plateau3 and sections.saddle((0, 1, 2, 3)).loss > 100 * final
 
 
+
+def test_the_joint_saddles_of_a_net_with_frozen_biases_keep_them_at_rest():
+    """The joint minimiser moves the free parameters of the active modes only: before, it moved the frozen biases
+    of ``mlp-erf-frozen-bias`` (each unit to its own value) and the next chart refused the saddle (``'b' holds
+    different values in different units``).  Its saddle is no higher than the sections' (it minimises over more)."""
+    overrides = ["data.n=256", "training.steps=400", "model.width=8"]
+    joint, _ = _landscape("mlp-erf-frozen-bias", overrides, True)
+    sections, _ = _landscape("mlp-erf-frozen-bias", overrides, False)
+    for active in ((0,), (0, 1)):
+        here = joint.saddle(active)
+        assert np.all(here.params["b"] == 0.0)
+        assert here.loss <= sections.saddle(active).loss * (1.0 + 1e-9)
+
+
 # -- the relaxing flow ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, overrides", [
