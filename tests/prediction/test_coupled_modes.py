@@ -100,6 +100,7 @@ def test_the_3d_block_chart_first_shock_is_the_hessian_and_the_fastest_chart(tri
     assert all(abs(v) <= h for v, h in zip(block.location, cell))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["diagonal-noncommuting", "diagonal-staircase"])
 def test_every_3d_block_chart_meets_its_hessian_and_its_fastest_chart(name):
     """Other nets whose three charts couple: a covariance with every off-diagonal entry different (its fourth chart
@@ -114,6 +115,7 @@ def test_every_3d_block_chart_meets_its_hessian_and_its_fastest_chart(name):
     assert abs(block.gamma_star / block.gamma_charts - 1) < 1e-2
 
 
+@pytest.mark.slow
 def test_the_3d_block_chart_converges(triple):
     """The 3-D first shock's error against the fastest 1-D chart falls with the cell (measured 32 → 64 cells
     per axis: 2.1 % → 0.58 %)."""
@@ -183,6 +185,7 @@ def test_the_coupled_pair_is_predicted_against_its_training_run(tmp_path, capsys
     assert [b["method"] for b in report["blocks"]] == ["block chart"]
 
 
+@pytest.mark.slow
 def test_the_coupled_triple_is_predicted_against_its_training_run(tmp_path, capsys):
     assert main(["run", TRIPLE, "--json", "--no-figures", "--quiet", "--out", str(tmp_path)]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -108,8 +108,8 @@ def test_fast_kernel_is_bitwise_the_general_kernel_in_more_variants(ndim, deriva
 # variant the block charts of three coupled modes use (ENO2, Godunov, SSP-RK3, inviscid, varying a_k) first
 @pytest.mark.parametrize("derivative, numerical, integrator, nu, varying", [
     ("eno2", "godunov", "ssprk3", 0.0, True),
-    ("first_order", "lax_friedrichs", "euler", 0.05, False),
-    ("weno5", "local_lax_friedrichs", "ssprk2", 0.05, True),
+    pytest.param("first_order", "lax_friedrichs", "euler", 0.05, False, marks=pytest.mark.slow),   # each compile
+    pytest.param("weno5", "local_lax_friedrichs", "ssprk2", 0.05, True, marks=pytest.mark.slow),   # costs 3-7 s
 ])
 def test_fast_kernel_3d_is_bitwise_the_general_kernel(derivative, numerical, integrator, nu, varying):
     _check_bitwise(3, derivative, numerical, integrator, nu, varying)
@@ -209,7 +209,7 @@ def test_fast_path_2d_converges_to_separable_hopf_lax():
     assert np.all((orders > 1.8) & (orders < 2.3)), errors
 
 
-@pytest.mark.parametrize("ndim", [1, 2, 3])
+@pytest.mark.parametrize("ndim", [1, 2, pytest.param(3, marks=pytest.mark.slow)])
 def test_blow_up_on_the_fast_path_reports_step_and_cell_as_the_general_kernel(ndim):
     """Data of size 1e300: ½|p|² overflows in the first stage; both kernels stop with the same report."""
     grid = _grid(ndim, (16, 12))
