@@ -398,8 +398,10 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
         with status("coupled modes", enabled=progress):
             blocks = _coupled_blocks(model, name, extraction, shocks, data.X, data.y)
     source = "plateau" if plateau is not None else "mixture" if mixture is not None else "charts"
-    if plateau is None and mixture is None and predicted:
-        # the chain's last saddle: its own unstable directions, charted (shockflow.prediction.saddle_plateau)
+    if plateau is None and mixture is None and predicted and not ex.charts:
+        # the chain's last saddle: its own unstable directions, charted (shockflow.prediction.saddle_plateau).  Not
+        # where the case names its charts: its last saddle is then not the network's (the modes left out wait
+        # there, unstable), and the prediction is of the charts asked for
         with status("the chain's last saddle", enabled=progress):
             later = _last_saddle(model, name, chain_start or extraction, shocks, predicted, saddles, landscape,
                                  optimiser, data.X, data.y, train_settings.frozen, common, pr, progress)
