@@ -431,6 +431,8 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
 
     by_label = {p.chart: p for p in predicted}
     keep = [k for k, c in enumerate(start.charts) if c.label in by_label]
+    if len(keep) < len(start.charts):
+        return None   # a chart abstained: its mode waits at the chain's last saddle, which is not the network's last
     horizon = float(np.asarray(optimiser.learning_rates).size)
     order = tuple(sorted(range(len(keep)), key=lambda i: by_label[start.charts[keep[i]].label].step))
     steps = [by_label[start.charts[keep[i]].label].step for i in order]
