@@ -28,6 +28,12 @@ and the optimiser settings only, never a training run:
    them (measured against the runs' snapshots on ``V``: the direction within 2–14° at the arrival, the size 2–3x the
    run's; the initial parameters' own component, carried at the chain's rates, points elsewhere, cos −0.73 on
    ``committee-tanh-readout``: the escape from the origin moves it by more than the origin's curvature does).
+   A chain's saddle whose component is not below the quadratic top's size along ``u`` (step 4) is not on ``θ*``'s
+   plateau: the network does not wait at ``θ*``, it has already passed its escape, and nothing is charted
+   (``attention-qk-4x2``: its chain's saddle sits 2.2 tops out along ``V``, 0.61 against the line's minimum at 0.55;
+   the two second stages below: 0.05 and 0.09 tops).  Charted there, that direction's strength crossed half way at
+   step 1215.5 beside the second mode's own at 1207.7: one escape counted twice, the chart abstaining and its
+   "transition" a miss.
 4. **The approach**: from ``θ_S`` the optimiser's own update rule runs on the real loss with ``V`` held (every
    step's ``V`` component removed: the flow on the plateau, towards ``θ*``), and ``c`` is carried by the same rule
    linearised about the held iterate, ``c ← c − η (Vᵀ∇L(θ_n) + Vᵀ H(θ_n) V c)`` (one Hessian–vector product a step;
@@ -300,6 +306,8 @@ def saddle_escape(model, theta_s, start_step: float, optimiser, X, y, *, frozen=
     lead = V @ c
     u = lead / np.linalg.norm(lead)
     top, line_min = _line_scale(loss, theta_star, L_star, u)
+    if not d_arrive < top:
+        return None   # the chain's saddle lies past θ*'s quadratic top along V: the network does not wait at θ*
     horizon = int(np.asarray(optimiser.learning_rates).size)
     c, end, ended = held_approach(loss, theta_s, theta_star, V, c, vc, start_step, optimiser,
                                   distance=LINEAR_FRACTION * top, horizon=horizon)

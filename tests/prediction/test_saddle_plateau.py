@@ -72,6 +72,53 @@ def test_the_approach_ends_on_arrival_at_the_saddle():
     assert c[0] == pytest.approx(1e-12 * (1 + eta * 0.3) ** expected, rel=1e-9)
 
 
+class _SexticWell:
+    """A two-parameter "network" whose loss is ``−κ θ₀²/2 + θ₀⁶/6 + θ₁²/2``: a saddle at 0, minima at
+    ``θ₀ = ±κ^(1/4)``; along θ₀ the loss has fallen half way to the minimum at ``t κ^(1/4)``, ``t² = 0.3473`` the
+    root of ``x³ − 3x + 1`` in (0, 1) (the quadratic top), and the curvature is negative out to ``(κ/5)^(1/4)``."""
+
+    kappa = 0.25
+
+    def __init__(self, theta):
+        self.params = {"w": np.array(theta, dtype=np.float64)}
+
+    def copy(self):
+        return _SexticWell(self.params["w"])
+
+    def parameter_vector(self):
+        return self.params["w"].copy()
+
+    def set_parameter_vector(self, v):
+        self.params["w"][...] = v
+
+    def grad_vector(self, grads):
+        return np.asarray(grads["w"], dtype=np.float64).copy()
+
+    def loss_and_grad(self, X, y):
+        t0, t1 = self.params["w"]
+        value = -0.5 * self.kappa * t0 ** 2 + t0 ** 6 / 6.0 + 0.5 * t1 ** 2
+        return float(value), {"w": np.array([-self.kappa * t0 + t0 ** 5, t1])}
+
+
+def test_a_chain_saddle_past_the_quadratic_top_is_not_waiting_at_the_stationary_point():
+    """The chain's saddle θ_S next to the sextic well's saddle: at θ₀ = 0.05 (0.12 tops out) the network waits there
+    and the escape is followed; at θ₀ = 0.44, past the top (0.4167) but inside the negative curvature (0.473), it has
+    already passed the escape: no chart (attention-qk-4x2's last saddle, 2.2 tops out, charted the second mode's
+    escape a second time)."""
+    top = math.sqrt(0.3472963553) * _SexticWell.kappa ** 0.25
+    optimiser = Optimiser(np.full(4000, 0.1))
+    X, y = np.zeros((1, 1)), np.zeros(1)
+    near = _SexticWell([0.05, 0.2])
+    escape = sp.saddle_escape(near, near.parameter_vector(), 10.0, optimiser, X, y)
+    assert escape is not None
+    assert np.linalg.norm(escape.theta) <= 1e-3 and escape.top == pytest.approx(top, abs=2e-3)
+    assert escape.d_arrive == pytest.approx(0.05, abs=1e-3)
+    assert escape.line_minimum == pytest.approx(_SexticWell.kappa ** 0.25, abs=4e-3)
+    far = _SexticWell([0.44, 0.2])
+    assert sp.negative_curvature(sp.NetworkLoss(far, X, y), far.parameter_vector())[1].shape[1] == 1
+    assert sp.saddle_escape(far, far.parameter_vector(), 10.0, optimiser, X, y) is None
+
+
 def _readout_committee(d=6, n=256, seed=0):
     data = committee_teacher(n, d, 3, seed=seed)
     model = models.build(name="mlp", input_dim=d, width=3, activation="tanh", bias=False, init_scale=0.3, seed=seed)
