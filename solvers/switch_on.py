@@ -8,12 +8,14 @@ the sum: ∂f/∂ln A = A/S, ∂f/∂β = −ln(1 + t), ∂f/∂ln V_k = w_k := 
 ∂f/∂t_k = 2 r_k w_k (1 − g_k), ∂f/∂ln r_k = −2 x_k w_k (1 − g_k).
 
 :func:`switch_on_log_model` is the NumPy reference; :func:`switch_on_log_model_fast` gives the same numbers to the
-last bit (tested) in about a third of the time on the few hundred points a fit has (the NumPy version is some
+last bit (tested) in about 0.4 of the time on the few hundred points a fit has (12.6 against 31.0 µs at K = 3, 300 points; the NumPy version is some
 forty array operations, each of them mostly call overhead at this size): NumPy computes the hyperbolic tangents
 (its own SIMD tanh, which a compiled ``math.tanh`` does not match bit for bit: 14 % of values differ in the last
-place) and two compiled loops do the rest, operation for operation in NumPy's order (the sum over switch-ons from
-the first to the last, as ``np.add.reduce`` along the first axis adds rows; exp and log are the C library's in
-both; no fastmath).  The Jacobian comes as rows, one per parameter (MINPACK's column-major layout:
+place), the exponentials of the parameters (the reference's own :func:`_clipped`) and the logarithm of the sum, and
+two compiled loops do the rest, operation for operation in NumPy's order (the sum over switch-ons from the first to
+the last, as ``np.add.reduce`` along the first axis adds rows; no fastmath).  NumPy's exp and log are its own SIMD
+code where the CPU has AVX-512 (NumPy 2.4 on a Xeon: 4.5 % of exp values and 0.04 % of log values differ in the last
+place from the C library's, which a compiled ``np.exp`` calls), so every transcendental is NumPy's in both.  The Jacobian comes as rows, one per parameter (MINPACK's column-major layout:
 ``col_deriv``).
 """
 
@@ -58,52 +60,43 @@ def switch_on_log_model(p, t, K: int, jacobian: bool = True, log1p_t=None):
 
 
 def switch_on_log_model_fast(p, t, K: int, jacobian: bool = True, log1p_t=None):
-    """:func:`switch_on_log_model`, the same numbers, all but the tanh in two compiled loops."""
+    """:func:`switch_on_log_model`, the same numbers: NumPy's exp, tanh and log, the rest in two compiled loops."""
     t = np.asarray(t, dtype=np.float64)
     p = np.asarray(p, dtype=np.float64)
     log1p_t = np.log1p(t) if log1p_t is None else log1p_t
+    A, q, V, r = _clipped(p, K)
     x = np.empty((K, t.size))
     th = np.empty((K, t.size))
-    _phases(p, t, x, th)
+    _phases(p, r, t, x, th)
     np.tanh(th, out=th)
-    value = np.empty(t.size)
+    total = np.empty(t.size)
     J = np.empty((2 + 3 * K, t.size)) if jacobian else np.empty((0, t.size))
-    _terms(p, x, th, log1p_t, value, J, jacobian)
+    _terms(p, float(A), V, r, x, th, log1p_t, total, J, jacobian)
+    value = np.log(total, out=total)
+    value -= p[1] * log1p_t
     return value, (J if jacobian else None)
 
 
 @numba.njit(cache=True)
-def _clip(v, bound):
-    return min(max(v, -bound), bound) if v == v else v
-
-
-@numba.njit(cache=True)
-def _phases(p, t, x, half):
+def _phases(p, r, t, x, half):
     """x_k = r_k (t − t_k) and x_k / 2 (whose tanh NumPy takes)."""
     K, n = x.shape
     for k in range(K):
-        r = np.exp(_clip(p[4 + 3 * k], 50.0))
         tk = p[3 + 3 * k]
         for j in range(n):
-            x[k, j] = r * (t[j] - tk)
+            x[k, j] = r[k] * (t[j] - tk)
             half[k, j] = 0.5 * x[k, j]
 
 
 @numba.njit(cache=True)
-def _terms(p, x, th, log1p_t, value, J, jacobian):
-    """f into ``value`` and, with ``jacobian``, its rows into ``J``: the operations of :func:`switch_on_log_model`
-    in its order (no fastmath: no contraction, no reassociation)."""
+def _terms(p, A, V, r, x, th, log1p_t, total_out, J, jacobian):
+    """The sum ``S`` into ``total_out`` (its logarithm is NumPy's) and, with ``jacobian``, the rows of ``J``: the
+    operations of :func:`switch_on_log_model` in its order (no fastmath: no contraction, no reassociation)."""
     K, n = x.shape
-    A = np.exp(_clip(p[0], 700.0))
-    beta = p[1]
     keep_a = 1.0 if abs(p[0]) < 700 else 0.0
-    V = np.empty(K)
-    r = np.empty(K)
     keep_v = np.empty(K)
     keep_r = np.empty(K)
     for k in range(K):
-        V[k] = np.exp(_clip(p[2 + 3 * k], 700.0))
-        r[k] = np.exp(_clip(p[4 + 3 * k], 50.0))
         keep_v[k] = 1.0 if abs(p[2 + 3 * k]) < 700 else 0.0
         keep_r[k] = 1.0 if abs(p[4 + 3 * k]) < 50 else 0.0
     for j in range(n):
@@ -115,7 +108,7 @@ def _terms(p, x, th, log1p_t, value, J, jacobian):
         total = A + s
         if total < 1e-300:   # np.maximum's floor: a NaN stays NaN
             total = 1e-300
-        value[j] = np.log(total) - beta * log1p_t[j]
+        total_out[j] = total
         if not jacobian:
             continue
         J[0, j] = (A / total) * keep_a
