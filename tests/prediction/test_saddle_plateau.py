@@ -210,8 +210,8 @@ def _run(case_name, seed, tmp_path):
 def test_the_committee_with_a_trainable_readout_has_its_specialisation_charted(tmp_path):
     """committee-tanh-readout (tanh K = 3 with its readout, on a 3-unit tanh teacher), seed 0: the origin's mode r0,
     then the chart of the chain's last saddle (four unstable directions at rates 0.097-0.112).  Measured (2 cores,
-    load 3-4): 154.2 against the chart's truth 165.3 (−6.7 %), the run's teacher-free specialisation half way at 155.8
-    (−1.0 %); before this chart the second stage was an uncharted loss drop (211.9), a miss: recall 1/2, median 52 %."""
+    load 1.5): 155.6 against the chart's truth 165.7 (−6.1 %), the run's teacher-free specialisation half way at 155.8
+    (−0.1 %); before this chart the second stage was an uncharted loss drop (211.9), a miss: recall 1/2, median 52 %."""
     case, out = _run("committee-tanh-readout", 0, tmp_path)
     c = out.comparison
     assert [p.chart for p in out.stage.predicted] == ["r0", sp.LABEL] and out.stage.source == "saddle"
@@ -232,9 +232,9 @@ def test_the_committee_with_a_trainable_readout_has_its_specialisation_charted(t
 @pytest.mark.slow
 def test_the_nonlinear_teachers_second_stage_is_charted(tmp_path):
     """mlp-tanh-nonlinear-teacher (tanh 20 -> 8 -> 1 on a 3-unit tanh committee), seed 0: r0, then the chart of the
-    chain's last saddle (six unstable directions at rates 0.062-0.094).  Measured (load 3-4): 372.9 against the chart's
-    truth 454.1 (−17.9 %); the teacher-free specialisation 469.8 (−20.6 %).  Before: an uncharted drop, recall 1/2,
-    median 51 %."""
+    chain's last saddle (six unstable directions at rates 0.060-0.096).  Measured (load 1.5): 352.0 against the chart's
+    truth 453.8 (−22.4 %); the teacher-free specialisation 469.8 (−25.1 %).  Before: an uncharted drop, recall 1/2,
+    median 51 %.  The bar (median ≤ 10 %) is :func:`test_the_nonlinear_teacher_meets_the_bar`, a strict xfail."""
     case, out = _run("mlp-tanh-nonlinear-teacher", 0, tmp_path)
     c = out.comparison
     assert [p.chart for p in out.stage.predicted] == ["r0", sp.LABEL]
@@ -251,3 +251,12 @@ def test_the_nonlinear_teachers_second_stage_is_charted(tmp_path):
     W, steps = np.asarray(record.snapshots["W"]), np.asarray(record.snapshots["step"])
     step, _ = specialisation_step(steps, W)
     assert specialisation(W)[-1] > 0.4 and abs(math.log(predicted / step)) < math.log(1.5)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="measured 2/2, median 12.4 % at seed 0 (14.6, 13.1 % at seeds 1, 2): the "
+                   "specialisation is predicted 22-27 % early at every seed, the perturbation at the chain's last "
+                   "saddle being 2-3x the run's at arrival")
+def test_the_nonlinear_teacher_meets_the_bar(tmp_path):
+    _, out = _run("mlp-tanh-nonlinear-teacher", 0, tmp_path)
+    assert out.comparison.recall >= 0.9 and out.comparison.median_relative_error <= 0.10
