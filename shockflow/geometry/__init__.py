@@ -34,7 +34,7 @@ from shockflow.geometry.batched_loss import batched_loss, batched_outputs
 from shockflow.geometry.registry import ENTRY_POINT_GROUP, available, build, geometry_class, register, reload_plugins
 
 # Importing the built-in modules registers them.
-from shockflow.geometry import attention, auto, flat, gram, mean_field, mixture, rescaling, sphere  # noqa: F401,E402
+from shockflow.geometry import attention, auto, flat, gram, mean_field, mixture, rescaling, saddle, sphere  # noqa: F401,E402
 
 __all__ = [
     "Geometry", "Chart", "ChartProblem", "GeometryError", "batched_loss", "batched_outputs",

@@ -297,7 +297,7 @@ def _hessian_probe(u: np.ndarray, axes, roots, cut: int):
     grads = np.gradient(full, *dx, edge_order=2)
     p = [along(rts[k], k) * grads[k] for k in range(nd)]         # the flat-coordinate gradient √a ∂u
     core = tuple(slice(g, n - cut) for n in full.shape)
-    H = np.empty(u.shape[:0] + tuple(n - g - cut for n in full.shape) + (nd, nd))
+    H = np.empty(tuple(n - g - cut for n in full.shape) + (nd, nd))
     for k in range(nd):
         for l in range(k, nd):
             H[..., k, l] = H[..., l, k] = 0.5 * (

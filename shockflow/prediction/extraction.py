@@ -63,7 +63,7 @@ from shockflow.geometry.base import Chart
 from shockflow.geometry.chart_interpolant import chart_loss_at
 from shockflow.prediction.truth import strength_along, strength_of
 
-__all__ = ["ChartData", "Extraction", "ExtractionError", "bind_geometry", "chart_temperature", "check_frozen",
+__all__ = ["ChartData", "Extraction", "ExtractionError", "bind_geometry", "chart_geometry", "chart_temperature", "check_frozen",
            "downhill_index", "escape_points", "escape_profile", "extract"]
 
 #: how many times the chart may be widened (x4 each) to find the landscape minimum
@@ -106,6 +106,9 @@ class ChartData:
     nu: float = 0.0            # T/2
     trajectory_strength: np.ndarray | None = None  # the geometry's mode strength along the trajectory
     strength_at_min: float = float("nan")          # ... and at x_min (shockflow.prediction.truth)
+    # the chart's own geometry settings where they are not the extraction's (a chart through a later saddle,
+    # shockflow.prediction.saddle_plateau: its ``geometry`` built with these, no selector); None: the extraction's
+    geometry_kwargs: dict | None = None
 
     @property
     def dx(self) -> float:
@@ -192,6 +195,18 @@ class _Centred:
 
     def __getattr__(self, name):
         return getattr(self._geo, name)
+
+
+def chart_geometry(extraction, chart, chart_key: str | None = None) -> tuple[str, dict]:
+    """``(geometry name, keyword arguments)`` that build ``chart``'s geometry: its own where it carries them
+    (``ChartData.geometry_kwargs``), else the extraction's with the chart's selector under ``chart_key`` (default: the
+    extraction's)."""
+    if chart.geometry_kwargs is not None:
+        return chart.geometry, dict(chart.geometry_kwargs)
+    kwargs = dict(extraction.geometry_kwargs)
+    if chart.selector is not None:
+        kwargs[chart_key or extraction.chart_key] = chart.selector
+    return extraction.geometry, kwargs
 
 
 def bind_geometry(name: str, model, kwargs: dict, X, y):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -296,6 +296,42 @@ class ChartFailure(RuntimeError):
     """The PDE of one chart could not be solved (a failure of the run, exit 1): names the chart and why."""
 
 
+def _solve_charts(charts, pr, title: str, progress: bool = False):
+    """``(solutions, shocks)``: every chart's inviscid (and viscous) HJ solve on the grid the accuracy rule accepts,
+    its first shock (a :class:`ChartFailure` names the chart that cannot be solved)."""
+    from shockflow.progress import progress as _progress
+
+    solutions, shocks = [], []
+    with _progress(len(charts), title, enabled=progress, unit="chart", each=True) as bar:
+        for k, chart in enumerate(charts):
+            g0 = initial_gamma(chart)
+            where = f"chart {chart.label} ({k + 1} of {len(charts)})"
+            if not math.isfinite(g0):
+                g0 = _escape_scale(chart, where)
+            if not (math.isfinite(g0) and g0 > 0):
+                raise ChartFailure(f"{where}: the initial-data formation time is {g0:.6g}, not a positive time; "
+                                   "the chart's data do not focus, there is no shock to solve for")
+            times = np.linspace(0.0, pr.horizon * g0, pr.times)
+            _check_solve_length(chart, times[-1], pr.cfl, where)
+            start = time.perf_counter()
+            try:
+                on_grid, sol, report, shock = _solve_resolved(chart, times, pr.cfl)
+                vu = vrep = None
+                steps = sol.steps
+                if chart.nu > 0:
+                    vsol = _solve(on_grid, times, chart.nu, pr.cfl)
+                    vu, vrep = _to_chart(vsol.u, on_grid, chart), _report(on_grid, times, vsol.u, chart.nu)
+                    steps += vsol.steps
+            except (ValueError, FloatingPointError) as exc:  # the solver's input and blow-up errors
+                raise ChartFailure(f"{where}, the chart's HJ solve to t = {pr.horizon * g0:.6g}: {exc}") from None
+            solutions.append(ChartSolution(times, _to_chart(sol.u, on_grid, chart), report, vu, vrep, steps,
+                                           time.perf_counter() - start))
+            shocks.append(shock)
+            bar.set_postfix_str(f"chart {chart.label}: γ* = {shocks[-1].gamma_star:.4g}", refresh=False)
+            bar.update(1)
+    return solutions, shocks
+
+
 @blas_threads()
 def predict_case(case, model, data, train_settings, snapshots=None, *, log_temperature=float("nan"),
                  progress: bool = False) -> PredictionStage:
@@ -340,35 +376,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
             "extraction" if isinstance(exc, ExtractionError) else "geometry"
         raise CaseError.at(case, key, str(exc)) from None
     pr = s.prediction
-    solutions, shocks = [], []
-    with _progress(len(extraction.charts), f"solve the charts of {case.name}", enabled=progress, unit="chart",
-                   each=True) as bar:
-        for k, chart in enumerate(extraction.charts):
-            g0 = initial_gamma(chart)
-            where = f"chart {chart.label} ({k + 1} of {len(extraction.charts)})"
-            if not math.isfinite(g0):
-                g0 = _escape_scale(chart, where)
-            if not (math.isfinite(g0) and g0 > 0):
-                raise ChartFailure(f"{where}: the initial-data formation time is {g0:.6g}, not a positive time; "
-                                   "the chart's data do not focus, there is no shock to solve for")
-            times = np.linspace(0.0, pr.horizon * g0, pr.times)
-            _check_solve_length(chart, times[-1], pr.cfl, where)
-            start = time.perf_counter()
-            try:
-                on_grid, sol, report, shock = _solve_resolved(chart, times, pr.cfl)
-                vu = vrep = None
-                steps = sol.steps
-                if chart.nu > 0:
-                    vsol = _solve(on_grid, times, chart.nu, pr.cfl)
-                    vu, vrep = _to_chart(vsol.u, on_grid, chart), _report(on_grid, times, vsol.u, chart.nu)
-                    steps += vsol.steps
-            except (ValueError, FloatingPointError) as exc:  # the solver's input and blow-up errors
-                raise ChartFailure(f"{where}, the chart's HJ solve to t = {pr.horizon * g0:.6g}: {exc}") from None
-            solutions.append(ChartSolution(times, _to_chart(sol.u, on_grid, chart), report, vu, vrep, steps,
-                                           time.perf_counter() - start))
-            shocks.append(shock)
-            bar.set_postfix_str(f"chart {chart.label}: γ* = {shocks[-1].gamma_star:.4g}", refresh=False)
-            bar.update(1)
+    solutions, shocks = _solve_charts(extraction.charts, pr, f"solve the charts of {case.name}", progress)
     try:
         predicted, abstained = ([plateau_transition(plateau, shocks[0], optimiser)], []) if plateau is not None else \
             mixture_transitions(mixture, shocks, optimiser) if mixture is not None else \
@@ -381,15 +389,85 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     if ex.sequential and len(predicted) > 1 and mixture is None:   # the mixture's chain is its own
         chain_start = extraction
         with status("follow the saddle chain", enabled=progress):
-            predicted, saddles, extraction = follow_chain(model, name, extraction, shocks, predicted, optimiser,
-                                                          data.X, data.y)
+            predicted, saddles, extraction, landscape = follow_chain(model, name, extraction, shocks, predicted,
+                                                                     optimiser, data.X, data.y)
+    else:
+        landscape = None
     blocks = ()
     if plateau is None and mixture is None and len(extraction.charts) > 1:   # charts of the origin
         with status("coupled modes", enabled=progress):
             blocks = _coupled_blocks(model, name, extraction, shocks, data.X, data.y)
     source = "plateau" if plateau is not None else "mixture" if mixture is not None else "charts"
+    if plateau is None and mixture is None and predicted and not ex.charts:
+        # the chain's last saddle: its own unstable directions, charted (shockflow.prediction.saddle_plateau).  Not
+        # where the case names its charts: its last saddle is then not the network's (the modes left out wait
+        # there, unstable), and the prediction is of the charts asked for
+        with status("the chain's last saddle", enabled=progress):
+            later = _last_saddle(model, name, chain_start or extraction, shocks, predicted, saddles, landscape,
+                                 optimiser, data.X, data.y, train_settings.frozen, common, pr, progress)
+        if later is not None:
+            chart, solution, shock, transition, abstention, saddle = later
+            extraction = replace(extraction, charts=tuple(extraction.charts) + (chart,))
+            solutions, shocks = list(solutions) + [solution], list(shocks) + [shock]
+            predicted = sorted(list(predicted) + ([transition] if transition is not None else []),
+                               key=lambda p: p.step)
+            abstained = list(abstained) + ([abstention] if abstention is not None else [])
+            saddles = tuple(saddles) + (saddle,)
+            source = "saddle"   # the update rule ran in the approach: the chart moves with the rate
     return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted), tuple(saddles),
                            tuple(abstained), blocks, source, chain_start)
+
+
+def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, optimiser, X, y, frozen, common,
+                 pr, progress):
+    """The chart of the chain's last saddle (:mod:`shockflow.prediction.saddle_plateau`): ``(chart, solution, shock,
+    transition or None, Abstention or None, Saddle)``, or None where that saddle has no unstable direction (or no
+    stationary point next to it).  ``start``: the extraction of the origin's charts; ``landscape``: the chain's
+    (:class:`~shockflow.prediction.saddle_chain.Landscape`; None: no chain ran, one is made here)."""
+    from shockflow.prediction.mapping import Abstention, InvalidPrediction
+    from shockflow.prediction.saddle_chain import Landscape, Saddle, SaddleFailure
+    from shockflow.prediction.saddle_plateau import LABEL, SaddlePlateauError, saddle_escape, saddle_extraction, \
+        saddle_transition
+
+    by_label = {p.chart: p for p in predicted}
+    keep = [k for k, c in enumerate(start.charts) if c.label in by_label]
+    if len(keep) < len(start.charts):
+        return None   # a chart abstained: its mode waits at the chain's last saddle, which is not the network's last
+    horizon = float(np.asarray(optimiser.learning_rates).size)
+    order = tuple(sorted(range(len(keep)), key=lambda i: by_label[start.charts[keep[i]].label].step))
+    steps = [by_label[start.charts[keep[i]].label].step for i in order]
+    if not steps[-1] < horizon:
+        return None   # the chain does not reach its last saddle within the run
+    try:
+        if landscape is None:
+            sub = replace(start, charts=tuple(start.charts[k] for k in keep))
+            landscape = Landscape(model, geometry, start.geometry_kwargs, start.chart_key, sub,
+                                  [shocks[k] for k in keep], X, y)
+        where = model.copy()
+        for key in where.params:
+            where.params[key][...] = landscape.saddle(order).params[key]
+        escape = saddle_escape(model, where.parameter_vector(), steps[-1], optimiser, X, y, frozen=frozen)
+    except (SaddleFailure, SaddlePlateauError, ValueError, FloatingPointError) as exc:
+        raise ChartFailure(f"the chain's last saddle (after {', '.join(start.charts[keep[i]].label for i in order)}): "
+                           f"{exc}") from None
+    if escape is None:
+        return None
+    kwargs = {k: v for k, v in common.items() if k != "snapshots"}
+    try:
+        chart = saddle_extraction(model, escape, X, y, **kwargs)
+    except Exception as exc:   # the extraction's own errors, named (a run failure: exit 1)
+        raise ChartFailure(f"chart {LABEL} of the chain's last saddle: {exc}") from None
+    (solution,), (shock,) = _solve_charts((chart,), pr, "solve the chart of the last saddle", progress)
+    transition = abstention = None
+    try:
+        transition = saddle_transition(escape, shock, optimiser, len(saddles))
+    except InvalidPrediction as exc:
+        abstention = Abstention(LABEL, str(exc), exc.figure)
+    saddle = Saddle(tuple(start.charts[keep[i]].label for i in order), escape.loss, steps[-1],
+                    {LABEL: float(escape.rates.max())},
+                    {LABEL: math.log(transition.d_exit) if transition is not None and transition.d_exit > 0
+                     else math.nan})
+    return chart, solution, shock, transition, abstention, saddle
 
 
 def _coupled_blocks(model, geometry, extraction, shocks, X, y) -> tuple:
@@ -407,7 +485,7 @@ def _coupled_blocks(model, geometry, extraction, shocks, X, y) -> tuple:
 def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y):
     """The single-escape predictions ``predicted`` re-timed by the saddle chain
     (:mod:`shockflow.prediction.saddle_chain`); ``(predictions sorted by step, saddles visited, the
-    extraction with each chart's minimum at the saddle it escapes from)``."""
+    extraction with each chart's minimum at the saddle it escapes from, the chain's Landscape)``."""
     from dataclasses import replace
 
     from shockflow.geometry.batched_loss import remembered_losses
@@ -441,7 +519,7 @@ def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y
         if here.active and k in here.minimum:
             x_min, L_min, strength = here.minimum[k]
             charts[keep[k]] = replace(charts[keep[k]], x_min=x_min, loss_at_min=L_min, strength_at_min=strength)
-    return out, saddles, replace(whole, charts=tuple(charts))
+    return out, saddles, replace(whole, charts=tuple(charts)), landscape
 
 
 

@@ -54,12 +54,10 @@ def _landscape(extraction, chart, model, X, y, cells: int):
     from scipy.interpolate import CubicSpline
 
     from shockflow.geometry.chart_interpolant import chart_loss_at
-    from shockflow.prediction.extraction import bind_geometry
+    from shockflow.prediction.extraction import bind_geometry, chart_geometry
 
-    kw = dict(extraction.geometry_kwargs)
-    if chart.selector is not None:
-        kw[extraction.chart_key] = chart.selector
-    geo = bind_geometry(extraction.geometry, model, kw, X, y)
+    name, kw = chart_geometry(extraction, chart)
+    geo = bind_geometry(name, model, kw, X, y)
     x0 = abs(chart.x0) if chart.mirrored else chart.x0
     if chart.mirrored:
         want_lo, want_hi = 0.0, OVERSHOOT_BOX * max(abs(chart.lower), abs(chart.upper))
@@ -71,7 +69,7 @@ def _landscape(extraction, chart, model, X, y, cells: int):
         if (lo <= want_lo and hi >= want_hi) or not hasattr(geo, "extent"):
             break
         kw["extent"] = 4.0 * float(geo.extent)
-        geo = bind_geometry(extraction.geometry, model, kw, X, y)
+        geo = bind_geometry(name, model, kw, X, y)
     lo, hi = max(want_lo, geo.chart.lower[0]), min(want_hi, geo.chart.upper[0])
     xs = np.linspace(lo, hi, cells)
     L = chart_loss_at(geo, xs[:, None], X, y)

@@ -35,6 +35,7 @@ def with_trajectory(stage, model, snapshots: Mapping | None, *, chart_key: str, 
     ``model``: the network at its initial parameters (the geometry is bound to it, as the extraction's
     first pass is).  No snapshots: ``stage`` unchanged."""
     from shockflow import geometry
+    from shockflow.prediction.extraction import chart_geometry
     from shockflow.prediction.truth import strength_of
 
     if not snapshots or "step" not in snapshots:
@@ -45,10 +46,8 @@ def with_trajectory(stage, model, snapshots: Mapping | None, *, chart_key: str, 
     names = list(model.params)
     charts = []
     for c in ex.charts:
-        kwargs = dict(ex.geometry_kwargs)
-        if c.selector is not None:
-            kwargs[key] = c.selector
-        geo = geometry.build(ex.geometry, model=model, **kwargs)
+        name, kwargs = chart_geometry(ex, c, key)
+        geo = geometry.build(name, model=model, **kwargs)
         traj = np.array([geo.coordinates({k: snapshots[k][i] for k in names})[0] for i in range(steps.size)],
                         dtype=np.float64)
         if geo.chart.periodic[0] and traj.size:

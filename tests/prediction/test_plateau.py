@@ -10,7 +10,6 @@ import pytest
 
 from shockflow import models
 from shockflow.data.committee import committee_teacher, teacher_vectors
-from shockflow.prediction.comparison import UNCHARTED
 from shockflow.prediction.mapping import Optimiser
 from shockflow.prediction.plateau import PlateauError, UnitLandscape, linear_growth, plateau_escape
 from shockflow.prediction.truth import specialisation, specialisation_step
@@ -175,17 +174,15 @@ def test_the_committee_machines_plateau_exit_is_predicted_against_the_specialisa
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
-def test_a_trainable_readouts_committee_escapes_the_origin_as_predicted_and_its_specialisation_has_no_chart(
+def test_a_trainable_readouts_committee_escapes_the_origin_as_predicted_and_its_plateau_is_no_equal_units_point(
         tmp_path, seed):
     """committee-tanh-readout (tanh K = 3, readout trained).  Measured (load 6-10): `shockflow run` charts the origin's
     one mode (r0) and predicts its escape within 4 % of its chart truth (seeds 0, 1: 19.8 against 19.0 and 19.9 against
     19.2, +3.8 and +3.6 %, since the truth and the exit read the learned strength; 0.4 % against the weight strength
-    r², seed 0: 20.35 against 20.27); the units
-    then specialise (teacher-free truth, seeds 0-2: 155.8, 125.5, 134.0) and nothing predicts that: a miss, recall
-    1/2 and median error 50 % over the two true transitions, in the run's own score too (the loss drop at 211.9,
-    seed 0, far from r0's step, is an uncharted true transition).  The symmetric plateau with the readout shared is
-    refused: the units arrive at the plateau with unequal scales, d0 = 3.4 along its unstable direction, past the
-    quadratic top."""
+    r², seed 0: 20.35 against 20.27); the units then specialise (teacher-free truth, seeds 0-2: 155.8, 125.5, 134.0),
+    well after r0: that second stage is the chart of the chain's last saddle
+    (tests/prediction/test_saddle_plateau.py).  The symmetric plateau with the readout shared is refused: the units
+    arrive at the plateau with unequal scales, d0 = 3.4 along its unstable direction, past the quadratic top."""
     from shockflow.cases import RunOptions, load_case
     from shockflow.runners.prediction import run_prediction_case
     from shockflow.runners.training import build_model_and_data
@@ -194,19 +191,14 @@ def test_a_trainable_readouts_committee_escapes_the_origin_as_predicted_and_its_
 
     case = load_case("committee-tanh-readout", [f"seed={seed}"])
     out = run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
-    c = out.comparison
-    assert [p.chart for p in out.stage.predicted] == ["r0"] and [m.relative_error <= 0.05 for m in c.matches] == [True]
-    # the specialisation's loss drop, far from r0's step, is in the run's own truth (uncharted): the score sees the miss
-    (drop,) = [t.step for t in out.truth.transitions if t.chart == UNCHARTED]
-    assert c.recall == 0.5 and c.median_relative_error >= 0.5
+    true_r0 = {t.chart: t.step for t in out.truth.transitions}["r0"]
+    assert out.stage.predicted[0].chart == "r0" and abs(out.stage.predicted[0].step / true_r0 - 1) <= 0.05
     model, _, data, _ = build_model_and_data(case, seed)
     settings = case.settings.training.train_settings(seed)
     record = train(model.copy(), data, settings, quiet=True)
     S = specialisation(np.asarray(record.snapshots["W"]))
     step, _ = specialisation_step(np.asarray(record.snapshots["step"]), np.asarray(record.snapshots["W"]))
     assert S[-1] > 0.95 and step > 4 * out.stage.predicted[0].step      # a second transition, well after the first
-    assert abs(math.log(drop / step)) < math.log(2)                     # the uncharted drop is the specialisation
-    assert all(abs(math.log(p.step / step)) > math.log(2) for p in out.stage.predicted)   # the miss
     optimiser = Optimiser(np.array([learning_rate(settings, i) for i in range(settings.steps)]))
     with pytest.raises(PlateauError, match="past the quadratic top"):
         plateau_escape(model, data.X, data.y, optimiser)
@@ -231,11 +223,12 @@ def test_shockflow_run_predicts_the_committee_machines_exit_against_its_plateau_
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
-def test_a_nonlinear_teachers_second_stage_is_the_units_specialisation_and_has_no_chart(tmp_path, seed):
+def test_a_nonlinear_teachers_second_stage_is_the_units_specialisation(tmp_path, seed):
     """mlp-tanh-nonlinear-teacher (tanh 20 -> 8 -> 1 on a 3-unit tanh committee).  Measured (load 6-10): stage one, the
     origin's one mode r0, predicted at 40.1 and 41.1 (2.3 and 3.3 % from its chart truth); stage two, the units'
     specialisation (teacher-free truth 469.8 and 443.9; S from 0 on the plateau to 0.54 and 0.47: eight units on
-    three teacher directions), has no chart: a miss, recall 1/2 and median error 51-52 % over both stages."""
+    three teacher directions), well after it: the chart of the chain's last saddle
+    (tests/prediction/test_saddle_plateau.py)."""
     from shockflow.cases import RunOptions, load_case
     from shockflow.runners.prediction import run_prediction_case
     from shockflow.runners.training import build_model_and_data
@@ -243,14 +236,10 @@ def test_a_nonlinear_teachers_second_stage_is_the_units_specialisation_and_has_n
 
     case = load_case("mlp-tanh-nonlinear-teacher", [f"seed={seed}"])
     out = run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
-    c = out.comparison
-    assert [p.chart for p in out.stage.predicted] == ["r0"] and [m.relative_error <= 0.05 for m in c.matches] == [True]
-    (drop,) = [t.step for t in out.truth.transitions if t.chart == UNCHARTED]   # the second stage's loss drop
-    assert c.recall == 0.5 and c.median_relative_error >= 0.5
+    true_r0 = {t.chart: t.step for t in out.truth.transitions}["r0"]
+    assert out.stage.predicted[0].chart == "r0" and abs(out.stage.predicted[0].step / true_r0 - 1) <= 0.05
     model, _, data, _ = build_model_and_data(case, seed)
     record = train(model.copy(), data, case.settings.training.train_settings(seed), quiet=True)
     W, steps = np.asarray(record.snapshots["W"]), np.asarray(record.snapshots["step"])
     step, _ = specialisation_step(steps, W)
     assert specialisation(W)[-1] > 0.4 and step > 8 * out.stage.predicted[0].step      # the second stage
-    assert abs(math.log(drop / step)) < math.log(2)                                    # is the uncharted drop
-    assert all(abs(math.log(p.step / step)) > math.log(2) for p in out.stage.predicted)   # the miss

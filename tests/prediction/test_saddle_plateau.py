@@ -1,0 +1,262 @@
+"""The chart of the saddle chain's last saddle (shockflow/prediction/saddle_plateau.py, docs/theory.md §6 "Plateaus
+away from the origin"): its stationary point, its unstable directions, the approach that carries the perturbation,
+and the second stage it predicts on the committee machine with a trainable readout and the tanh MLP on a nonlinear
+teacher."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from shockflow import models
+from shockflow.data.committee import committee_teacher
+from shockflow.prediction import saddle_plateau as sp
+from shockflow.prediction.comparison import UNCHARTED
+from shockflow.prediction.mapping import Optimiser
+from shockflow.prediction.truth import specialisation, specialisation_step
+
+
+class _Quadratic:
+    """``L = ½ θᵀ A θ`` with a diagonal ``A``: a saddle at 0 whose flow is known in closed form (the stand-in for
+    :class:`~shockflow.prediction.saddle_plateau.NetworkLoss` that :func:`held_approach` reads)."""
+
+    def __init__(self, diag):
+        self.a = np.asarray(diag, dtype=np.float64)
+
+    def loss_grad(self, theta):
+        return 0.5 * float(theta @ (self.a * theta)), self.a * theta
+
+    def grad(self, theta):
+        return self.a * theta
+
+    def hv(self, theta, v):
+        return self.a * v
+
+
+def test_the_approach_grows_the_perturbation_by_the_update_rules_gain_per_step():
+    """On an exact quadratic saddle (κ = 0.3 along e_0, stable elsewhere) the held flow has no slope along
+    V = e_0, so the carried component grows by exactly 1 + ηκ a step (gradient descent) and, with heavy ball, by the
+    rule's 2x2 recurrence from rest (Optimiser.log_gains): the approach ends at the first step past the distance
+    (the stable part, a = 0.01 and 0.02, still far from arrived)."""
+    kappa, eta = 0.3, 0.1
+    loss = _Quadratic([-kappa, 0.01, 0.02])
+    V = np.array([[1.0], [0.0], [0.0]])
+    theta_s = np.array([0.0, 0.5, -0.4])
+    c0, distance = 1e-4, 1e-1
+    for name, mu in (("gd", 0.0), ("momentum", 0.9)):
+        optimiser = Optimiser(np.full(10_000, eta), name, mu)
+        c, end, ended = sp.held_approach(loss, theta_s, np.zeros(3), V, np.array([c0]), np.zeros(1), 0.0,
+                                         optimiser, distance=distance, horizon=10_000)
+        G = np.cumsum(optimiser.log_gains(kappa, 10_000, from_rest=True))
+        expected = int(np.flatnonzero(math.log(c0) + G >= math.log(distance))[0]) + 1
+        assert ended == "linear" and end == expected, name
+        assert math.log(c[0]) == pytest.approx(math.log(c0) + G[expected - 1], abs=1e-9)
+
+
+def test_the_approach_ends_on_arrival_at_the_saddle():
+    """With the distance out of reach, the held flow arrives: its loss (the stable part, each coordinate shrinking by
+    1 − ηa a step) within ARRIVAL of the way down to L(θ*) = 0, at the first such step."""
+    loss = _Quadratic([-0.3, 1.0, 2.0])
+    V = np.array([[1.0], [0.0], [0.0]])
+    theta_s = np.array([0.0, 0.5, -0.4])
+    eta = 0.1
+    optimiser = Optimiser(np.full(5000, eta))
+    c, end, ended = sp.held_approach(loss, theta_s, np.zeros(3), V, np.array([1e-12]), np.zeros(1), 0.0,
+                                     optimiser, distance=1.0, horizon=5000)
+    n = np.arange(1, 200)
+    held = 0.5 * (0.5 ** 2 * (1 - eta) ** (2 * n) + 2.0 * 0.4 ** 2 * (1 - 2 * eta) ** (2 * n))
+    expected = int(n[np.flatnonzero(held <= sp.ARRIVAL * loss.loss_grad(theta_s)[0])[0]])
+    assert ended == "arrived" and end == expected
+    assert c[0] == pytest.approx(1e-12 * (1 + eta * 0.3) ** expected, rel=1e-9)
+
+
+class _SexticWell:
+    """A two-parameter "network" whose loss is ``−κ θ₀²/2 + θ₀⁶/6 + θ₁²/2``: a saddle at 0, minima at
+    ``θ₀ = ±κ^(1/4)``; along θ₀ the loss has fallen half way to the minimum at ``t κ^(1/4)``, ``t² = 0.3473`` the
+    root of ``x³ − 3x + 1`` in (0, 1) (the quadratic top), and the curvature is negative out to ``(κ/5)^(1/4)``."""
+
+    kappa = 0.25
+
+    def __init__(self, theta):
+        self.params = {"w": np.array(theta, dtype=np.float64)}
+
+    def copy(self):
+        return _SexticWell(self.params["w"])
+
+    def parameter_vector(self):
+        return self.params["w"].copy()
+
+    def set_parameter_vector(self, v):
+        self.params["w"][...] = v
+
+    def grad_vector(self, grads):
+        return np.asarray(grads["w"], dtype=np.float64).copy()
+
+    def loss_and_grad(self, X, y):
+        t0, t1 = self.params["w"]
+        value = -0.5 * self.kappa * t0 ** 2 + t0 ** 6 / 6.0 + 0.5 * t1 ** 2
+        return float(value), {"w": np.array([-self.kappa * t0 + t0 ** 5, t1])}
+
+
+def test_a_chain_saddle_past_the_quadratic_top_is_not_waiting_at_the_stationary_point():
+    """The chain's saddle θ_S next to the sextic well's saddle: at θ₀ = 0.05 (0.12 tops out) the network waits there
+    and the escape is followed; at θ₀ = 0.44, past the top (0.4167) but inside the negative curvature (0.473), it has
+    already passed the escape: no chart (attention-qk-4x2's last saddle, 2.2 tops out, charted the second mode's
+    escape a second time)."""
+    top = math.sqrt(0.3472963553) * _SexticWell.kappa ** 0.25
+    optimiser = Optimiser(np.full(4000, 0.1))
+    X, y = np.zeros((1, 1)), np.zeros(1)
+    near = _SexticWell([0.05, 0.2])
+    escape = sp.saddle_escape(near, near.parameter_vector(), 10.0, optimiser, X, y)
+    assert escape is not None
+    assert np.linalg.norm(escape.theta) <= 1e-3 and escape.top == pytest.approx(top, abs=2e-3)
+    assert escape.d_arrive == pytest.approx(0.05, abs=1e-3)
+    assert escape.line_minimum == pytest.approx(_SexticWell.kappa ** 0.25, abs=4e-3)
+    far = _SexticWell([0.44, 0.2])
+    assert sp.negative_curvature(sp.NetworkLoss(far, X, y), far.parameter_vector())[1].shape[1] == 1
+    assert sp.saddle_escape(far, far.parameter_vector(), 10.0, optimiser, X, y) is None
+
+
+def _readout_committee(d=6, n=256, seed=0):
+    data = committee_teacher(n, d, 3, seed=seed)
+    model = models.build(name="mlp", input_dim=d, width=3, activation="tanh", bias=False, init_scale=0.3, seed=seed)
+    return model, data
+
+
+def test_the_unstable_directions_are_eigenvectors_of_the_hessian_dense_and_lanczos_alike(monkeypatch):
+    """At random weights of a tanh committee with its readout, the directions returned are eigenvectors of the
+    finite-difference Hessian (the dense path) with eigenvalue −κ, every κ at least FAST of the fastest; the Lanczos
+    path (DENSE = 0) finds the same rates."""
+    model, data = _readout_committee()
+    loss = sp.NetworkLoss(model, data.X, data.y)
+    theta = np.zeros(model.num_parameters)   # the origin: the readout and the weights' bilinear saddle
+    theta += 0.05 * np.random.default_rng(1).standard_normal(theta.size)
+    vals, V, kappas = sp.negative_curvature(loss, theta)
+    assert V.shape[1] >= 1 and np.all(kappas >= sp.FAST * kappas.max() - 1e-12)
+    for j in range(V.shape[1]):
+        Hv = loss.hv(theta, V[:, j])
+        assert np.linalg.norm(Hv + kappas[j] * V[:, j]) <= 1e-5 * max(1.0, kappas[j])
+    monkeypatch.setattr(sp, "DENSE", 0)
+    _, _, lanczos = sp.negative_curvature(loss, theta)
+    assert np.sort(lanczos) == pytest.approx(np.sort(kappas), rel=1e-5)
+
+
+def test_frozen_parameters_carry_no_unstable_direction():
+    model, data = _readout_committee()
+    loss = sp.NetworkLoss(model, data.X, data.y, frozen=("a",) if "a" in model.params else (list(model.params)[-1],))
+    theta = 0.05 * np.random.default_rng(1).standard_normal(model.num_parameters)
+    _, V, _ = sp.negative_curvature(loss, theta)
+    assert np.all(V[~loss.free] == 0.0)
+
+
+def test_the_stationary_point_search_finds_the_saddle_it_starts_next_to():
+    """The origin of the tanh committee (readout and weights zero) is a stationary point: from a small displacement
+    the search brings |∇L| below STATIONARY of its start, back next to it."""
+    model, data = _readout_committee()
+    loss = sp.NetworkLoss(model, data.X, data.y)
+    start = 1e-2 * np.random.default_rng(2).standard_normal(model.num_parameters)
+    theta, residual = sp.stationary_point(loss, start)
+    assert residual <= sp.STATIONARY
+    assert np.linalg.norm(loss.grad(theta)) <= sp.STATIONARY * np.linalg.norm(loss.grad(start))
+    assert np.linalg.norm(theta) < np.linalg.norm(start)
+
+
+def test_the_saddle_charts_strength_is_the_distance_in_the_span_of_the_unstable_directions():
+    """The saddle geometry (shockflow/geometry/saddle.py): on its line the strength is |x|; off it, |Vᵀ(θ − θ*)|, the
+    same for a point rotated within the span of V (a degenerate group of unstable directions); a direction outside
+    the span is refused."""
+    from shockflow import geometry
+    from shockflow.geometry import GeometryError
+
+    model, data = _readout_committee()
+    n = model.num_parameters
+    Q, _ = np.linalg.qr(np.random.default_rng(3).standard_normal((n, 3)))
+    origin = np.random.default_rng(4).standard_normal(n)
+    u = Q @ np.array([0.6, 0.8, 0.0])
+    geo = geometry.build("saddle", model=model, directions=u[None, :], origin=origin, basis=Q.T, extent=2.0)
+    x = np.array([[-0.7], [0.2], [1.1]])
+    assert geo.function_strength_at(x, data.X) == pytest.approx(np.abs(x[:, 0]), rel=1e-12)
+    other = origin + Q @ np.array([0.0, 0.3, -0.4]) + 0.5 * (np.eye(n)[0] - Q @ (Q.T @ np.eye(n)[0]))
+    params = {k: v for k, v in zip(model.params, np.split(other, np.cumsum([v.size for v in model.params.values()])[:-1]))}
+    params = {k: v.reshape(model.params[k].shape) for k, v in params.items()}
+    assert geo.function_strength(params, data.X) == pytest.approx(0.5, rel=1e-12)
+    with pytest.raises(GeometryError, match="span"):
+        geometry.build("saddle", model=model, directions=np.eye(n)[:1], origin=origin, basis=Q.T)
+
+
+def test_a_chain_that_ends_at_a_minimum_gets_no_chart(tmp_path):
+    """two-layer-staircase: the chain's last saddle (every mode learned) has no unstable direction: no saddle chart,
+    the prediction is the chain's (source "charts")."""
+    from shockflow.cases import RunOptions, load_case
+    from shockflow.runners.prediction import run_prediction_case
+
+    out = run_prediction_case(load_case("two-layer-staircase"),
+                              RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+    assert sp.LABEL not in [c.label for c in out.stage.extraction.charts] and out.stage.source == "charts"
+    assert out.comparison.recall == 1.0
+
+
+def _run(case_name, seed, tmp_path):
+    from shockflow.cases import RunOptions, load_case
+    from shockflow.runners.prediction import run_prediction_case
+
+    case = load_case(case_name, [f"seed={seed}"])
+    return case, run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+
+
+@pytest.mark.slow
+def test_the_committee_with_a_trainable_readout_has_its_specialisation_charted(tmp_path):
+    """committee-tanh-readout (tanh K = 3 with its readout, on a 3-unit tanh teacher), seed 0: the origin's mode r0,
+    then the chart of the chain's last saddle (four unstable directions at rates 0.097-0.112).  Measured (2 cores,
+    load 1.5): 155.6 against the chart's truth 165.7 (−6.1 %), the run's teacher-free specialisation half way at 155.8
+    (−0.1 %); before this chart the second stage was an uncharted loss drop (211.9), a miss: recall 1/2, median 52 %."""
+    case, out = _run("committee-tanh-readout", 0, tmp_path)
+    c = out.comparison
+    assert [p.chart for p in out.stage.predicted] == ["r0", sp.LABEL] and out.stage.source == "saddle"
+    assert not [t for t in out.truth.transitions if t.chart == UNCHARTED]   # the second stage is the chart's
+    assert c.recall == 1.0 and c.median_relative_error <= 0.1
+    saddle = {t.chart: t.step for t in out.truth.transitions}[sp.LABEL]
+    predicted = {p.chart: p.step for p in out.stage.predicted}[sp.LABEL]
+    assert abs(predicted / saddle - 1) <= 0.15
+    from shockflow.runners.training import build_model_and_data
+    from shockflow.training import train
+
+    model, _, data, _ = build_model_and_data(case, 0)
+    record = train(model.copy(), data, case.settings.training.train_settings(0), quiet=True)
+    step, _ = specialisation_step(np.asarray(record.snapshots["step"]), np.asarray(record.snapshots["W"]))
+    assert abs(math.log(predicted / step)) < math.log(1.3)      # against the teacher-free truth too
+
+
+@pytest.mark.slow
+def test_the_nonlinear_teachers_second_stage_is_charted(tmp_path):
+    """mlp-tanh-nonlinear-teacher (tanh 20 -> 8 -> 1 on a 3-unit tanh committee), seed 0: r0, then the chart of the
+    chain's last saddle (six unstable directions at rates 0.060-0.096).  Measured (load 1.5): 352.0 against the chart's
+    truth 453.8 (−22.4 %); the teacher-free specialisation 469.8 (−25.1 %).  Before: an uncharted drop, recall 1/2,
+    median 51 %.  The bar (median ≤ 10 %) is :func:`test_the_nonlinear_teacher_meets_the_bar`, a strict xfail."""
+    case, out = _run("mlp-tanh-nonlinear-teacher", 0, tmp_path)
+    c = out.comparison
+    assert [p.chart for p in out.stage.predicted] == ["r0", sp.LABEL]
+    assert not [t for t in out.truth.transitions if t.chart == UNCHARTED]
+    assert c.recall == 1.0 and c.median_relative_error <= 0.15
+    saddle = {t.chart: t.step for t in out.truth.transitions}[sp.LABEL]
+    predicted = {p.chart: p.step for p in out.stage.predicted}[sp.LABEL]
+    assert abs(predicted / saddle - 1) <= 0.25
+    from shockflow.runners.training import build_model_and_data
+    from shockflow.training import train
+
+    model, _, data, _ = build_model_and_data(case, 0)
+    record = train(model.copy(), data, case.settings.training.train_settings(0), quiet=True)
+    W, steps = np.asarray(record.snapshots["W"]), np.asarray(record.snapshots["step"])
+    step, _ = specialisation_step(steps, W)
+    assert specialisation(W)[-1] > 0.4 and abs(math.log(predicted / step)) < math.log(1.5)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="measured 2/2, median 12.4 % at seed 0 (14.6, 13.1 % at seeds 1, 2): the "
+                   "specialisation is predicted 22-27 % early at every seed, the perturbation at the chain's last "
+                   "saddle being 2-3x the run's at arrival")
+def test_the_nonlinear_teacher_meets_the_bar(tmp_path):
+    _, out = _run("mlp-tanh-nonlinear-teacher", 0, tmp_path)
+    assert out.comparison.recall >= 0.9 and out.comparison.median_relative_error <= 0.10
