@@ -44,10 +44,13 @@ def with_trajectory(stage, model, snapshots: Mapping | None, *, chart_key: str, 
     key = chart_key_of(ex, model, X, y, chart_key)
     steps = np.asarray(snapshots["step"], dtype=np.int64)
     names = list(model.params)
-    charts = []
+    geos = []
     for c in ex.charts:
         name, kwargs = chart_geometry(ex, c, key)
-        geo = geometry.build(name, model=model, **kwargs)
+        geos.append(geometry.build(name, model=model, **kwargs))
+    shared = _shared_strengths(geos, snapshots, names, steps.size, X)
+    charts = []
+    for c, geo in zip(ex.charts, geos):
         traj = np.array([geo.coordinates({k: snapshots[k][i] for k in names})[0] for i in range(steps.size)],
                         dtype=np.float64)
         if geo.chart.periodic[0] and traj.size:
@@ -55,10 +58,38 @@ def with_trajectory(stage, model, snapshots: Mapping | None, *, chart_key: str, 
             previous = np.concatenate([[c.x0], traj[:-1]])
             jumps = np.round((traj - previous) / period)
             traj = traj - period * np.cumsum(jumps)
-        if getattr(geo, "function_strength", None) is not None:    # read from the network's function
+        if id(geo) in shared:                                      # every mode of its set at once
+            strength = shared[id(geo)]
+        elif getattr(geo, "function_strength", None) is not None:  # read from the network's function
             strength = np.array([strength_of(geo, {k: snapshots[k][i] for k in names}, X)
                                  for i in range(steps.size)], dtype=np.float64)
         else:                                                     # of the (unwrapped) coordinates
             strength = np.asarray(geo.strength(traj.reshape(-1, 1)), dtype=np.float64)[:, 0]
         charts.append(replace(c, trajectory_steps=steps, trajectory=traj, trajectory_strength=strength))
     return replace(stage, extraction=replace(ex, charts=tuple(charts)))
+
+
+def _shared_strengths(geos, snapshots, names, count: int, X) -> dict:
+    """``{id(geo): strengths (count,)}`` for the charts whose geometry reads every mode of its set at once
+    (``function_strengths``, ``same_modes``: the automatic charts), one pass over the snapshots per set of modes
+    instead of one per chart; the others are left to :func:`~shockflow.prediction.truth.strength_of`."""
+    groups = []
+    for geo in geos:
+        if getattr(geo, "function_strengths", None) is None:
+            continue
+        for group in groups:
+            if group[0].same_modes(geo):
+                group.append(geo)
+                break
+        else:
+            groups.append([geo])
+    out = {}
+    for group in groups:
+        if len(group) < 2:
+            continue
+        head = group[0]
+        table = np.array([head.function_strengths({k: snapshots[k][i] for k in names}, X) for i in range(count)],
+                         dtype=np.float64).reshape(count, -1)
+        for geo in group:
+            out[id(geo)] = table[:, int(geo.mode)]
+    return out

@@ -121,3 +121,54 @@ def test_the_chart_check_keeps_its_points_and_refusals(periodic):
     else:
         with pytest.raises(GeometryError, match=r"point \(5,\)"):
             chart.check(far)
+
+
+
+@pytest.mark.parametrize("case_name, overrides", [
+    ("mlp-tanh-teacher", ["data.n=512", "training.steps=600", "training.n_snapshots=40"]),
+    ("attention-qk-4x2", ["data.n=512", "training.n_snapshots=40"]),
+])
+def test_every_modes_strength_at_once_is_the_direct_one_in_one_plus_k_passes(case_name, overrides, monkeypatch):
+    """AutoGeometry.function_strengths (the trajectory's snapshots, every chart at once): at snapshots of a training
+    run, from the modes not yet learned to learned, every mode's strength equals the direct computation (its own
+    lstsq per mode) within 1e-12 of that mode's largest strength over the run (measured: 1e-14; a mode in its
+    linear regime makes the fits ill-conditioned, its function alone nearly parallel to its g), in 1 + K forward
+    passes a snapshot (K² for the charts one at a time).  On the attention head the modes' functions alone matter
+    (a fit on the g alone is 0.09 off): the comparison would see them left out."""
+    from shockflow.cases import load_case
+    from shockflow.geometry import geometry_class
+    from shockflow.models.base import Model
+    from shockflow.prediction.extraction import bind_geometry
+    from shockflow.runners.training import build_model_and_data
+    from shockflow.training import train
+
+    case = load_case(case_name, overrides=overrides)
+    model, _, data, _ = build_model_and_data(case, case.seed or 0)
+    kwargs, raw, key = geometry_class("auto").discover_charts(model, data.X, data.y, {})
+    record = train(model.copy(), data, case.settings.training.train_settings(case.seed or 0), quiet=True)
+    snaps, names = record.snapshots, list(model.params)
+    geos = [bind_geometry("auto", model, dict(kwargs, **{key: raw[k]}), data.X, data.y) for k in range(len(raw))]
+    K = len(raw)
+    assert K >= 2 and all(geos[0].same_modes(g) for g in geos) and not geos[0].same_modes(
+        bind_geometry("auto", model, dict(kwargs, **{key: raw[0]}, extent=2.0), data.X, data.y))
+    geos[0].function_strengths({k: snaps[k][0] for k in names}, data.X)   # the linear-regime functions: once
+    calls = [0]
+    forward = Model.forward
+
+    def counted(self, X):
+        calls[0] += 1
+        return forward(self, X)
+
+    monkeypatch.setattr(Model, "forward", counted)
+    picked = np.linspace(1, len(snaps["step"]) - 1, 10).astype(int)   # not the warm-up's snapshot
+    batched, reference = [], []
+    for i in picked:
+        params = {k: snaps[k][i] for k in names}
+        calls[0] = 0
+        batched.append(geos[0].function_strengths(params, data.X))
+        assert calls[0] == 1 + K
+        reference.append([_reference_strength(g, params, data.X) for g in geos])
+    batched, reference = np.array(batched), np.array(reference)
+    scale = np.abs(reference).max(axis=0)
+    assert np.all(np.abs(batched - reference) <= 1e-12 * scale)
+    assert np.ptp(reference[:, 0]) > 0.5     # the run learns: the comparison spans the escape
