@@ -17,6 +17,7 @@ terminal-only bar, kept for callers of its API.
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import time
@@ -108,6 +109,16 @@ class _Silent:
         pass
 
 
+@functools.lru_cache(maxsize=1)
+def _bar_class():
+    """``tqdm.auto``'s bar without its monitor thread (``monitor_interval = 0``): every phase updates its bar
+    itself, and a thread left behind by the first bar would make the process threaded for good (the figure
+    helper forks only an unthreaded process: :func:`shockflow.figures.worker._can_fork`)."""
+    from tqdm.auto import tqdm
+
+    return type("ShockflowBar", (tqdm,), {"monitor_interval": 0})
+
+
 @contextmanager
 def progress(total: int | None, desc: str, *, enabled: bool = True, stream: TextIO | None = None, unit: str = "it",
              each: bool = False):
@@ -119,9 +130,7 @@ def progress(total: int | None, desc: str, *, enabled: bool = True, stream: Text
     if not enabled:
         bar = _Silent()
     elif _interactive(stream):
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=total, desc=desc, file=stream, unit=unit, leave=True, dynamic_ncols=True)
+        bar = _bar_class()(total=total, desc=desc, file=stream, unit=unit, leave=True, dynamic_ncols=True)
     else:
         bar = _Lines(None if unit == "phase" else total, desc, stream, each=each)
     try:

@@ -67,6 +67,18 @@ def test_progress_draws_tqdm_in_a_terminal_lines_in_a_pipe_and_nothing_when_disa
     assert off.getvalue() == ""
 
 
+def test_a_terminal_bar_leaves_no_thread_behind():
+    """tqdm's bar starts a monitor thread by default (tqdm_monitor, alive for the process): shockflow's bars run
+    without it, so a process that showed a progress bar stays unthreaded (the figure helper forks only then)."""
+    import threading
+
+    before = {t.ident for t in threading.enumerate()}
+    with progress(3, "train", stream=FakeTTY()) as bar:
+        bar.update(3)
+    assert {t.ident for t in threading.enumerate()} <= before
+    assert "tqdm_monitor" not in {t.name for t in threading.enumerate()}
+
+
 def test_a_phase_that_fails_says_where_it_stopped():
     pipe = io.StringIO()
     with pytest.raises(RuntimeError):
