@@ -169,7 +169,6 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     zero = model.copy()
     origin, free = free_origin(model, layout, frozen)
     X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
     first, second = layout.index[0], (layout.index[1] if d > 1 else None)
     wanted = np.concatenate([first, second]) if second is not None else first
     S = np.zeros((p, p))                # −(H − H_pair) of the mean loss, columns j

@@ -19,7 +19,6 @@ from shockflow.geometry.base import Chart, GeometryError
 def _mlp_chart():
     from shockflow.cases import load_case
     from shockflow.geometry import geometry_class
-    from shockflow.prediction.extraction import bind_geometry
     from shockflow.runners.training import build_model_and_data
 
     case = load_case("mlp-tanh-teacher", overrides=["data.n=512"])
@@ -49,12 +48,10 @@ def _reference_strength(geo, params, X):
     return float(np.linalg.lstsq(np.stack(columns, axis=1), F - f0, rcond=None)[0][0])
 
 
-def test_strengths_along_a_section_are_the_direct_ones_in_fewer_passes(monkeypatch):
+def _counted_forwards(monkeypatch) -> list:
+    """``[n]``: the forward passes of every model from here on (Model.forward counted)."""
     from shockflow.models.base import Model
-    from shockflow.prediction.extraction import bind_geometry
 
-    model, data, kwargs, raw, key = _mlp_chart()
-    r = np.linspace(0.0, 0.6, 9)[:, None]
     calls = [0]
     forward = Model.forward
 
@@ -63,6 +60,15 @@ def test_strengths_along_a_section_are_the_direct_ones_in_fewer_passes(monkeypat
         return forward(self, X)
 
     monkeypatch.setattr(Model, "forward", counted)
+    return calls
+
+
+def test_strengths_along_a_section_are_the_direct_ones_in_fewer_passes(monkeypatch):
+    from shockflow.prediction.extraction import bind_geometry
+
+    model, data, kwargs, raw, key = _mlp_chart()
+    r = np.linspace(0.0, 0.6, 9)[:, None]
+    calls = _counted_forwards(monkeypatch)
     out = {}
     for label, same in (("direct", -1.0), ("remembered", auto.SAME_COORDINATE)):
         monkeypatch.setattr(auto, "SAME_COORDINATE", same)
@@ -137,7 +143,6 @@ def test_every_modes_strength_at_once_is_the_direct_one_in_one_plus_k_passes(cas
     (a fit on the g alone is 0.09 off): the comparison would see them left out."""
     from shockflow.cases import load_case
     from shockflow.geometry import geometry_class
-    from shockflow.models.base import Model
     from shockflow.prediction.extraction import bind_geometry
     from shockflow.runners.training import build_model_and_data
     from shockflow.training import train
@@ -152,14 +157,7 @@ def test_every_modes_strength_at_once_is_the_direct_one_in_one_plus_k_passes(cas
     assert K >= 2 and all(geos[0].same_modes(g) for g in geos) and not geos[0].same_modes(
         bind_geometry("auto", model, dict(kwargs, **{key: raw[0]}, extent=2.0), data.X, data.y))
     geos[0].function_strengths({k: snaps[k][0] for k in names}, data.X)   # the linear-regime functions: once
-    calls = [0]
-    forward = Model.forward
-
-    def counted(self, X):
-        calls[0] += 1
-        return forward(self, X)
-
-    monkeypatch.setattr(Model, "forward", counted)
+    calls = _counted_forwards(monkeypatch)
     picked = np.linspace(1, len(snaps["step"]) - 1, 10).astype(int)   # not the warm-up's snapshot
     batched, reference = [], []
     for i in picked:
