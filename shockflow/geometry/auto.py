@@ -676,23 +676,37 @@ class AutoGeometry(Geometry):
         F = np.asarray(net.forward(X), dtype=np.float64).reshape(-1)
         columns = [G[:, k]]
         others = [j for j in range(G.shape[1]) if j != k]
-        if others:
-            cache = getattr(self, "_others", None)
-            if cache is None:
-                cache = {j: self._other(j) for j in others}
-                object.__setattr__(self, "_others", cache)
-            origin = None
-            for j in others:
-                r_j = float(cache[j].coordinates(params)[0])
-                column = self._remembered_other(j, r_j, X)
-                if column is None:
-                    origin = self._origin_vector() if origin is None else origin
-                    net.set_parameter_vector(origin + r_j * cache[j]._direction)
-                    column = np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0
-                    self._remember_other(j, r_j, X, column)
-                columns.append(column)
-            columns.extend(G[:, j] for j in others)
+        columns.extend(self._function_alone(j, params, X, net, f0) for j in others)
+        columns.extend(G[:, j] for j in others)
         return float(self._first_coefficient(G, columns[1:1 + len(others)], columns) @ (F - f0))
+
+    def _mode_chart(self, j: int) -> "AutoGeometry":
+        """The chart of mode ``j`` of this set (this one for its own mode; the others made once and kept)."""
+        if j == int(self.mode):
+            return self
+        cache = getattr(self, "_others", None)
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_others", cache)
+        if j not in cache:
+            cache[j] = self._other(j)
+        return cache[j]
+
+    def _function_alone(self, j: int, params, X, net, f0) -> np.ndarray:
+        """Mode ``j``'s function alone at its present coordinate ``r_j``, ``f(θ_origin + r_j d_j) − f_origin``
+        (remembered per coordinate: :meth:`_remembered_other`); ``net`` the scratch copy it may set."""
+        chart = self._mode_chart(j)
+        r_j = float(chart.coordinates(params)[0])
+        column = self._remembered_other(j, r_j, X)
+        if column is None:
+            origin = getattr(self, "_origin", None)
+            if origin is None:
+                origin = self._origin_vector()
+                object.__setattr__(self, "_origin", origin)
+            net.set_parameter_vector(origin + r_j * chart._direction)
+            column = np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0
+            self._remember_other(j, r_j, X, column)
+        return column
 
     def function_strengths(self, params, X) -> np.ndarray:
         """:meth:`function_strength` of every mode of this chart's set at ``params``, shape ``(K,)``: the network's
@@ -711,19 +725,7 @@ class AutoGeometry(Geometry):
         b = np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0
         if K == 1:
             return np.array([float(self._first_coefficient(G, [], [G[:, 0]]) @ b)])
-        charts = [self if j == int(self.mode) else self._other(j) for j in range(K)] \
-            if getattr(self, "_mode_charts", None) is None else self._mode_charts
-        object.__setattr__(self, "_mode_charts", charts)
-        origin = self._origin_vector()
-        alone = []
-        for j in range(K):
-            r_j = float(charts[j].coordinates(params)[0])
-            column = self._remembered_other(j, r_j, X)
-            if column is None:
-                net.set_parameter_vector(origin + r_j * charts[j]._direction)
-                column = np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0
-                self._remember_other(j, r_j, X, column)
-            alone.append(column)
+        alone = [self._function_alone(j, params, X, net, f0) for j in range(K)]
         Q, R = np.linalg.qr(np.column_stack([G] + alone))
         qb = Q.T @ b
         out = np.empty(K)

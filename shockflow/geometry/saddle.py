@@ -25,14 +25,14 @@ __all__ = ["SaddleGeometry"]
 @register
 @dataclass(frozen=True, eq=False)
 class SaddleGeometry(FlatGeometry):
-    """The line ``θ* + x u`` through a saddle along one of its unstable directions (the ``flat`` geometry), whose
-    mode strength is the distance from ``θ*`` in the span of all of them, ``|Vᵀ(θ − θ*)|`` (``basis`` = ``Vᵀ``, k × P
+    """The line ``θ_0 + x u`` (``origin``) along one of a saddle's unstable directions (the ``flat`` geometry), whose
+    mode strength is the distance from the saddle ``θ*`` (``centre``) in the span of all of them, ``|Vᵀ(θ − θ*)|`` (``basis`` = ``Vᵀ``, k × P
     orthonormal rows, ``u`` in their span): a saddle's unstable directions come in degenerate groups (the units'
     permutations act on them), any direction in the group is the same escape, and the run takes the one its
     perturbation points to; the strength does not depend on which (:mod:`shockflow.prediction.saddle_plateau`)."""
 
     name = "saddle"
-    symmetry = ("none (an affine line θ* + x u); its strength |Vᵀ(θ − θ*)| is invariant under rotations within the "
+    symmetry = ("none (an affine line θ_0 + x u); its strength |Vᵀ(θ − θ*)| is invariant under rotations within the "
                 "span of the saddle's unstable directions V")
 
     basis: Any = None

@@ -443,10 +443,9 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
             sub = replace(start, charts=tuple(start.charts[k] for k in keep))
             landscape = Landscape(model, geometry, start.geometry_kwargs, start.chart_key, sub,
                                   [shocks[k] for k in keep], X, y)
-        where = model.copy()
-        for key in where.params:
-            where.params[key][...] = landscape.saddle(order).params[key]
-        escape = saddle_escape(model, where.parameter_vector(), steps[-1], optimiser, X, y, frozen=frozen)
+        at = landscape.saddle(order).params
+        theta_s = np.concatenate([np.ravel(at[key]) for key in model.params])
+        escape = saddle_escape(model, theta_s, steps[-1], optimiser, X, y, frozen=frozen)
     except (SaddleFailure, SaddlePlateauError, ValueError, FloatingPointError) as exc:
         raise ChartFailure(f"the chain's last saddle (after {', '.join(start.charts[keep[i]].label for i in order)}): "
                            f"{exc}") from None

@@ -219,26 +219,31 @@ def _run(case_name, seed, tmp_path):
     return case, run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
 
 
+def _second_stage(out):
+    """``(predicted step, the chart's truth, the teacher-free specialisation's step, the W snapshots)`` of the saddle
+    chart of a run, the snapshots read from the run's own training log."""
+    from shockflow.logs import read_training_log
+
+    snapshots = read_training_log(out.log_file).snapshots
+    W = np.asarray(snapshots["W"])
+    step, _ = specialisation_step(np.asarray(snapshots["step"]), W)
+    saddle = {t.chart: t.step for t in out.truth.transitions}[sp.LABEL]
+    return {p.chart: p.step for p in out.stage.predicted}[sp.LABEL], saddle, step, W
+
+
 @pytest.mark.slow
 def test_the_committee_with_a_trainable_readout_has_its_specialisation_charted(tmp_path):
     """committee-tanh-readout (tanh K = 3 with its readout, on a 3-unit tanh teacher), seed 0: the origin's mode r0,
     then the chart of the chain's last saddle (four unstable directions at rates 0.097-0.112).  Measured (2 cores,
     load 1.5): 160.7 against the chart's truth 165.7 (−3.0 %), the run's teacher-free specialisation half way at 155.8
     (+3.1 %); before this chart the second stage was an uncharted loss drop (211.9), a miss: recall 1/2, median 52 %."""
-    case, out = _run("committee-tanh-readout", 0, tmp_path)
+    _, out = _run("committee-tanh-readout", 0, tmp_path)
     c = out.comparison
     assert [p.chart for p in out.stage.predicted] == ["r0", sp.LABEL] and out.stage.source == "saddle"
     assert not [t for t in out.truth.transitions if t.chart == UNCHARTED]   # the second stage is the chart's
     assert c.recall == 1.0 and c.median_relative_error <= 0.1
-    saddle = {t.chart: t.step for t in out.truth.transitions}[sp.LABEL]
-    predicted = {p.chart: p.step for p in out.stage.predicted}[sp.LABEL]
+    predicted, saddle, step, _ = _second_stage(out)
     assert abs(predicted / saddle - 1) <= 0.15
-    from shockflow.runners.training import build_model_and_data
-    from shockflow.training import train
-
-    model, _, data, _ = build_model_and_data(case, 0)
-    record = train(model.copy(), data, case.settings.training.train_settings(0), quiet=True)
-    step, _ = specialisation_step(np.asarray(record.snapshots["step"]), np.asarray(record.snapshots["W"]))
     assert abs(math.log(predicted / step)) < math.log(1.3)      # against the teacher-free truth too
 
 
@@ -248,21 +253,13 @@ def test_the_nonlinear_teachers_second_stage_is_charted(tmp_path):
     chain's last saddle (six unstable directions at rates 0.060-0.096).  Measured (load 1.5): 360.3 against the chart's
     truth 453.8 (−20.6 %); the teacher-free specialisation 469.8 (−23.3 %).  Before: an uncharted drop, recall 1/2,
     median 51 %.  The bar (median ≤ 10 %) is :func:`test_the_nonlinear_teacher_meets_the_bar`, a strict xfail."""
-    case, out = _run("mlp-tanh-nonlinear-teacher", 0, tmp_path)
+    _, out = _run("mlp-tanh-nonlinear-teacher", 0, tmp_path)
     c = out.comparison
     assert [p.chart for p in out.stage.predicted] == ["r0", sp.LABEL]
     assert not [t for t in out.truth.transitions if t.chart == UNCHARTED]
     assert c.recall == 1.0 and c.median_relative_error <= 0.15
-    saddle = {t.chart: t.step for t in out.truth.transitions}[sp.LABEL]
-    predicted = {p.chart: p.step for p in out.stage.predicted}[sp.LABEL]
+    predicted, saddle, step, W = _second_stage(out)
     assert abs(predicted / saddle - 1) <= 0.25
-    from shockflow.runners.training import build_model_and_data
-    from shockflow.training import train
-
-    model, _, data, _ = build_model_and_data(case, 0)
-    record = train(model.copy(), data, case.settings.training.train_settings(0), quiet=True)
-    W, steps = np.asarray(record.snapshots["W"]), np.asarray(record.snapshots["step"])
-    step, _ = specialisation_step(steps, W)
     assert specialisation(W)[-1] > 0.4 and abs(math.log(predicted / step)) < math.log(1.5)
 
 
