@@ -61,7 +61,7 @@ def _flag(stage, model, data, settings) -> float:
     from shockflow.prediction.stability import overshoot_rate
     from shockflow.runners.forecast import sharpest_curvature, stability_limit
 
-    with blas_threads():
+    with blas_threads(interleaved=True):
         kappa = max((sharpest_curvature(c) for c in stage.extraction.charts), default=0.0)
         linear = stability_limit(kappa, settings.optimizer, settings.momentum)
         return min(linear, overshoot_rate(stage.extraction, model.copy(), data.X, data.y, settings, linear)[0])

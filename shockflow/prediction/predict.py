@@ -332,7 +332,7 @@ def _solve_charts(charts, pr, title: str, progress: bool = False):
     return solutions, shocks
 
 
-@blas_threads()
+@blas_threads(interleaved=True)
 def predict_case(case, model, data, train_settings, snapshots=None, *, log_temperature=float("nan"),
                  progress: bool = False) -> PredictionStage:
     """The prediction half of ``shockflow run`` (module docstring).  ``model``: at its initial parameters."""

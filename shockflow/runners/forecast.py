@@ -370,7 +370,7 @@ def _figure(outcome: ForecastOutcome, out: Path, options) -> tuple[Path, ...]:
 
 
 @committed_together
-@blas_threads()
+@blas_threads(interleaved=True)
 def forecast_case(case, options, *, scan_rates=None, target_step: float | None = None,
                   transition: int = 1, network=None) -> ForecastOutcome:
     """Forecast, write the forecast file and the figure (module docstring).  ``scan_rates``: learning rates

@@ -1,4 +1,5 @@
-"""BLAS threads under training and prediction: one per idle core, unless the user chose (shockflow.blas_threads)."""
+"""BLAS threads under training (one plus one per idle core) and prediction (one), unless the user chose
+(shockflow.blas_threads)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,39 @@ def test_one_thread_plus_one_per_idle_core(cores, competing, expected):
 def test_a_bad_shockflow_blas_threads_is_refused_by_name(value):
     with pytest.raises(ValueError, match="SHOCKFLOW_BLAS_THREADS"):
         blas_thread_limit({"SHOCKFLOW_BLAS_THREADS": value})
+
+
+@pytest.mark.parametrize("environ, expected", [({}, 1), ({"SHOCKFLOW_BLAS_THREADS": "2"}, 2),
+                                                ({"OPENBLAS_NUM_THREADS": "2"}, None)])
+def test_interleaved_work_takes_one_thread_on_idle_cores_unless_the_user_chose(environ, expected):
+    assert blas_thread_limit(environ, cores=8, competing=0, interleaved=True) == expected
+
+
+def test_the_prediction_runs_with_one_blas_thread_on_an_idle_machine(monkeypatch):
+    if not _blas_threads():
+        pytest.skip("no BLAS library that threadpoolctl can control")
+    for name in ("SHOCKFLOW_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    import solvers.conservation.thread_policy as policy
+    import shockflow.prediction.extraction as extraction
+    from shockflow.cases import load_case
+    from shockflow.runners.forecast import forecast_stage
+
+    monkeypatch.setattr(policy, "competing_tasks", lambda: 0.0)      # every core idle
+    monkeypatch.setattr(policy, "usable_cores", lambda: 2)
+    seen, original = [], extraction.extract
+
+    def recording(*args, **kwargs):
+        seen.append(_blas_threads())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(extraction, "extract", recording)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        forecast_stage(load_case("two-layer-staircase", ["training.steps=200"]), 0)
+        after = _blas_threads()
+    assert seen and all(set(s.values()) == {1} for s in seen)
+    assert {k: after[k] for k in before} == before    # (a library the forecast loaded is new, not restored)
 
 
 def test_training_beside_a_busy_core_runs_with_one_blas_thread_and_restores_the_count_after(monkeypatch):
