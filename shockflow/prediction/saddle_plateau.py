@@ -117,8 +117,20 @@ class NetworkLoss:
         self.X, self.y = np.asarray(X, dtype=np.float64), y
         owner = np.concatenate([np.full(np.asarray(v).size, k, dtype=object) for k, v in model.params.items()])
         self.free = ~np.isin(owner, list(frozen))
+        self._last = None   # (θ, L, ∇L) of the last point evaluated
 
     def loss_grad(self, theta):
+        """``(L(θ), ∇L(θ))``; the last point's are kept (the search's callback asks again for the iterate its
+        line search has just evaluated, the approach for the point it has just stepped to)."""
+        theta = np.asarray(theta, dtype=np.float64)
+        last = self._last
+        if last is not None and np.array_equal(last[0], theta):
+            return last[1], last[2].copy()
+        value, g = self._evaluate(theta)
+        self._last = (theta.copy(), value, g.copy())
+        return value, g
+
+    def _evaluate(self, theta):
         self.model.set_parameter_vector(theta)
         value, grads = self.model.loss_and_grad(self.X, self.y)
         g = self.model.grad_vector(grads)
@@ -128,6 +140,16 @@ class NetworkLoss:
     def grad(self, theta):
         return self.loss_grad(theta)[1]
 
+    def along(self, theta, u, s):
+        """``L(θ + s_b u)`` for every ``s_b``: the batched line form where the model is a shockflow model whose
+        family has one (:func:`shockflow.geometry.batched_loss.line_losses`), else point by point."""
+        from shockflow.geometry.batched_loss import line_losses
+        from shockflow.models.base import Model
+
+        s = np.asarray(s, dtype=np.float64)
+        out = line_losses(self.model, theta, u, s, self.X, self.y) if isinstance(self.model, Model) else None
+        return out if out is not None else np.array([self._evaluate(theta + sb * u)[0] for sb in s])
+
     def hv(self, theta, v):
         """``H v`` by a central difference of the gradient."""
         norm = float(np.linalg.norm(v))
@@ -135,7 +157,8 @@ class NetworkLoss:
             return np.zeros_like(theta)
         h = 1e-5 * max(1.0, float(np.linalg.norm(theta)))
         u = v / norm
-        return (self.grad(theta + h * u) - self.grad(theta - h * u)) * (norm / (2.0 * h))
+        # (its two points are not kept: the point the caller evaluates next is θ's neighbour, not these)
+        return (self._evaluate(theta + h * u)[1] - self._evaluate(theta - h * u)[1]) * (norm / (2.0 * h))
 
 
 @dataclass(frozen=True, eq=False)
@@ -280,7 +303,7 @@ def _line_scale(loss: NetworkLoss, theta, L_star: float, u) -> tuple[float, floa
     reach = max(1.0, float(np.linalg.norm(theta)))
     for _ in range(8):
         s = np.linspace(0.0, reach, 257)
-        L = np.array([loss.loss_grad(theta + si * u)[0] for si in s])
+        L = loss.along(theta, u, s)
         interior = np.flatnonzero((L[1:-1] <= L[:-2]) & (L[1:-1] <= L[2:])) + 1
         if interior.size and L[interior[0]] < L_star:
             j = int(interior[0])
