@@ -207,6 +207,26 @@ def _rank_k_levels(X, y, K):
     return out
 
 
+def test_a_waiting_modes_rate_at_a_saddle_is_the_curvature_of_its_section_not_its_slope():
+    """At a saddle of the chain a waiting mode's section has a slope at its ridge (the learned modes' cross terms):
+    the rate is the curvature, read on the signed line through the ridge (both sides, every power up to r⁴ fitted);
+    a central stencil on the mirrored chart's |r| took the slope for curvature (0.350 here, against 0.604)."""
+    from shockflow.prediction.saddle_plateau import NetworkLoss
+
+    land, data = _landscape("mlp-tanh-teacher", ["seed=2", "data.n=1024", "training.steps=800"], False)
+    K = len(land.charts)
+    active = tuple(range(K - 1))
+    k = K - 1
+    saddle = land.saddle(active)
+    geo = land._geo(saddle.params, k, active)
+    h = land._stencil[k]
+    r = np.linspace(-2.0 * h, 2.0 * h, 41)
+    fit = np.polyfit(r, NetworkLoss(land.model, data.X, data.y).along(geo._base, geo._direction, r), 4)
+    kappa = -2.0 * fit[2]          # the chart's metric is 1 (|dθ/dr| = 1)
+    assert abs(fit[3]) * h > 0.1 * kappa * h ** 2        # the slope is there: a stencil on |r| would be off by far
+    assert abs(land._curvature(geo, k) / kappa - 1.0) <= 1e-3
+
+
 LINEAR2 = ["data.n=1024", "training.steps=600", "extraction.cells=401"]
 
 
