@@ -227,6 +227,23 @@ def test_a_waiting_modes_rate_at_a_saddle_is_the_curvature_of_its_section_not_it
     assert abs(land._curvature(geo, k) / kappa - 1.0) <= 1e-3
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("overrides", [["seed=2"], ["data.seed=3"]])
+def test_the_tanh_teachers_modes_are_all_matched_at_other_seeds(overrides, tmp_path):
+    """``mlp-tanh-teacher`` away from its own seed meets the suite's bar with every mode matched.  Measured: 5/5,
+    1.5 % and 1.1 % (the fifth mode +25.7 and +17.3 %, late: the unit split, docs/prediction.md).  It was 4/5 at both
+    while the chain read a waiting mode's rate from a stencil on |r| (the fifth mode at 1116 and 913 against 445
+    and 434)."""
+    from shockflow.cases import RunOptions, load_case
+    from shockflow.runners.prediction import run_prediction_case
+
+    out = run_prediction_case(load_case("mlp-tanh-teacher", overrides),
+                              RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+    c = out.comparison
+    assert c.truth == "parameters" and len(c.matches) == len(c.observed) == 5
+    assert c.median_relative_error <= 0.10
+
+
 LINEAR2 = ["data.n=1024", "training.steps=600", "extraction.cells=401"]
 
 
