@@ -29,7 +29,8 @@ Two pieces:
   tanh units' balance for a desaturated point the run reaches only slowly, and the chain's later steps,
   within 1–10 % on the sections, move 14–21 % early (measured, docs/prediction.md).  At each saddle it measures, for every
   waiting chart, the quotient curvature at the chart's ridge (a fixed five-point stencil, the same at
-  every saddle, so the rate ratio ``κ_k(S)/κ_k(∅)`` carries no stencil error), the exit distance and,
+  every saddle, so the rate ratio ``κ_k(S)/κ_k(∅)`` carries no stencil error; one-sided from the ridge of a
+  mirrored chart, where a saddle's section has a slope: :meth:`Landscape._curvature`), the exit distance and,
   for charts escaping by the integral ``∫ dx/|a L̄'|`` (degenerate ridges), the escape profile.  A
   geometry whose charts share units (:class:`shockflow.geometry.auto.AutoGeometry`) names a keyword
   (``Geometry.saddle_keyword``) through which a waiting chart's section is taken orthogonal to the
@@ -37,6 +38,19 @@ Two pieces:
   split that the learned units hold relaxes with them, so the chain's log-distance loses the log of the
   orthogonal share on arriving (``SaddleData.split_share``: −1.7 for the second mode of
   ``attention-qk-4x2``, whose d_k = 2 units split it almost as they split the first).
+* **A waiting mode in its unit subspace** (automatic charts of units; ``SaddleData.subspace``).  From the first
+  saddle after the origin on, a waiting mode of a chart escaping at a shock is followed as a vector: every unit's
+  component along its direction ``e_k``, ``c ∈ R^m``.  At a saddle the loss on that subspace (through the saddle
+  with the mode removed) is ``L_0 + bᵀc − ½ cᵀAc``: the learned modes' cross terms put a force ``b`` there (its
+  projection on the chart's split is the section's slope at the ridge), so the mode's stationary point moves to
+  ``A⁻¹b``, and each of A's directions grows at its own rate (the optimiser's linearised factor, ``log_gains``,
+  at the chart's PDE rate scaled by λ_j over the origin's curvature).  The mode escapes when ``|c|`` reaches its
+  exit; its unit split turns towards A's fastest directions while it waits, and the part the learned units hold
+  is one of A's stable directions (so no split share is taken from it).  Measured on ``mlp-tanh-teacher``, seed 2,
+  fifth mode: ``|b|`` = 0.16–0.20 at the four saddles after the origin, ``|A⁻¹b|`` on A's unstable directions
+  0.016–0.023, against its initial component 0.0009 (the section's slope, 0.0015–0.0048, is that force's
+  projection on one direction); the run's component jumps from 0.002 at step 50 to 0.043 at step 100.  Its step
+  440 against the run's 445 (the 1-D chart along the split: 560).
 * **The relaxing chain** (:attr:`Landscape.relaxes`: the automatic charts, where the landscape knows which
   parameters carry a waiting mode).  A block-coordinate saddle on the charts' sections is not a stationary point of
   the network where the sections cannot hold what the learned modes do next: a saturating tanh chain grows its
@@ -133,6 +147,10 @@ class SaddleData:
     minimum: dict            # chart index -> (x_min, L̄(x_min), strength at x_min) on the chart at this saddle
     profiles: dict = field(default_factory=dict)  # chart index -> (x, rate) escape profile (escape-integral charts)
     split_share: dict = field(default_factory=dict)  # chart index -> ln of its unit split's share orthogonal to the learned
+    # chart index -> (rates λ (m,), eigenvectors V (m, m), Vᵀb (m,)): the loss on the waiting mode's unit subspace
+    # (every unit's component along its e_k) at this saddle, ``L ≈ L_0 + bᵀc − ½ cᵀ A c``, A's eigenpairs and the force
+    # b the learned modes' cross terms put there (Landscape._unit_subspace)
+    subspace: dict = field(default_factory=dict)
 
 
 class Landscape:
@@ -161,6 +179,7 @@ class Landscape:
         self._stencil = [STENCIL * max(abs(sh.distance(c.x_min)), 1e-300) for c, sh in zip(self.charts, shocks)]
         self._holding = self._find_holding() if relax and not joint else None
         self._held: dict[tuple, tuple] = {}            # waiting modes -> the bases that hold them (_held_bases)
+        self._unit_loss = None                         # the network's loss for _unit_subspace (NetworkLoss)
 
     # -- the relaxing flow (chain_transitions, _Flow) --------------------------------------------------
     @property
@@ -485,7 +504,50 @@ class Landscape:
             bad = [self.charts[k].label for k, v in curvature.items() if not math.isfinite(v)]
             raise SaddleFailure(self._where(active, None) + f": the loss ({loss:.6g}) or the curvature of chart(s) "
                                 f"{', '.join(bad) or '-'} is not finite")
-        return SaddleData(active, params, loss, curvature, exits, minima, profiles, self._split_share(params, active))
+        subspace = {}
+        if active and self._spaces is not None:
+            for k in curvature:
+                subspace[k] = self._unit_subspace(self._geo(params, k, active))
+        return SaddleData(active, params, loss, curvature, exits, minima, profiles, self._split_share(params, active),
+                          subspace)
+
+    def _unit_subspace(self, geo):
+        """The loss on waiting mode k's unit subspace at a saddle, ``c ↦ L(θ_b + Σ_i c_i e_k^{(i)})`` (``θ_b`` the
+        saddle with the mode's component removed from every unit, ``e_k^{(i)}`` its direction in unit i): its
+        Hessian ``−A`` (forward differences of the gradient: ``m + 1`` gradients) and gradient ``b`` at ``c = 0``,
+        as ``(λ, V, Vᵀb)`` with
+        ``A = V diag(λ) Vᵀ``.  The chart's section is one direction of this space (the split ``ĉ``), and its loss
+        along it has the slope ``b·ĉ`` and curvature ``ĉᵀAĉ``; the mode itself moves in all of it (docs/theory.md §6,
+        "The saddle chain": the stationary point of the subspace, ``A⁻¹b``, is where the learned modes' cross terms
+        push it, and each of A's directions grows at its own rate)."""
+        from shockflow.prediction.saddle_plateau import NetworkLoss
+
+        layout = self._spaces[0]
+        if self._unit_loss is None:
+            self._unit_loss = NetworkLoss(self.model, self.X, self.y)
+        loss = self._unit_loss
+        e, base = np.asarray(geo._e, dtype=np.float64), np.asarray(geo._base, dtype=np.float64)
+        m = layout.units
+        g0 = loss.grad(base)
+        h = 1e-5 * max(1.0, float(np.linalg.norm(base)))      # e is a unit vector: so is each unit's direction
+        H = np.empty((m, m))
+        for i in range(m):
+            point = base.copy()
+            point[layout.index[i]] += h * e
+            H[:, i] = layout.unit_matrix((loss.grad(point) - g0) / h).T @ e
+        b = layout.unit_matrix(g0).T @ e
+        lam, V = np.linalg.eigh(-0.5 * (H + H.T))
+        return lam, V, V.T @ b
+
+    def initial_split(self, k: int) -> np.ndarray:
+        """Mode k's unit split at the initial parameters, ``c/|c|`` with ``c`` every unit's component along its
+        ``e_k`` (frozen entries out): the direction the mode has in its unit subspace while it grows at the origin,
+        where every unit is the same."""
+        geo = self._geo(self.model.params, k, ())
+        layout = self._spaces[0]
+        c = layout.unit_matrix(self.model.parameter_vector()).T @ np.asarray(geo._e, dtype=np.float64)
+        norm = float(np.linalg.norm(c))
+        return c / norm if norm > 0 else np.full(c.size, 1.0 / math.sqrt(c.size))
 
     def _path_loss(self, geo, x0: float, x_min: float):
         """The chart loss on the escape path from ``x0`` to ``x_min``
@@ -709,6 +771,12 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
     now = 0.0
     share = dict.fromkeys(range(K), 0.0)
     relax = landscape.relaxes
+    vectors: dict[int, np.ndarray] = {}   # a waiting mode's position in its unit subspace, from its first saddle on
+    scale = [kappa0[k] / origin.curvature[k] if origin.curvature[k] > 0 and math.isfinite(kappa0[k]) else math.nan
+             for k in range(K)]
+
+    def in_subspace(here, k) -> bool:
+        return first[k].method == "shock" and k in here.subspace and math.isfinite(scale[k])
 
     def planned(here, t):
         plans = {}
@@ -716,25 +784,33 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
             if k in active:
                 continue
             c = shocks[k]
-            if first[k].method == "shock":
+            if in_subspace(here, k):
+                if k not in vectors:   # it grew as one direction at the origin: every unit the same there
+                    vectors[k] = landscape.initial_split(k) * math.exp(state[k])
+                need = math.log(first[k].d_exit * here.exit_distance[k] / origin.exit_distance[k]) - state[k]
+                cum, X, i0, kappa = _unit_growth(here.subspace[k], vectors[k], scale[k], optimiser, t, L, need)
+                plans[k] = (_crossing(cum, t, need), cum, (X, i0, here.subspace[k][1]), kappa)
+            elif first[k].method == "shock":
                 ratio = here.curvature[k] / origin.curvature[k] if origin.curvature[k] > 0 else 1.0
                 kappa = ratio * kappa0[k]
                 gains = optimiser.log_gains(kappa, L, from_rest=not active)
                 cum = np.concatenate([[0.0], np.cumsum(gains)])
                 # the exit of the first pass, moved by how much the saddle moved the chart's minimum
                 need = math.log(first[k].d_exit * here.exit_distance[k] / origin.exit_distance[k]) - state[k]
-                plans[k] = (_crossing(cum, t, need), cum, kappa)
+                plans[k] = (_crossing(cum, t, need), cum, None, kappa)
             else:
                 x, rate = here.profiles.get(k, (np.asarray(c.escape_x), np.asarray(c.escape_rate)))
                 x = np.abs(x) if charts[k].mirrored else np.asarray(x)
                 T = _profile_time(x, rate)
                 remaining = max(float(T[-1] - _at(state[k], x, T)), 0.0)
                 esc = np.concatenate([[0.0], np.cumsum(_extend(optimiser.escape_rates(c.gamma_star), L))])
-                plans[k] = (_crossing(esc, t, remaining), esc, (x, T))
+                plans[k] = (_crossing(esc, t, remaining), esc, (x, T), here.curvature[k])
         return plans
 
     def take_share(here):
         for k, lost in here.split_share.items():
+            if in_subspace(here, k):
+                continue   # the part the learned units hold is in the subspace's own dynamics
             # the part of the waiting mode held by the learned modes' units does not grow from here on
             if first[k].method == "shock":
                 state[k] += lost - share[k]
@@ -743,9 +819,16 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
             share[k] = lost
 
     def advance(plans, a, b):
-        for k, (_, cum, extra) in plans.items():
+        for k, (_, cum, extra, _) in plans.items():
             gained = _between(cum, a, b)
-            if first[k].method == "shock":
+            if first[k].method == "shock" and extra is not None:
+                X, i0, V = extra
+                at = min(max(b - i0, 0.0), X.shape[0] - 1.0)
+                lo = int(math.floor(at))
+                hi = min(lo + 1, X.shape[0] - 1)
+                vectors[k] = V @ (X[lo] + (at - lo) * (X[hi] - X[lo]))
+                state[k] = math.log(max(float(np.linalg.norm(vectors[k])), 1e-300))
+            elif first[k].method == "shock":
                 state[k] += gained
             else:
                 x, T = extra
@@ -759,7 +842,7 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
             flow = _Flow(landscape, here, active, now, optimiser)
         take_share(here)
         plans = planned(here, now)
-        rates = {charts[k].label: (plans[k][2] if first[k].method == "shock" else here.curvature[k]) for k in plans}
+        rates = {charts[k].label: plans[k][3] for k in plans}
         exits = {charts[k].label: math.log(here.exit_distance[k]) for k in plans}
         saddles.append(Saddle(tuple(charts[i].label for i in active), here.loss, now, rates, exits))
         t = now
@@ -842,6 +925,42 @@ class _Flow:
 def _extend(rates: np.ndarray, L: int) -> np.ndarray:
     rates = np.asarray(rates, dtype=np.float64)
     return rates[:L] if rates.size >= L else np.concatenate([rates, np.full(L - rates.size, rates[-1])])
+
+
+def _unit_growth(subspace, c, scale: float, optimiser, t: float, steps: int, need: float = math.inf):
+    """A waiting mode in its unit subspace at one saddle (``SaddleData.subspace``), from its position ``c`` at step
+    ``t``: each of A's directions grows by the optimiser's linearised factor at its own rate (``scale`` · λ_j, the
+    chart's PDE rate over its stencil curvature at the origin), about the stationary point ``A⁻¹b`` (the force of
+    the learned modes' cross terms; a direction without curvature, below 1e-9 of the largest, takes none).
+    Returns ``(cum, X, i0, κ)``: ``cum[i]`` = ln|c| at step i (constant before ``t``), ``X`` the eigen-coordinates
+    of ``c`` at the steps ``i0 = ⌊t⌋ …``, and ``κ`` the rate along ``c`` now (its Rayleigh quotient, for the
+    report).  The steps are evaluated in windows doubling from 256 until ``ln|c|`` has grown by ``need`` (the
+    chain reads no further: this mode escapes there at the latest); past the last window ``cum`` holds its last
+    value (and the chain's reading of ``X`` stops at its last row)."""
+    lam, V, beta = subspace
+    kappa = scale * lam
+    i0 = min(int(math.floor(t)), steps)
+    frac = t - i0
+    x0 = V.T @ c
+    curved = np.abs(lam) > 1e-9 * max(float(np.max(np.abs(lam))), 1e-300)
+    fixed = np.where(curved, beta / np.where(curved, lam, 1.0), 0.0)
+    start = math.log(max(float(np.linalg.norm(x0)), 1e-300))
+    window = 256
+    while True:
+        end = min(steps + 1, i0 + window)
+        gains = np.stack([optimiser.log_gains(float(k), end - 1, from_rest=False) for k in kappa], axis=1)
+        G = np.vstack([np.zeros((1, lam.size)), np.cumsum(gains, axis=0)])      # (end, m): steps 0 … end − 1
+        Gt = G[i0] + frac * (G[min(i0 + 1, end - 1)] - G[i0])
+        X = fixed + np.exp(np.minimum(G[i0:end] - Gt, 300.0)) * (x0 - fixed)
+        mag = np.log(np.maximum(np.linalg.norm(X, axis=1), 1e-300))
+        if end == steps + 1 or float(mag.max()) - start >= need:
+            break
+        window *= 2
+    pad = steps + 1 - end
+    cum = np.concatenate([np.full(i0, mag[0]), mag, np.full(pad, mag[-1])])
+    norm2 = float(x0 @ x0)
+    rate = float((x0 * x0) @ kappa / norm2) if norm2 > 0 else float(kappa[-1])
+    return cum, X, i0, rate
 
 
 def _between(cum: np.ndarray, a: float, b: float) -> float:
