@@ -38,7 +38,7 @@ Two pieces:
   split that the learned units hold relaxes with them, so the chain's log-distance loses the log of the
   orthogonal share on arriving (``SaddleData.split_share``: −1.7 for the second mode of
   ``attention-qk-4x2``, whose d_k = 2 units split it almost as they split the first).
-* **A waiting mode in its unit subspace** (automatic charts of units; ``SaddleData.subspace``).  From the first
+* **A waiting mode in its unit subspace** (automatic charts of two or more units; ``SaddleData.subspace``).  From the first
   saddle after the origin on, a waiting mode of a chart escaping at a shock is followed as a vector: every unit's
   component along its direction ``e_k``, ``c ∈ R^m``.  At a saddle the loss on that subspace (through the saddle
   with the mode removed) is ``L_0 + bᵀc − ½ cᵀAc``: the learned modes' cross terms put a force ``b`` there (its
@@ -505,7 +505,9 @@ class Landscape:
             raise SaddleFailure(self._where(active, None) + f": the loss ({loss:.6g}) or the curvature of chart(s) "
                                 f"{', '.join(bad) or '-'} is not finite")
         subspace = {}
-        if active and self._spaces is not None:
+        # a mode shared by two or more units (with one unit the subspace is the chart's own line, and the chart's
+        # curvature is the rate, as on every 1-D chart: the automatic charts of the diagonal net are gram's)
+        if active and self._spaces is not None and self._spaces[0].units >= 2:
             for k in curvature:
                 subspace[k] = self._unit_subspace(self._geo(params, k, active))
         return SaddleData(active, params, loss, curvature, exits, minima, profiles, self._split_share(params, active),
