@@ -400,20 +400,21 @@ class Landscape:
         section = geo.section(np.array([[x]]))
         return {key: np.array(np.asarray(section[key])[0]) for key in params}
 
-    def _one_sided(self, k: int) -> bool:
-        """Whether chart ``k``'s stencil lies on one side of its ridge: a mirrored chart (``r ≥ 0``, a magnitude)
-        whose ridge is within the stencil's reach of 0."""
-        c, sh = self.charts[k], self.shocks[k]
-        a = float(np.interp(sh.location, c.metric_x, c.metric_a))
-        return bool(c.mirrored and abs(sh.location) < 2.0 * self._stencil[k] * np.sqrt(max(a, 1e-300)))
-
-    def _stencil_points(self, k: int) -> np.ndarray:
-        """The five points of :meth:`_curvature` on chart ``k`` (around its ridge, fixed width; from the ridge
-        outwards where :meth:`_one_sided`)."""
+    def _stencil_step(self, k: int) -> tuple[float, float, bool]:
+        """``(a, h, one_sided)`` of chart ``k``'s curvature stencil: the metric at its ridge, the step (a fixed
+        width in the chart's flat coordinate) and whether the stencil lies on one side of the ridge (a mirrored
+        chart, ``r ≥ 0``, whose ridge is within the stencil's reach of 0)."""
         c, sh = self.charts[k], self.shocks[k]
         a = float(np.interp(sh.location, c.metric_x, c.metric_a))
         h = self._stencil[k] * np.sqrt(max(a, 1e-300))
-        if self._one_sided(k):
+        return a, h, bool(c.mirrored and abs(sh.location) < 2.0 * h)
+
+    def _stencil_points(self, k: int) -> np.ndarray:
+        """The five points of :meth:`_curvature` on chart ``k`` (around its ridge, fixed width; from the ridge
+        outwards where the stencil is one-sided)."""
+        c, sh = self.charts[k], self.shocks[k]
+        _, h, one_sided = self._stencil_step(k)
+        if one_sided:
             return abs(sh.location) + h * np.arange(5.0)
         x = sh.location + h * np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
         return np.abs(x) if c.mirrored else x
@@ -430,15 +431,13 @@ class Landscape:
         at ``|r|`` a central stencil takes ``g|r|`` for curvature, ``−28 g/(12 h)``: on ``mlp-tanh-teacher`` at
         seed 2 the fifth mode's ``κ`` read 0.245 at the third saddle where ``L̄''`` is −0.647 (``g`` = 0.0048,
         ``h`` = 0.028), and its escape was predicted at step 1116 against the run's 445."""
-        c, sh = self.charts[k], self.shocks[k]
-        a = float(np.interp(sh.location, c.metric_x, c.metric_a))
-        h = self._stencil[k] * np.sqrt(max(a, 1e-300))
+        a, h, one_sided = self._stencil_step(k)
         held = self._stencil_values.pop(k, None)
         if held is not None and held[0] is geo:
             L = held[1]
         else:
             L = geo.chart_loss(self._stencil_points(k)[:, None], self.X, self.y)
-        if self._one_sided(k):
+        if one_sided:
             d2 = (35 * L[0] - 104 * L[1] + 114 * L[2] - 56 * L[3] + 11 * L[4]) / (12.0 * h ** 2)
         else:
             d2 = (-L[0] + 16 * L[1] - 30 * L[2] + 16 * L[3] - L[4]) / (12.0 * h ** 2)
@@ -477,7 +476,10 @@ class Landscape:
         ``params`` and (escape-integral charts) its escape profile.  ``guesses``: chart -> minimum where the
         chart's minimum was last found (a warm bracket)."""
         loss = self._total_loss(params)
-        curvature, exits, profiles, minima = {}, {}, {}, {}
+        curvature, exits, profiles, minima, subspace = {}, {}, {}, {}, {}
+        # a mode shared by two or more units (with one unit the subspace is the chart's own line, and the chart's
+        # curvature is the rate, as on every 1-D chart: the automatic charts of the diagonal net are gram's)
+        shared = bool(active) and self._spaces is not None and self._spaces[0].units >= 2
         for k in range(len(self.charts)):
             if k in active:
                 continue
@@ -487,6 +489,8 @@ class Landscape:
                 x_min, L_min, stencil = self._minimum(geo, k, extra=self._stencil_points(k), guess=guess)
                 self._stencil_values[k] = (geo, stencil)
                 curvature[k] = self._curvature(geo, k)
+                if shared:
+                    subspace[k] = self._unit_subspace(geo)
                 exits[k] = self.shocks[k].distance(x_min)
                 from shockflow.prediction.truth import strength_along   # the strength the truth reads
 
@@ -504,12 +508,6 @@ class Landscape:
             bad = [self.charts[k].label for k, v in curvature.items() if not math.isfinite(v)]
             raise SaddleFailure(self._where(active, None) + f": the loss ({loss:.6g}) or the curvature of chart(s) "
                                 f"{', '.join(bad) or '-'} is not finite")
-        subspace = {}
-        # a mode shared by two or more units (with one unit the subspace is the chart's own line, and the chart's
-        # curvature is the rate, as on every 1-D chart: the automatic charts of the diagonal net are gram's)
-        if active and self._spaces is not None and self._spaces[0].units >= 2:
-            for k in curvature:
-                subspace[k] = self._unit_subspace(self._geo(params, k, active))
         return SaddleData(active, params, loss, curvature, exits, minima, profiles, self._split_share(params, active),
                           subspace)
 
@@ -786,10 +784,12 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
             if k in active:
                 continue
             c = shocks[k]
+            if first[k].method == "shock":
+                # the exit of the first pass, moved by how much the saddle moved the chart's minimum
+                need = math.log(first[k].d_exit * here.exit_distance[k] / origin.exit_distance[k]) - state[k]
             if in_subspace(here, k):
                 if k not in vectors:   # it grew as one direction at the origin: every unit the same there
                     vectors[k] = landscape.initial_split(k) * math.exp(state[k])
-                need = math.log(first[k].d_exit * here.exit_distance[k] / origin.exit_distance[k]) - state[k]
                 cum, X, i0, kappa = _unit_growth(here.subspace[k], vectors[k], scale[k], optimiser, t, L, need)
                 plans[k] = (_crossing(cum, t, need), cum, (X, i0, here.subspace[k][1]), kappa)
             elif first[k].method == "shock":
@@ -797,8 +797,6 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
                 kappa = ratio * kappa0[k]
                 gains = optimiser.log_gains(kappa, L, from_rest=not active)
                 cum = np.concatenate([[0.0], np.cumsum(gains)])
-                # the exit of the first pass, moved by how much the saddle moved the chart's minimum
-                need = math.log(first[k].d_exit * here.exit_distance[k] / origin.exit_distance[k]) - state[k]
                 plans[k] = (_crossing(cum, t, need), cum, None, kappa)
             else:
                 x, rate = here.profiles.get(k, (np.asarray(c.escape_x), np.asarray(c.escape_rate)))

@@ -16,6 +16,28 @@ def _blas_threads() -> dict[str, int]:
     return {lib["filepath"]: lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
 
 
+def _machine(monkeypatch, competing: float):
+    """No user choice of threads, and ``competing`` runnable tasks besides this process on 2 cores (skips where
+    threadpoolctl controls no BLAS library)."""
+    if not _blas_threads():
+        pytest.skip("no BLAS library that threadpoolctl can control")
+    for name in ("SHOCKFLOW_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    import solvers.conservation.thread_policy as policy
+
+    monkeypatch.setattr(policy, "competing_tasks", lambda: competing)
+    monkeypatch.setattr(policy, "usable_cores", lambda: 2)
+
+
+def _recording(function, seen: list):
+    """``function``, appending the BLAS thread counts to ``seen`` at every call."""
+    def recording(*args, **kwargs):
+        seen.append(_blas_threads())
+        return function(*args, **kwargs)
+
+    return recording
+
+
 @pytest.mark.parametrize("environ, expected", [
     ({}, 1),
     ({"SHOCKFLOW_BLAS_THREADS": "3"}, 3),
@@ -48,24 +70,13 @@ def test_interleaved_work_takes_one_thread_on_idle_cores_unless_the_user_chose(e
 
 
 def test_the_prediction_runs_with_one_blas_thread_on_an_idle_machine(monkeypatch):
-    if not _blas_threads():
-        pytest.skip("no BLAS library that threadpoolctl can control")
-    for name in ("SHOCKFLOW_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
-        monkeypatch.delenv(name, raising=False)
-    import solvers.conservation.thread_policy as policy
+    _machine(monkeypatch, competing=0.0)                              # every core idle
     import shockflow.prediction.extraction as extraction
     from shockflow.cases import load_case
     from shockflow.runners.forecast import forecast_stage
 
-    monkeypatch.setattr(policy, "competing_tasks", lambda: 0.0)      # every core idle
-    monkeypatch.setattr(policy, "usable_cores", lambda: 2)
-    seen, original = [], extraction.extract
-
-    def recording(*args, **kwargs):
-        seen.append(_blas_threads())
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(extraction, "extract", recording)
+    seen = []
+    monkeypatch.setattr(extraction, "extract", _recording(extraction.extract, seen))
     with threadpool_limits(limits=2, user_api="blas"):
         before = _blas_threads()
         forecast_stage(load_case("two-layer-staircase", ["training.steps=200"]), 0)
@@ -75,26 +86,14 @@ def test_the_prediction_runs_with_one_blas_thread_on_an_idle_machine(monkeypatch
 
 
 def test_training_beside_a_busy_core_runs_with_one_blas_thread_and_restores_the_count_after(monkeypatch):
-    if not _blas_threads():
-        pytest.skip("no BLAS library that threadpoolctl can control")
-    for name in ("SHOCKFLOW_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
-        monkeypatch.delenv(name, raising=False)
-    import solvers.conservation.thread_policy as policy
-
-    monkeypatch.setattr(policy, "competing_tasks", lambda: 64.0)     # every core busy
+    _machine(monkeypatch, competing=64.0)                             # every core busy
     from shockflow import models
     from shockflow.data import Dataset
     from shockflow.training import TrainSettings, train
 
     seen = []
     model = models.build("mlp", input_dim=6, width=8, output_dim=2, activation="tanh", seed=0)
-    original = model.loss_and_grad
-
-    def recording(*args, **kwargs):
-        seen.append(_blas_threads())
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(model, "loss_and_grad", recording)
+    monkeypatch.setattr(model, "loss_and_grad", _recording(model.loss_and_grad, seen))
     rng = np.random.default_rng(0)
     data = Dataset(rng.normal(size=(64, 6)), rng.normal(size=(64, 2)))
     with threadpool_limits(limits=2, user_api="blas"):
