@@ -27,48 +27,51 @@ and the optimiser settings only, never a training run:
    ``θ_S``'s own component on ``V``, ``c = Vᵀ(θ_S − θ*)``: the charts' sections split each mode over the units as the
    initial weights split it, so ``θ_S`` holds the units' initial differences as the escape from the origin scaled
    them (measured against the runs' snapshots on ``V``: the direction within 2–14° at the arrival, the size 2–3x the
-   run's; the initial parameters' own component, carried at the chain's rates, points elsewhere, cos −0.73 on
-   ``committee-tanh-readout``: the escape from the origin moves it by more than the origin's curvature does).
-   A chain's saddle whose component is not below the quadratic top's size along ``u`` (step 4) is not on ``θ*``'s
-   plateau: the network does not wait at ``θ*``, it has already passed its escape, and nothing is charted
-   (``attention-qk-4x2``: its chain's saddle sits 2.2 tops out along ``V``, 0.61 against the line's minimum at 0.55;
-   the two second stages below: 0.05 and 0.09 tops).  Charted there, that direction's strength crossed half way at
-   step 1215.5 beside the second mode's own at 1207.7: one escape counted twice, the chart abstaining and its
-   "transition" a miss.
-4. **The approach**: from ``θ_S`` the optimiser's own update rule runs on the real loss with ``V`` held (every
-   step's ``V`` component removed: the flow on the plateau, towards ``θ*``), and ``c`` is carried by the same rule
-   linearised about the held iterate, ``c ← c − η (Vᵀ∇L(θ_n) + Vᵀ H(θ_n) V c)`` (one Hessian–vector product a step;
-   the slope term because the held set is not invariant away from ``θ*``, as the mixture's rank-r saddles,
-   :mod:`shockflow.prediction.gate`), so it grows at the rate of the plateau point the run is at, slower far from
-   ``θ*``.  It ends when ``|c|`` reaches ``LINEAR_FRACTION`` of the quadratic top's size along the grown direction
-   (the linear region ends: on a quartic double well ``−a x²/2 + b x⁴/4`` the force there is 2.6 % below the
-   linear one), or the held flow has arrived (its loss within ``ARRIVAL`` of the way from ``L(θ_S)`` to
-   ``L(θ*)``: the rest is the saddle's own rates, which the chart's exit uses), or at the run's last step.
-5. **The chart**: one chart along the grown direction ``u = V c/|c|`` through ``θ_h``, the held iterate where the
-   approach ends (:class:`shockflow.geometry.saddle.SaddleGeometry`: the ``flat`` line ``θ_h + x u``, its start at
-   ``x0 = |c|``; its strength the distance from ``θ*`` in the span of ``V``, which ``θ_h`` shares with ``θ*``): the
-   network escapes from the plateau point it is at, not from ``θ*``, which it need not reach (the approach ends
-   "linear" with ``θ_h`` 0.36 from ``θ*`` on ``mlp-tanh-nonlinear-teacher``, whose run passes ``θ*`` no closer than
-   0.32; the rate along ``u`` at ``θ_h`` is 0.75–0.91 of ``θ*``'s on the two second stages).  Extracted and solved like
-   any chart; its exit is the usual one
-   (:func:`shockflow.prediction.mapping.predict_chart`: ``ln(d_exit/d0)`` at the chart's γ*, the log form of the
-   escape integral to the half-learned point) from the approach's end on, with the rates from that step.  The run's
+   run's, the open point: in the run the large units saturate and the shares even out).  A chain's saddle whose
+   component is not below the quadratic top's size along ``u = Vc/|c|`` (the distance at which the loss along
+   ``θ* + s u`` has fallen half way to its first minimum) is not on ``θ*``'s plateau: the network does not wait at
+   ``θ*``, it has already passed its escape, and nothing is charted (``attention-qk-4x2``: its chain's saddle sits 2.2
+   tops out along ``V``, 0.61 against the line's minimum at 0.55; the two second stages below: 0.05 and 0.09 tops).
+   Charted there, that direction's strength crossed half way at step 1215.5 beside the second mode's own at 1207.7:
+   one escape counted twice, the chart abstaining and its "transition" a miss.
+4. **The escape** (:func:`follow_escape`): the optimiser's own update rule on the real loss (full batch) from
+   ``θ_S`` at that step, from rest; its distance ``x_n = |Vᵀ(θ_n − θ*)|`` is recorded.  Once ``x_n`` passes the first
+   minimum of the loss along ``θ* + s u`` (the network has left the saddle) the **learned end** ``θ_end`` is the
+   minimum L-BFGS finds from the iterate, and the prediction is the step ``x_n`` crosses half way from the initial
+   parameters' distance ``d_init`` to ``|Vᵀ(θ_end − θ*)|`` (interpolated between the steps around it): the chart's
+   parameter truth reads the same distance half way from its start to its end.  A run that ends first: the rest at
+   the saddle's fastest rate (the linearised gain per step) from the last iterate to half way towards the line's
+   minimum, beyond the horizon.  Why not the line's own exit: its first minimum lies at 0.69 on
+   ``mlp-tanh-nonlinear-teacher`` against the run's final 1.61 (the path curves on to the specialised minimum), so
+   the exit half way to it read the half-learned point 20 % early; L-BFGS from the escape's iterate finds
+   1.588 / 1.681 / 1.505 against the runs' 1.606 / 1.659 / 1.578 (seeds 0-2), 1.3747 / 0.9643 / 1.3762 against
+   1.3746 / 0.9641 / 1.3764 on ``committee-tanh-readout``; from the line's minimum point itself it found another
+   minimum at seed 1 (1.339).  Nor the earlier approach, the flow with ``V`` held and ``c`` carried by the rule
+   linearised on ``V`` alone: it grew ``c`` at 0.5–0.75 of the run's rate (committee seed 2: 0.027 a step against
+   0.045); carried as a full vector with the full Hessian it grows at 0.043 and gives the unheld rule's steps to one
+   step in six runs, at three times the cost.
+5. **The chart**: one chart along the grown direction ``u = V c/|c|`` through ``θ_h``, the escape's iterate where
+   ``|c|`` first reaches ``LINEAR_FRACTION`` of the quadratic top's size, its component on ``V`` removed
+   (:class:`shockflow.geometry.saddle.SaddleGeometry`: the ``flat`` line ``θ_h + x u``, its start at ``x0 = |c|``; its
+   strength the distance from ``θ*`` in the span of ``V``).  Extracted and solved like any chart, its γ* reported
+   with the transition (method ``"update_rule"``, :func:`saddle_transition`); the step is the escape's.  The run's
    distance from ``θ*`` in the span of ``V``, ``|Vᵀ(θ − θ*)|``, is what the chart's parameter truth reads (the units'
    differentiation, half way from its start to its end): a saddle's unstable directions come in degenerate groups
    (the units' permutations act on them), so the run may leave along another direction of the group than ``u``
-   (``committee-tanh-readout`` seed 2: along ``u`` it moved less than half way to the line's minimum; the
-   coordinate along ``u`` read 196 for seed 0 where the specialisation is half way at 156).
+   (``committee-tanh-readout`` seed 2: the run's coordinate along the earlier approach's ``u`` stays below 0.04 in size
+   while its distance reaches 0.94).
 
-The predicted step is the approach's end plus the chart's escape.  Measured (2 cores, load 1-2; seeds 0, 1, 2, against
-the chart's truth): ``committee-tanh-readout`` 160.7 / 94.8 / 161.0 for 165.7 / 110.9 / 145.4 (−3.0, −14.6, +10.7 %;
-the teacher-free specialisation of :func:`shockflow.prediction.truth.specialisation_step` at seed 0: 155.8),
-``mlp-tanh-nonlinear-teacher`` 360.3 / 345.2 / 343.2 for 453.8 / 442.0 / 435.7 (−20.6, −21.9, −21.2 %; teacher-free
-469.8 at seed 0): early at five of the six, the arrival's perturbation (step 3) 2–3x the run's.  With the chart through ``θ*`` instead
-of ``θ_h``: −6.1, −22.1, −7.6 % and −22.4, −26.7, −24.0 %.  Before this chart both second
-stages were misses (recall 1/2, median 51–52 %); now recall 1, median 3.4–12.2 %.  Cases whose last saddle is a minimum
-or has no stationary point next to it (``two-layer-staircase``, ``mlp-tanh-teacher``, ``deep-mlp-tanh``) get no chart.  Limits: one later saddle (the chain's last) and
-its first exit; a stationary point that L-BFGS on ``½|∇L|²`` does not reach is not charted; the held flow is
-gradient descent or momentum as the run's, on the full batch (minibatch noise is not in it).
+Measured (2 cores, load 0.5-1; seeds 0, 1, 2, against the chart's truth): ``committee-tanh-readout`` 163.0 / 99.0 /
+134.0 for 165.7 / 110.9 / 145.4 (−1.6, −10.8, −7.8 %; before the learned end −3.0, −14.6, +10.7 %),
+``mlp-tanh-nonlinear-teacher`` 378.5 / 406.4 / 393.2 for 453.8 / 442.0 / 435.7 (−16.6, −8.1, −9.7 %; before −20.6,
+−21.9, −21.2 %): every case 2/2, medians 2.7 / 7.2 / 6.2 % and 9.5 / 5.3 / 6.0 %, early at every seed (the
+arrival, step 3).  Past the linear region the rule is the iteration training performs (as
+:mod:`shockflow.prediction.plateau`'s descent), so these figures test the arrival and the learned end.  Before this
+chart both second stages were misses (recall 1/2, median 51–52 %).  Cases whose last saddle is a minimum or has no
+stationary point next to it (``two-layer-staircase``, ``mlp-tanh-teacher``, ``deep-mlp-tanh``) get no chart.
+Limits: one later saddle (the chain's last) and its first exit; a stationary point that L-BFGS on ``½|∇L|²`` does
+not reach is not charted; the escape is followed on the full batch (minibatch noise is not in it); its cost is one
+gradient a step from the chain's last escape to the exit (forecast and run alike).
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ import numpy as np
 
 from shockflow.geometry.saddle import SaddleGeometry
 
-__all__ = ["NetworkLoss", "SaddleEscape", "SaddlePlateauError", "held_approach",
+__all__ = ["FollowedEscape", "NetworkLoss", "SaddleEscape", "SaddlePlateauError", "follow_escape",
            "negative_curvature", "saddle_escape", "saddle_extraction", "saddle_transition", "stationary_point"]
 
 #: the stationary-point search succeeds where |∇L| falls below this fraction of its value at the chain's saddle
@@ -97,10 +100,10 @@ EIGENPAIRS = 8
 NEGATIVE_FLOOR = 1e-2
 #: the escape's directions are the unstable ones whose rate is at least this fraction of the fastest
 FAST = 0.5
-#: the approach ends when the held flow's loss is within this fraction of the way from L(θ_S) down to L(θ*)
-ARRIVAL = 1e-3
-#: ... or when the carried distance reaches this fraction of the quadratic top's size along the grown direction
+#: the linear region of the escape ends where its distance reaches this fraction of the quadratic top's size
 LINEAR_FRACTION = 0.3
+#: at most this many L-BFGS iterations for the learned end (measured: 40-100 on the second stages)
+LEARNED_ITERATIONS = 1000
 #: the label of the chart
 LABEL = "saddle"
 
@@ -176,19 +179,23 @@ class SaddleEscape:
     basis: np.ndarray            # V (P, k)
     d_init: float                # |Vᵀ(θ_0 − θ*)|
     d_arrive: float              # |Vᵀ(θ_S − θ*)|: the perturbation the chain's saddle carries
-    direction: np.ndarray        # u, the grown direction at the approach's end (unit, full vector)
-    d_start: float               # |c| at the approach's end: the chart's x0
-    end_step: float              # the step the approach ends (absolute)
-    ended: str                   # "arrived", "linear", "horizon"
-    top: float                   # the quadratic top's size along u
+    direction: np.ndarray        # u, the grown direction where the escape leaves the linear region (unit, full)
+    d_start: float               # |Vᵀ(θ_n − θ*)| there: the chart's x0
+    end_step: float              # the step it leaves the linear region (absolute)
+    ended: str                   # "exit" (the half-learned distance crossed within the run) or "horizon"
+    top: float                   # the quadratic top's size along the arrival's direction
     line_minimum: float          # the first minimum of the loss along θ_h + s u
-    through: np.ndarray = None   # θ_h, the held iterate at the approach's end: the chart's line passes through it
+    through: np.ndarray = None   # θ_h: θ_n outside the span of V, the chart's line passes through it
+    learned: float = math.nan    # |Vᵀ(θ_end − θ*)|, the learned end's distance
+    exit: float = math.nan       # the half-learned distance ½(d_init + learned)
+    exit_step: float = math.nan  # the step the escape crosses it: the prediction
 
     def as_dict(self) -> dict:
         return {"loss": self.loss, "start_loss": self.start_loss, "start_step": self.start_step,
                 "residual": self.residual, "eigenvalues": self.eigenvalues.tolist(), "rates": self.rates.tolist(),
                 "d_init": self.d_init, "d_arrive": self.d_arrive, "d_start": self.d_start,
-                "end_step": self.end_step, "ended": self.ended, "top": self.top, "line_minimum": self.line_minimum}
+                "end_step": self.end_step, "ended": self.ended, "top": self.top, "line_minimum": self.line_minimum,
+                "learned": self.learned, "exit": self.exit, "exit_step": self.exit_step}
 
 
 def stationary_point(loss: NetworkLoss, theta_s):
@@ -268,33 +275,78 @@ def _rate(optimiser, n: int) -> float:
     return float(rates[n] if n < rates.size else rates[-1])
 
 
-def held_approach(loss: NetworkLoss, theta_s, theta_star, V, c, vc, start_step: float, optimiser, *,
-                  distance: float, horizon: int):
-    """The approach (module docstring, 4): ``(c, step it ends, how: "arrived"/"linear"/"horizon", the held iterate
-    then)``."""
-    L_star = loss.loss_grad(theta_star)[0]
-    theta = theta_s - V @ (V.T @ (theta_s - theta_star))
-    L0, g = loss.loss_grad(theta)
-    gap = L0 - L_star
-    v, value = np.zeros_like(theta), L0
+@dataclass(frozen=True, eq=False)
+class FollowedEscape:
+    """The escape from the chain's saddle under the update rule (module docstring, 4–5)."""
+
+    linear_step: float          # the first step whose distance |Vᵀ(θ_n − θ*)| reaches the linear region's end
+    linear_point: np.ndarray    # θ_n then (the chart's line passes through its part outside the span of V)
+    learned: float              # the distance of the learned end θ_end (nan: not reached within the horizon)
+    exit: float                 # the half-learned distance, ½(d_init + learned)
+    exit_step: float            # the step the iterate's distance crosses it (interpolated; past the horizon: the
+                                # saddle's linear growth from the last iterate)
+    ended: str                  # "exit" or "horizon"
+
+
+def _learned_end(loss: NetworkLoss, theta) -> np.ndarray:
+    """The minimum the escape goes to: L-BFGS on the real loss from the escape's iterate ``theta``."""
+    from scipy.optimize import minimize
+
+    res = minimize(loss.loss_grad, np.asarray(theta, dtype=np.float64), jac=True, method="L-BFGS-B",
+                   options={"maxiter": LEARNED_ITERATIONS, "gtol": 1e-12, "ftol": 1e-15})
+    if not np.all(np.isfinite(res.x)):
+        raise SaddlePlateauError("the learned end of the escape from the chain's last saddle: the search diverged")
+    return res.x
+
+
+def follow_escape(loss: NetworkLoss, theta_s, theta_star, V, start_step: float, optimiser, *, linear_end: float,
+                  reach: float, d_init: float, rate: float, horizon: int) -> FollowedEscape:
+    """The escape (module docstring, 4): the optimiser's update rule on the real loss from ``θ_S`` at ``start_step``
+    (from rest), its distance ``x_n = |Vᵀ(θ_n − θ*)|`` recorded; past ``reach`` (the first minimum of the loss along the
+    arrival's direction) the learned end by L-BFGS from the iterate, and the step ``x_n`` crosses half way from
+    ``d_init`` to it.  At the horizon first: the rest at the saddle's fastest ``rate`` (linear growth from the last
+    iterate to the exit, the learned end taken at ``reach`` where it is not known)."""
+    from shockflow.prediction.mapping import Optimiser
+
+    theta = np.array(theta_s, dtype=np.float64)
+    v = np.zeros_like(theta)
+    value, g = loss.loss_grad(theta)
     n = int(math.ceil(start_step))
+    xs, linear, learned, exit_ = [], None, math.nan, math.nan
     while True:
-        if float(np.linalg.norm(c)) >= distance:
-            return c, float(n), "linear", theta
-        if gap <= 0 or value - L_star <= ARRIVAL * gap:
-            return c, float(n), "arrived", theta
+        x = float(np.linalg.norm(V.T @ (theta - theta_star)))
+        xs.append(x)
+        if linear is None and x >= linear_end:
+            linear = (float(n), theta.copy())
+        if math.isnan(learned) and x >= reach:
+            learned = float(np.linalg.norm(V.T @ (_learned_end(loss, theta) - theta_star)))
+            exit_ = 0.5 * (d_init + learned)
+        if x >= exit_:
+            # the first recorded crossing (the exit may lie below distances already passed)
+            j = next(i for i, xi in enumerate(xs) if xi >= exit_)
+            first = n - (len(xs) - 1)
+            step = float(first + j) if j == 0 else float(first + j - 1 + (exit_ - xs[j - 1]) / (xs[j] - xs[j - 1]))
+            ended = "exit"
+            break
         if n >= horizon:
-            return c, float(n), "horizon", theta
+            if math.isnan(exit_):
+                exit_ = 0.5 * (d_init + reach)
+            rates = np.asarray(optimiser.learning_rates, dtype=np.float64)
+            later = Optimiser(rates[-1:], optimiser.name, optimiser.momentum)
+            rest = later.steps_for_growth(math.log(exit_ / x), 1.0 / rate) if x > 0 else math.inf
+            step, ended = float(n) + rest, "horizon"
+            break
         eta = _rate(optimiser, n)
-        g_held = g - V @ (V.T @ g)
-        step, v = _rule(g_held, v, eta, optimiser)
-        dc, vc = _rule(V.T @ g + V.T @ loss.hv(theta, V @ c), vc, eta, optimiser)
-        theta, c = theta + step, c + dc
+        delta, v = _rule(g, v, eta, optimiser)
+        theta = theta + delta
         value, g = loss.loss_grad(theta)
         if not math.isfinite(value):
-            raise SaddlePlateauError(f"the approach to the chain's last saddle diverged at step {n + 1} (learning "
+            raise SaddlePlateauError(f"the escape from the chain's last saddle diverged at step {n + 1} (learning "
                                      f"rate {eta:.3g})")
         n += 1
+    if linear is None:
+        linear = (float(n), theta.copy())
+    return FollowedEscape(linear[0], linear[1], learned, exit_, step, ended)
 
 
 def _line_scale(loss: NetworkLoss, theta, L_star: float, u) -> tuple[float, float]:
@@ -331,26 +383,30 @@ def saddle_escape(model, theta_s, start_step: float, optimiser, X, y, *, frozen=
     if residual > 0.0 and negative_curvature(loss, theta_s)[1].shape[1] == 0:
         return None   # no unstable direction at the chain's saddle itself
     c0 = V.T @ (model.parameter_vector() - theta_star)
-    c, vc = V.T @ (theta_s - theta_star), np.zeros(V.shape[1])
+    c = V.T @ (theta_s - theta_star)
     d_arrive = float(np.linalg.norm(c))
     if d_arrive == 0.0:
         return None
     L_star = loss.loss_grad(theta_star)[0]
     lead = V @ c
     u = lead / np.linalg.norm(lead)
-    top, line_min = _line_scale(loss, theta_star, L_star, u)
+    top, reach = _line_scale(loss, theta_star, L_star, u)
     if not d_arrive < top:
         return None   # the chain's saddle lies past θ*'s quadratic top along V: the network does not wait at θ*
-    horizon = int(np.asarray(optimiser.learning_rates).size)
-    c, end, ended, through = held_approach(loss, theta_s, theta_star, V, c, vc, start_step, optimiser,
-                                           distance=LINEAR_FRACTION * top, horizon=horizon)
-    u = V @ c / np.linalg.norm(V @ c)   # the grown direction at the approach's end: the chart's
+    d_init = float(np.linalg.norm(c0))
+    followed = follow_escape(loss, theta_s, theta_star, V, start_step, optimiser, linear_end=LINEAR_FRACTION * top,
+                             reach=reach, d_init=d_init, rate=float(kappas.max()),
+                             horizon=int(np.asarray(optimiser.learning_rates).size))
+    c = V.T @ (followed.linear_point - theta_star)
+    through = followed.linear_point - V @ c
+    u = V @ c / np.linalg.norm(V @ c)   # the grown direction where the linear region ends: the chart's
     _, line_min = _line_scale(loss, through, loss.loss_grad(through)[0], u)
     return SaddleEscape(theta=theta_star, loss=L_star, start=theta_s, start_loss=loss.loss_grad(theta_s)[0],
                         start_step=float(start_step), residual=residual, eigenvalues=vals, rates=kappas, basis=V,
-                        d_init=float(np.linalg.norm(c0)), d_arrive=d_arrive, direction=u,
-                        d_start=float(np.linalg.norm(c)), end_step=end, ended=ended, top=top, line_minimum=line_min,
-                        through=through)
+                        d_init=d_init, d_arrive=d_arrive, direction=u, d_start=float(np.linalg.norm(c)),
+                        end_step=followed.linear_step, ended=followed.ended, top=top, line_minimum=line_min,
+                        through=through, learned=followed.learned, exit=followed.exit,
+                        exit_step=followed.exit_step)
 
 
 def saddle_extraction(model, escape: SaddleEscape, X, y, **extract_kwargs):
@@ -369,15 +425,25 @@ def saddle_extraction(model, escape: SaddleEscape, X, y, **extract_kwargs):
 
 
 def saddle_transition(escape: SaddleEscape, shock, optimiser, saddle: int):
-    """The chart's predicted transition: the usual exit (:func:`shockflow.prediction.mapping.predict_chart`) from the
-    approach's end, at the rates from that step on, plus that step; :class:`~shockflow.prediction.mapping.
-    InvalidPrediction` where the chart gives none."""
-    from shockflow.prediction.mapping import Optimiser, predict_chart
+    """The predicted transition (module docstring, 5): the step the escape crosses its half-learned distance (method
+    ``"update_rule"``), with the chart's γ* (its shock; ``inf`` where none formed) and the escape's distances;
+    :class:`~shockflow.prediction.mapping.InvalidPrediction` where the escape never reaches it."""
+    from shockflow.prediction.mapping import InvalidPrediction, PredictedTransition
 
-    rates = np.asarray(optimiser.learning_rates, dtype=np.float64)
-    n0 = int(escape.end_step)
-    later = rates[n0:] if n0 < rates.size else rates[-1:]
-    p = predict_chart(shock, Optimiser(later, optimiser.name, optimiser.momentum))
+    step = float(escape.exit_step)
+    if not (math.isfinite(step) and step >= 0):
+        raise InvalidPrediction(f"chart {LABEL}: the escape from the chain's last saddle does not grow towards its "
+                                f"half-learned distance {escape.exit:.3g} (step {step})", figure=f"step {step}")
     eff = optimiser.effective_rates()
-    t0 = float(np.sum(eff[:n0])) + max(0, n0 - eff.size) * float(eff[-1])
-    return replace(p, step=float(n0 + p.step), flow_step=float(n0 + p.flow_step), time=t0 + p.time, saddle=int(saddle))
+    cum = np.concatenate([[0.0], np.cumsum(eff)])
+
+    def time_at(n: float) -> float:
+        k = min(int(n), eff.size)
+        return float(cum[k] + (n - k) * eff[min(k, eff.size - 1)])
+
+    gamma = shock.gamma_star if shock.gamma_star > 0 else math.inf
+    return PredictedTransition(
+        chart=LABEL, step=step, flow_step=step, time=time_at(step), method="update_rule", gamma_star=gamma,
+        critical_lr=gamma, location=shock.location, strength=shock.strength, d0=escape.d_arrive,
+        d_exit=escape.exit, d_eff=escape.d_arrive, nu=shock.nu,
+        escape_time=time_at(step) - time_at(escape.start_step), saddle=int(saddle))

@@ -1,7 +1,7 @@
 """The chart of the saddle chain's last saddle (shockflow/prediction/saddle_plateau.py, docs/theory.md §6 "Plateaus
-away from the origin"): its stationary point, its unstable directions, the approach that carries the perturbation,
-and the second stage it predicts on the committee machine with a trainable readout and the tanh MLP on a nonlinear
-teacher."""
+away from the origin"): its stationary point, its unstable directions, the escape followed by the update rule half
+way to its learned end, and the second stage it predicts on the committee machine with a trainable readout and the
+tanh MLP on a nonlinear teacher."""
 
 from __future__ import annotations
 
@@ -16,60 +16,6 @@ from shockflow.prediction import saddle_plateau as sp
 from shockflow.prediction.comparison import UNCHARTED
 from shockflow.prediction.mapping import Optimiser
 from shockflow.prediction.truth import specialisation, specialisation_step
-
-
-class _Quadratic:
-    """``L = ½ θᵀ A θ`` with a diagonal ``A``: a saddle at 0 whose flow is known in closed form (the stand-in for
-    :class:`~shockflow.prediction.saddle_plateau.NetworkLoss` that :func:`held_approach` reads)."""
-
-    def __init__(self, diag):
-        self.a = np.asarray(diag, dtype=np.float64)
-
-    def loss_grad(self, theta):
-        return 0.5 * float(theta @ (self.a * theta)), self.a * theta
-
-    def grad(self, theta):
-        return self.a * theta
-
-    def hv(self, theta, v):
-        return self.a * v
-
-
-def test_the_approach_grows_the_perturbation_by_the_update_rules_gain_per_step():
-    """On an exact quadratic saddle (κ = 0.3 along e_0, stable elsewhere) the held flow has no slope along
-    V = e_0, so the carried component grows by exactly 1 + ηκ a step (gradient descent) and, with heavy ball, by the
-    rule's 2x2 recurrence from rest (Optimiser.log_gains): the approach ends at the first step past the distance
-    (the stable part, a = 0.01 and 0.02, still far from arrived)."""
-    kappa, eta = 0.3, 0.1
-    loss = _Quadratic([-kappa, 0.01, 0.02])
-    V = np.array([[1.0], [0.0], [0.0]])
-    theta_s = np.array([0.0, 0.5, -0.4])
-    c0, distance = 1e-4, 1e-1
-    for name, mu in (("gd", 0.0), ("momentum", 0.9)):
-        optimiser = Optimiser(np.full(10_000, eta), name, mu)
-        c, end, ended, _ = sp.held_approach(loss, theta_s, np.zeros(3), V, np.array([c0]), np.zeros(1), 0.0,
-                                         optimiser, distance=distance, horizon=10_000)
-        G = np.cumsum(optimiser.log_gains(kappa, 10_000, from_rest=True))
-        expected = int(np.flatnonzero(math.log(c0) + G >= math.log(distance))[0]) + 1
-        assert ended == "linear" and end == expected, name
-        assert math.log(c[0]) == pytest.approx(math.log(c0) + G[expected - 1], abs=1e-9)
-
-
-def test_the_approach_ends_on_arrival_at_the_saddle():
-    """With the distance out of reach, the held flow arrives: its loss (the stable part, each coordinate shrinking by
-    1 − ηa a step) within ARRIVAL of the way down to L(θ*) = 0, at the first such step."""
-    loss = _Quadratic([-0.3, 1.0, 2.0])
-    V = np.array([[1.0], [0.0], [0.0]])
-    theta_s = np.array([0.0, 0.5, -0.4])
-    eta = 0.1
-    optimiser = Optimiser(np.full(5000, eta))
-    c, end, ended, _ = sp.held_approach(loss, theta_s, np.zeros(3), V, np.array([1e-12]), np.zeros(1), 0.0,
-                                     optimiser, distance=1.0, horizon=5000)
-    n = np.arange(1, 200)
-    held = 0.5 * (0.5 ** 2 * (1 - eta) ** (2 * n) + 2.0 * 0.4 ** 2 * (1 - 2 * eta) ** (2 * n))
-    expected = int(n[np.flatnonzero(held <= sp.ARRIVAL * loss.loss_grad(theta_s)[0])[0]])
-    assert ended == "arrived" and end == expected
-    assert c[0] == pytest.approx(1e-12 * (1 + eta * 0.3) ** expected, rel=1e-9)
 
 
 class _SexticWell:
@@ -117,6 +63,66 @@ def test_a_chain_saddle_past_the_quadratic_top_is_not_waiting_at_the_stationary_
     far = _SexticWell([0.44, 0.2])
     assert sp.negative_curvature(sp.NetworkLoss(far, X, y), far.parameter_vector())[1].shape[1] == 1
     assert sp.saddle_escape(far, far.parameter_vector(), 10.0, optimiser, X, y) is None
+
+
+def _well_iteration(theta, eta, mu=0.0, steps=5000):
+    """The sextic well's coordinate θ₀ under gradient descent (heavy ball with ``mu``) from rest, iterated here in
+    closed form (θ₁ does not enter θ₀'s gradient): the sequence the followed escape must reproduce."""
+    kappa = _SexticWell.kappa
+    t, v, out = float(theta), 0.0, [float(theta)]
+    for _ in range(steps):
+        v = mu * v + (-kappa * t + t ** 5)
+        t -= eta * v
+        out.append(t)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("name, eta, mu", [("gd", 0.1, 0.0), ("momentum", 0.02, 0.9)])
+def test_the_escape_crosses_half_way_to_the_learned_end_as_the_update_rule_does(name, eta, mu):
+    """From θ_S = (0.05, 0.2) next to the sextic well's saddle, reached at step 10: the followed escape's learned end
+    is the well's minimum κ^(1/4) (L-BFGS from the iterate past the line's minimum), its exit half way from the
+    initial distance to it, and its step the crossing of that distance by the rule's own iteration (computed here
+    independently, interpolated linearly between the two steps around it); the linear region ends at the first step
+    past LINEAR_FRACTION of the quadratic top."""
+    optimiser = Optimiser(np.full(4000, eta), name, mu)
+    X, y = np.zeros((1, 1)), np.zeros(1)
+    near = _SexticWell([0.05, 0.2])
+    escape = sp.saddle_escape(near, near.parameter_vector(), 10.0, optimiser, X, y)
+    centre = float(escape.theta[0])
+    x = np.abs(_well_iteration(0.05, eta, mu) - centre)
+    assert escape.ended == "exit"
+    assert escape.learned == pytest.approx(_SexticWell.kappa ** 0.25 - centre, abs=1e-6)
+    exit_ = 0.5 * (abs(0.05 - centre) + escape.learned)
+    assert escape.exit == pytest.approx(exit_, rel=1e-12)
+    j = int(np.flatnonzero(x >= exit_)[0])
+    assert escape.exit_step == pytest.approx(10 + j - 1 + (exit_ - x[j - 1]) / (x[j] - x[j - 1]), abs=1e-9)
+    assert escape.end_step == 10 + int(np.flatnonzero(x >= sp.LINEAR_FRACTION * escape.top)[0])
+    p = sp.saddle_transition(escape, _NoShock(), optimiser, 1)
+    assert p.step == escape.exit_step and p.method == "update_rule" and p.d_exit == escape.exit
+
+
+class _NoShock:
+    """A chart's shock that formed none (γ* inf), for the transition's fields."""
+
+    gamma_star, location, strength, nu = math.inf, 0.0, 0.0, 0.0
+
+
+def test_an_escape_still_on_the_plateau_at_the_horizon_is_extrapolated_past_it():
+    """With the run ending 20 steps after θ_S, the iterate is still in the linear region: the predicted step is the
+    horizon plus the saddle's linear growth (1 + ηκ a step) from the last iterate to half way towards the line's
+    minimum, beyond the run."""
+    eta, horizon = 0.1, 30
+    optimiser = Optimiser(np.full(horizon, eta))
+    X, y = np.zeros((1, 1)), np.zeros(1)
+    near = _SexticWell([0.05, 0.2])
+    escape = sp.saddle_escape(near, near.parameter_vector(), 10.0, optimiser, X, y)
+    centre = float(escape.theta[0])
+    x_last = abs(_well_iteration(0.05, eta, steps=horizon - 10)[-1] - centre)
+    kappa = float(escape.rates.max())
+    assert escape.ended == "horizon" and math.isnan(escape.learned)
+    exit_ = 0.5 * (abs(0.05 - centre) + escape.line_minimum)
+    expected = horizon + math.log(exit_ / x_last) / math.log1p(eta * kappa)
+    assert escape.exit_step == pytest.approx(expected, rel=1e-9) and escape.exit_step > horizon
 
 
 def _readout_committee(d=6, n=256, seed=0):
@@ -235,8 +241,9 @@ def _second_stage(out):
 def test_the_committee_with_a_trainable_readout_has_its_specialisation_charted(tmp_path):
     """committee-tanh-readout (tanh K = 3 with its readout, on a 3-unit tanh teacher), seed 0: the origin's mode r0,
     then the chart of the chain's last saddle (four unstable directions at rates 0.097-0.112).  Measured (2 cores,
-    load 1.5): 160.7 against the chart's truth 165.7 (−3.0 %), the run's teacher-free specialisation half way at 155.8
-    (+3.1 %); before this chart the second stage was an uncharted loss drop (211.9), a miss: recall 1/2, median 52 %."""
+    load 0.5-1): 163.0 against the chart's truth 165.7 (−1.6 %), the run's teacher-free specialisation half way at
+    155.8 (+4.6 %); before this chart the second stage was an uncharted loss drop (211.9), a miss: recall 1/2,
+    median 52 %."""
     _, out = _run("committee-tanh-readout", 0, tmp_path)
     c = out.comparison
     assert [p.chart for p in out.stage.predicted] == ["r0", sp.LABEL] and out.stage.source == "saddle"
@@ -250,23 +257,26 @@ def test_the_committee_with_a_trainable_readout_has_its_specialisation_charted(t
 @pytest.mark.slow
 def test_the_nonlinear_teachers_second_stage_is_charted(tmp_path):
     """mlp-tanh-nonlinear-teacher (tanh 20 -> 8 -> 1 on a 3-unit tanh committee), seed 0: r0, then the chart of the
-    chain's last saddle (six unstable directions at rates 0.060-0.096).  Measured (load 1.5): 360.3 against the chart's
-    truth 453.8 (−20.6 %); the teacher-free specialisation 469.8 (−23.3 %).  Before: an uncharted drop, recall 1/2,
-    median 51 %.  The bar (median ≤ 10 %) is :func:`test_the_nonlinear_teacher_meets_the_bar`, a strict xfail."""
+    chain's last saddle (six unstable directions at rates 0.060-0.096).  Measured (load 0.5-1): 378.5 against the
+    chart's truth 453.8 (−16.6 %); the teacher-free specialisation 469.8 (−19.4 %).  Before the learned end (the
+    exit half way to the line's minimum): 360.3 (−20.6 %); before the chart: an uncharted drop, recall 1/2,
+    median 51 %."""
     _, out = _run("mlp-tanh-nonlinear-teacher", 0, tmp_path)
     c = out.comparison
     assert [p.chart for p in out.stage.predicted] == ["r0", sp.LABEL]
     assert not [t for t in out.truth.transitions if t.chart == UNCHARTED]
-    assert c.recall == 1.0 and c.median_relative_error <= 0.15
+    assert c.recall == 1.0 and c.median_relative_error <= 0.10
     predicted, saddle, step, W = _second_stage(out)
-    assert abs(predicted / saddle - 1) <= 0.25
-    assert specialisation(W)[-1] > 0.4 and abs(math.log(predicted / step)) < math.log(1.5)
+    assert abs(predicted / saddle - 1) <= 0.2
+    assert specialisation(W)[-1] > 0.4 and abs(math.log(predicted / step)) < math.log(1.3)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="measured 2/2, median 11.5 % at seed 0 (12.2, 11.8 % at seeds 1, 2): the "
-                   "specialisation is predicted 21-22 % early at every seed, the perturbation at the chain's last "
-                   "saddle being 2-3x the run's at arrival")
-def test_the_nonlinear_teacher_meets_the_bar(tmp_path):
-    _, out = _run("mlp-tanh-nonlinear-teacher", 0, tmp_path)
-    assert out.comparison.recall >= 0.9 and out.comparison.median_relative_error <= 0.10
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_nonlinear_teacher_meets_the_bar_at_other_seeds(seed, tmp_path):
+    """Seeds 1 and 2 (measured: 406.4 / 393.2 against 442.0 / 435.7, −8.1 / −9.7 %; median 5.3 / 6.0 %; before the
+    learned end 12.2 / 11.8 %, a strict xfail)."""
+    _, out = _run("mlp-tanh-nonlinear-teacher", seed, tmp_path)
+    assert out.comparison.recall == 1.0 and out.comparison.median_relative_error <= 0.10
+    predicted, saddle, _, _ = _second_stage(out)
+    assert abs(predicted / saddle - 1) <= 0.15
