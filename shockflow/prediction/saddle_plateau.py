@@ -323,6 +323,8 @@ def follow_escape(loss: NetworkLoss, theta_s, theta_star, V, start_step: float, 
         if math.isnan(learned) and x >= reach:
             learned = float(np.linalg.norm(V.T @ (_learned_end(loss, theta) - theta_star)))
             exit_ = 0.5 * (d_init + learned)
+        if n >= horizon and math.isnan(exit_):
+            exit_ = 0.5 * (d_init + reach)   # the learned end not reached: half way towards the line's minimum
         if x >= exit_:
             # the first recorded crossing (the exit may lie below distances already passed)
             j = next(i for i, xi in enumerate(xs) if xi >= exit_)
@@ -331,8 +333,6 @@ def follow_escape(loss: NetworkLoss, theta_s, theta_star, V, start_step: float, 
             ended = "exit"
             break
         if n >= horizon:
-            if math.isnan(exit_):
-                exit_ = 0.5 * (d_init + reach)
             rates = np.asarray(optimiser.learning_rates, dtype=np.float64)
             later = Optimiser(rates[-1:], optimiser.name, optimiser.momentum)
             rest = later.steps_for_growth(math.log(exit_ / x), 1.0 / rate) if x > 0 else math.inf

@@ -91,7 +91,8 @@ def test_the_escape_crosses_half_way_to_the_learned_end_as_the_update_rule_does(
     centre = float(escape.theta[0])
     x = np.abs(_well_iteration(0.05, eta, mu) - centre)
     assert escape.ended == "exit"
-    assert escape.learned == pytest.approx(_SexticWell.kappa ** 0.25 - centre, abs=1e-6)
+    # to L-BFGS's default gradient tolerance, 1e-5: the curvature there is 4κ = 1, so 1e-5 in the distance
+    assert escape.learned == pytest.approx(_SexticWell.kappa ** 0.25 - centre, abs=1e-5)
     exit_ = 0.5 * (abs(0.05 - centre) + escape.learned)
     assert escape.exit == pytest.approx(exit_, rel=1e-12)
     j = int(np.flatnonzero(x >= exit_)[0])
