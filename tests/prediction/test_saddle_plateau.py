@@ -191,7 +191,8 @@ def test_the_saddle_charts_strength_is_the_distance_in_the_span_of_the_unstable_
     assert geo.function_strength(params, data.X) == pytest.approx(0.5, rel=1e-12)
     with pytest.raises(GeometryError, match="span"):
         geometry.build("saddle", model=model, directions=np.eye(n)[:1], origin=origin, basis=Q.T)
-    # a line through another point of the plateau (where the escape leaves the linear region): the strength is still measured from θ*
+    # a line through another point of the plateau (where the escape leaves the linear region): the strength is
+    # still measured from θ*
     off = 0.5 * (np.eye(n)[1] - Q @ (Q.T @ np.eye(n)[1]))   # outside the span of V
     moved = geometry.build("saddle", model=model, directions=u[None, :], origin=origin + off, centre=origin,
                            basis=Q.T, extent=2.0)
