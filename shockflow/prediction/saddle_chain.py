@@ -103,6 +103,10 @@ JOINT_FTOL, JOINT_MAX_ITER = 1e-7, 2000
 REFINE_ROUNDS, REFINE_SHRINK = 6, 0.125
 #: ... on an interpolated chart loss (no network pass: until the bracket is 1e-12 of the chart)
 INTERPOLATED_ROUNDS = 16
+#: a waiting chart's minimum at a saddle closer to its ridge than this fraction of its exit distance at the origin
+#: is the ridge itself: the minimum search's resolution (REFINE_ROUNDS rounds narrowing REFINE_SHRINK from two of
+#: its 32 scan cells leave 2.4e-7 of the box)
+RIDGE = 1e-6
 #: the curvature stencil's half-width, as a fraction of the distance from the ridge to the minimum
 STENCIL = 0.02
 #: a relaxing chain reads the waiting charts at the flowed point every RELAX_SEGMENT of the run's steps, or every
@@ -785,8 +789,10 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
                 continue
             c = shocks[k]
             if first[k].method == "shock":
-                # the exit of the first pass, moved by how much the saddle moved the chart's minimum
-                need = math.log(first[k].d_exit * here.exit_distance[k] / origin.exit_distance[k]) - state[k]
+                # the exit of the first pass, moved by how much the saddle moved the chart's minimum; a section
+                # whose minimum is its ridge has nothing left to learn at this saddle: it does not escape from it
+                moved = here.exit_distance[k] / origin.exit_distance[k] if origin.exit_distance[k] > 0 else 0.0
+                need = math.log(first[k].d_exit * moved) - state[k] if moved > RIDGE else math.inf
             if in_subspace(here, k):
                 if k not in vectors:   # it grew as one direction at the origin: every unit the same there
                     vectors[k] = landscape.initial_split(k) * math.exp(state[k])
@@ -843,7 +849,8 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
         take_share(here)
         plans = planned(here, now)
         rates = {charts[k].label: plans[k][3] for k in plans}
-        exits = {charts[k].label: math.log(here.exit_distance[k]) for k in plans}
+        exits = {charts[k].label: math.log(here.exit_distance[k]) if here.exit_distance[k] > 0 else -math.inf
+                 for k in plans}
         saddles.append(Saddle(tuple(charts[i].label for i in active), here.loss, now, rates, exits))
         t = now
         while True:

@@ -90,6 +90,23 @@ def test_a_mode_pushed_back_at_the_saddle_does_not_escape_and_a_moved_exit_count
     assert saddles[1].rates["b"] == pytest.approx(-0.3 * 5.0 * 0.2, rel=1e-12)   # κ(S)/κ(∅) · 1/γ*
 
 
+def test_a_mode_whose_minimum_a_saddle_moves_onto_its_ridge_does_not_escape_from_it():
+    """At the saddle of a, chart b still curves upward (κ > 0) but its section's minimum is the ridge itself (exit
+    distance 0): b has nothing left to learn there.  The chain neither takes log 0 nor lets b escape; c, whose exit
+    the saddle leaves alone, escapes on its first-pass schedule."""
+    eta = 0.05
+    shocks = [_shock("a", 2.0), _shock("b", 5.0), _shock("c", 8.0)]
+    opt = Optimiser(np.full(2000, eta))
+    first = sorted(predict_transitions(shocks, opt), key=lambda p: p.chart)
+    kappa = [0.5, 0.2, 0.125]
+    land = _Landscape(shocks, {(): kappa, (0,): kappa}, exits={(0,): {1: 0.0}})
+    steps, saddle_of, saddles, _ = chain_transitions(land, first, opt)
+    assert steps[0] == pytest.approx(first[0].step, rel=1e-9)
+    assert math.isinf(steps[1])
+    assert steps[2] == pytest.approx(math.log(1.0 / 1e-3) / math.log1p(eta * 0.125), rel=1e-9)
+    assert saddles[1].log_exit["b"] == -math.inf and math.isfinite(saddles[1].log_exit["c"])
+
+
 def test_the_share_of_a_waiting_split_held_by_the_learned_units_is_lost_once():
     """Chart c keeps a quarter of its unit split orthogonal to a's at the saddle of a and an eighth at the saddle of
     a and b: its log-distance loses ln 4 on arriving at the first and ln 2 more at the second (gd, κ fixed)."""
