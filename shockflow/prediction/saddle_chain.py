@@ -175,12 +175,12 @@ class Landscape:
         self._saddle_keyword = getattr(geometry_class(geometry), "saddle_keyword", None)
         self._memo: dict[tuple, SaddleData] = {}
         self._extent: dict[int, float] = {}
+        self._stencil = [STENCIL * max(abs(sh.distance(c.x_min)), 1e-300) for c, sh in zip(self.charts, shocks)]
         self._spaces = self._find_mode_spaces() if self._saddle_keyword is not None or joint else None
         self._mode_spaces = self._spaces if joint else None
         self._direct: set[int] = set()                # charts whose loss the minimum search does not interpolate
         self._warm_direct: set[int] = set()           # ... on the warm bracket (its interpolant costs more passes)
         self._stencil_values: dict[int, tuple] = {}   # chart -> (geo, the loss at its stencil points on it)
-        self._stencil = [STENCIL * max(abs(sh.distance(c.x_min)), 1e-300) for c, sh in zip(self.charts, shocks)]
         self._holding = self._find_holding() if relax and not joint else None
         self._held: dict[tuple, tuple] = {}            # waiting modes -> the bases that hold them (_held_bases)
         self._unit_loss = None                         # the network's loss for _unit_subspace (NetworkLoss)
@@ -294,8 +294,10 @@ class Landscape:
         if k in self._extent:
             kw["extent"] = self._extent[k]
         geo = bind_geometry(self.geometry, ref, kw, self.X, self.y)
-        need = max(abs(self.charts[k].upper), abs(self.charts[k].lower))
-        for _ in range(8):   # the chart box of the first pass must fit (it may have been widened)
+        # the chart box of the first pass must fit (it may have been widened), and so must the curvature stencil
+        # (it reaches past the box where the ridge lies near the box's end)
+        need = max(abs(self.charts[k].upper), abs(self.charts[k].lower), *np.abs(self._stencil_points(k)))
+        for _ in range(8):
             if geo.chart.upper[0] >= need or not hasattr(geo, "extent"):
                 break
             kw["extent"] = self._extent[k] = 4.0 * float(geo.extent)
