@@ -73,7 +73,8 @@ and exit; :mod:`shockflow.prediction.saddle_chain` accumulates them (it reduces 
 prediction where modes are independent) and uses :meth:`Optimiser.log_gains` for the steps.
 
 *Abstention.*  A chart whose escape gives no usable prediction — a start within one e-fold of its minimum
-(``ln(d_exit/d_eff) < 1``: no plateau), or a non-finite distance, time or step — predicts nothing
+(``ln(d_exit/d_eff) < 1`` for a shock, a rate of fall of the loss that grows less than e-fold along an escape
+integral: no plateau), or a non-finite distance, time or step — predicts nothing
 (:func:`predict_or_abstain`, :class:`Abstention` with the reason); the other charts predict as before.
 
 *Assumptions.*  (1) The chart is invariant under the flow (commuting data for ``gram``; the other
@@ -442,7 +443,7 @@ def predict_chart(c: ChartShock, optimiser: Optimiser, rates: np.ndarray | None 
         gamma = crit = c.gamma_star if c.gamma_star > 0 else math.inf
         step = _flow_steps(t, optimiser.escape_rates(c.gamma_star))
     _check_escape(c.label, method, step=step, time=t, d0=d0, d_exit=d_exit, d_eff=d_eff)
-    if method == "escape_integral" and d0 == 0:
+    if method == "escape_integral":
         _check_speedup(c)
     return PredictedTransition(
         chart=c.label, step=step, flow_step=_flow_steps(t, rates), time=t, method=method, gamma_star=gamma,
@@ -451,11 +452,13 @@ def predict_chart(c: ChartShock, optimiser: Optimiser, rates: np.ndarray | None 
 
 
 def _check_speedup(c: ChartShock) -> None:
-    """The plateau of an escape integral that starts at its ridge (d0 = 0: a degenerate ridge, no distance to grow
-    from): the loss must fall ever faster along the escape, by at least one e-fold,
+    """The plateau of an escape integral: the loss must fall ever faster along the escape, by at least one e-fold,
     ``max |dL̄/dt| ≥ e |dL̄/dt|(x0)`` with ``|dL̄/dt| = a (∂_x L̄)² = rate²/a`` on the escape profile (the loss's own
-    rate, the same in every coordinate of the chart; the counterpart of ``ln(d_exit/d0) ≥ 1``).  A start where the
-    loss falls fastest is no plateau: the chart's minimum lies next to it (a unit that settles instead of escaping)."""
+    rate, the same in every coordinate of the chart; the counterpart of the shock's ``ln(d_exit/d0) ≥ 1``).  A
+    distance is no measure of it here: on a degenerate ridge the rate of fall grows as a power of the distance
+    (``r^{2L−2}`` on the balanced section of a depth-L chain), so a chain of depth 6 whose modes grow 500-fold in
+    strength grows its distance less than e-fold.  A start where the loss falls fastest is no plateau: the chart's
+    minimum lies next to it (a unit that settles instead of escaping)."""
     x = np.asarray(c.escape_x, dtype=np.float64)
     rate = np.asarray(c.escape_rate, dtype=np.float64)
     if rate.size < 2 or not rate[0] > 0:
@@ -476,8 +479,8 @@ def _check_speedup(c: ChartShock) -> None:
 
 def _check_escape(label: str, method: str, **figures: float) -> None:
     """What a predicted transition must satisfy before it is one (issue 21): finite, positive distances, time and
-    step, finite distances, and (where the start is apart from the ridge, d0 > 0) a start that is a plateau, i.e.
-    the escape grows the distance from the ridge by at least one e-fold,
+    step, finite distances, and (a shock whose start is apart from the ridge, d0 > 0) a start that is a plateau, i.e.
+    the linearised escape grows the distance from the ridge by at least one e-fold,
     ``ln(d_exit/d_eff) ≥ 1`` (assumption 2 of the module docstring, ``ln(d_exit/d_0) ≫ 1``, at its weakest).  A start
     closer to the ridge's far side than that (the chart's minimum at its start, or at the degenerate end the start
     sits next to) has no plateau to escape from: the chart does not describe a transition of this run."""
@@ -487,8 +490,8 @@ def _check_escape(label: str, method: str, **figures: float) -> None:
         raise InvalidPrediction(f"chart {label!r} ({method}): {', '.join(bad)}: expected a finite positive step and "
                                 "time and finite distances; the chart gives no prediction (its data do not describe an "
                                 "escape)", figure=", ".join(bad))
-    if figures["d0"] == 0:
-        return   # no ridge apart from the start (an escape integral from x0 itself): no distance to compare
+    if method != "shock" or figures["d0"] == 0:
+        return   # an escape integral's plateau is the loss's speed-up (_check_speedup), not a distance
     growth = math.log(figures["d_exit"] / figures["d_eff"]) if figures["d_exit"] > 0 else -math.inf
     if growth < 1.0:
         raise InvalidPrediction(

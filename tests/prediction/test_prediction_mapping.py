@@ -132,17 +132,21 @@ def test_a_start_without_a_plateau_or_an_infinite_distance_is_no_prediction():
     from shockflow.prediction.mapping import InvalidPrediction
 
     opt = Optimiser(np.full(1000, 1e-2))
-    (p,) = predict_transitions([_escape_chart(0.05, 1.0)], opt)   # a plateau: ln(1/0.05) = 3.0
+    (p,) = predict_transitions([_escape_chart(0.05, 1.0)], opt)   # a plateau: the loss's fall speeds up e^15.6-fold
     assert p.method == "escape_integral" and math.isfinite(p.step) and p.step > 0
-    with pytest.raises(InvalidPrediction, match=r"chart 'sigma0'.*ln\(d_exit/d0\) = 0.693 < 1"):
-        predict_transitions([_escape_chart(0.5, 1.0)], opt)
+    # an escape integral's plateau is the speed-up of the loss's fall, not a distance: from 0.5 the distance grows
+    # only 2-fold (ln 0.693), but on this quartic ridge the rate of fall grows 6.7-fold (ln 1.90): a transition
+    (p,) = predict_transitions([_escape_chart(0.5, 1.0)], opt)
+    assert p.method == "escape_integral" and math.isfinite(p.step) and p.step > 0
+    with pytest.raises(InvalidPrediction, match=r"chart 'sigma0'.*ln\(max/start\) = 0.299 < 1"):
+        predict_transitions([_escape_chart(0.7, 1.0)], opt)
     grid = np.linspace(0.0, 1.5, 301)
     with pytest.raises(InvalidPrediction, match=r"chart 'sigma0'.*d0 = inf"):
         predict_transitions([_escape_chart(0.05, 1.0, metric_x=grid, metric_a=np.zeros_like(grid))], opt)
 
 
 def test_a_chart_without_a_plateau_abstains_and_the_others_still_predict():
-    """Abstention is per chart: the chart without a plateau (ln(d_exit/d0) = 0.693) and the one at an infinite
+    """Abstention is per chart: the chart without a plateau (its loss's fall speeds up by ln 0.299) and the one at an infinite
     distance predict nothing and say why; the chart with a plateau predicts exactly what it predicts alone."""
     from dataclasses import replace
 
@@ -151,13 +155,13 @@ def test_a_chart_without_a_plateau_abstains_and_the_others_still_predict():
     opt = Optimiser(np.full(1000, 1e-2))
     grid = np.linspace(0.0, 1.5, 301)
     good = replace(_escape_chart(0.05, 1.0), label="good")
-    flat = replace(_escape_chart(0.5, 1.0), label="flat")
+    flat = replace(_escape_chart(0.7, 1.0), label="flat")
     far = replace(_escape_chart(0.05, 1.0, metric_x=grid, metric_a=np.zeros_like(grid)), label="far")
     (alone,) = predict_transitions([good], opt)
     predicted, abstained = predict_or_abstain([flat, good, far], opt)
     assert [p.chart for p in predicted] == ["good"] and predicted[0] == alone
     assert [a.chart for a in abstained] == ["flat", "far"]
-    assert "ln(d_exit/d0) = 0.693 < 1" in abstained[0].reason and abstained[0].figure == "ln(d_exit/d0) = 0.693 < 1"
+    assert "ln(max/start) = 0.299 < 1" in abstained[0].reason and abstained[0].figure == "ln(speed-up) = 0.299 < 1"
     assert "d0 = inf" in abstained[1].reason
     assert predict_or_abstain([flat], opt)[0] == []
 

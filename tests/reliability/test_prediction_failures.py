@@ -32,7 +32,8 @@ noise_samples = 64
 
 def test_attention_chart_of_a_two_dimensional_head_is_no_prediction(cli, workdir):
     """d_model = d_k = 2 with the `attention` geometry: the flow runs from σ0 = 5e-7 into σ = 0 (the chart keeps the
-    initial B's singular vectors, the data do not), the chart's minimum lies at its start.  It exited 0 with
+    initial B's singular vectors, the data do not), the chart's minimum lies next to its start (the loss's rate of fall
+    grows by ln 0.891 < 1 along the escape; read by distance, ln(d_exit/d0) = 0.677).  It exited 0 with
     d0 = 4e137 and a predicted step 0.3 (true 320); now its one chart abstains, so nothing is predicted: the run
     reports the chart and why.  The chart's own coordinate decays into σ = 0, so no chart has a transition; the
     drop the loss shows (step ~320) is a true transition no chart explains, and a miss in both scores, never a false
@@ -45,7 +46,7 @@ def test_attention_chart_of_a_two_dimensional_head_is_no_prediction(cli, workdir
     report = json.loads(out)
     assert report["predicted"] == [] and "Traceback" not in err and "e+137" not in out
     (abstained,) = report["abstained"]
-    assert abstained["chart"] == "sigma0" and "ln(d_exit/d0) = 0.677 < 1" in abstained["reason"]
+    assert abstained["chart"] == "sigma0" and "ln(max/start) = 0.891 < 1" in abstained["reason"]
     assert len(report["observed"]) >= 1
     # no chart learned: every drop of the loss is a true transition no chart explains, and each is a miss
     assert [t["chart"] for t in report["truth"]] == ["(uncharted)"] * sum(o["count"] for o in report["observed"])
@@ -54,10 +55,11 @@ def test_attention_chart_of_a_two_dimensional_head_is_no_prediction(cli, workdir
 
 
 def test_a_chart_without_a_plateau_abstains_and_the_run_goes_on(cli, workdir):
-    """A 4-layer linear net from a large initialisation (init_scale 0.8): charts r2 and r3 start within one e-fold of
-    their minimum (ln(d_exit/d0) ≈ 0.55).  They used to end the whole run (exit 1); now each abstains, is reported
-    with its reason (table, --json, result file), its true transition stays without a prediction, and r0, r1
-    predict (exit 0)."""
+    """A 4-layer linear net from a large initialisation (init_scale 0.8): along chart r2's escape the loss's rate of
+    fall grows less than e-fold (ln 0.94): it starts next to its minimum.  Such a chart used to end the whole run
+    (exit 1); now it abstains, is reported with its reason (table, --json, result file), its true transition stays
+    without a prediction, and r0, r1, r3 predict (exit 0).  (Read by distance, r3 abstained too, ln(d_exit/d0) < 0,
+    while its loss's fall speeds up 5-fold, ln 1.6: on a degenerate ridge the rate of fall grows as a power of r.)"""
     import json
 
     import h5py
@@ -69,16 +71,16 @@ def test_a_chart_without_a_plateau_abstains_and_the_run_goes_on(cli, workdir):
     assert code == 0, err
     run = json.loads(out)
     abstained = {a["chart"]: a["reason"] for a in run["abstained"]}
-    assert sorted(abstained) == ["r2", "r3"]
-    assert all(f"chart '{c}'" in r and "ln(d_exit/d0) = " in r and "< 1" in r for c, r in abstained.items())
-    assert sorted(p["chart"] for p in run["predicted"]) == ["r0", "r1"]
+    assert sorted(abstained) == ["r2"]
+    assert all(f"chart '{c}'" in r and "ln(max/start) = " in r and "< 1" in r for c, r in abstained.items())
+    assert sorted(p["chart"] for p in run["predicted"]) == ["r0", "r1", "r3"]
     true_charts = {t["chart"] for t in run["truth"]}
-    assert {"r2", "r3"} <= true_charts                       # the abstaining charts' transitions are true ones ...
-    assert run["score"]["recall"] <= 2 / len(true_charts)    # ... that two predictions cannot all cover
+    assert "r2" in true_charts                               # the abstaining chart's transition is a true one ...
+    assert run["score"]["recall"] <= 3 / len(true_charts)    # ... that three predictions cannot all cover
     with h5py.File(workdir / "out" / "deep-linear-4.h5", "r") as f:
         assert json.loads(f["score"].attrs["abstained"]) == run["abstained"]
         stored = {c: f[f"extraction/{c}"].attrs["abstained"] for c in ("r0", "r1", "r2", "r3")}
-    assert stored["r0"] == stored["r1"] == "" and stored["r2"] == abstained["r2"]
+    assert stored["r0"] == stored["r1"] == stored["r3"] == "" and stored["r2"] == abstained["r2"]
     code, out, err = cli(*args[:3], "out2", *args[4:])
     assert code == 0, err
     assert "    r2  abstains (predicts nothing): chart 'r2'" in out
@@ -87,7 +89,7 @@ def test_a_chart_without_a_plateau_abstains_and_the_run_goes_on(cli, workdir):
     assert code == 0, err
     forecast = json.loads(out)
     assert forecast["abstained"] == run["abstained"]
-    assert [sorted(r["steps"]) for r in forecast["lr_scan"]] == [["r0", "r1"]] * 2
+    assert [sorted(r["steps"]) for r in forecast["lr_scan"]] == [["r0", "r1", "r3"]] * 2
 
 
 def test_a_point_a_hair_outside_a_closed_chart_end_is_moved_onto_it_and_one_clearly_outside_is_an_error():
