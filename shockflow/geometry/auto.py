@@ -45,11 +45,14 @@ its components along ``C`` removed, so ``L̄(r) = L(θ_⊥) − s r^L + ½ r^{2L
 
 **The aligned start** (docs/theory.md §6, "Depth"; :func:`aligned_start`, :meth:`AutoGeometry.start_coordinate`).
 From random small layers the speed radius overestimates the escape speed (an isolated mode 7–33 % early): the
-layers first align on the mode.  The single-mode flow near the origin closes on ``α = W_1 v``, the middle layers
-and ``β = W_Lᵀ u``; it is followed from the real layers until ``z = 0.05 s`` and mapped to the balanced radius
-``r_a`` that reaches the same ``z`` at the same time, the extraction's ``x0`` (the coordinate of the parameters,
-which the truth reads, stays the speed radius).  A mode of smaller rate starts with the hidden directions that
-the modes of larger rate align to taken out (their cross terms remove its components there once they grow).
+layers first align on the mode.  Near the origin the loss is ``−tr(Mᵀ P)`` to leading order (M =
+:func:`chain_target`), so the layers follow ``Ẇ_l = A_lᵀ M B_lᵀ`` (``A_l``, ``B_l`` the products after and before
+layer l): every small mode moves the shared middle layers.  The flow is followed from the real layers until the
+mode's ``z = 0.05 s`` and mapped to the balanced radius ``r_a`` that reaches the same ``z`` at the same time, the
+extraction's ``x0`` (the coordinate of the parameters, which the truth reads, stays the speed radius).  A mode of
+smaller rate is timed by the flow of the modes not learned before it (M without the modes of larger rate), from
+the layers with the hidden directions those modes align to taken out (their cross terms remove its components
+there once they grow); the directions a faster mode holds are those its own flow (``s u vᵀ`` alone) aligns.
 
 **The learned strength** (docs/theory.md §6, "The learned strength"; :meth:`AutoGeometry.function_strength`).
 The strength "half learned" is measured in (the parameter truth, the escape's exit) is read from the network's
@@ -344,52 +347,62 @@ def chain_target(model: Model, X, y) -> np.ndarray:
     return M
 
 
-#: the aligned start: the single-mode flow is followed until z = ALIGNED_FRACTION · s (module docstring)
+#: the aligned start: the chain's small-weight flow is followed until z = ALIGNED_FRACTION · s (module docstring)
 ALIGNED_FRACTION = 0.05
 #: its integration: relative change of the fastest-moving block per RK4 step, and a step budget
 _ALIGN_STEP, _ALIGN_BUDGET = 0.01, 100_000
 
 
-def aligned_start(Ws, u, v, s: float, *, taken=None, fraction: float = ALIGNED_FRACTION):
+def aligned_start(Ws, u, v, s: float, *, drive=None, taken=None, fraction: float = ALIGNED_FRACTION):
     """``(r_a, t_a, hidden)``: the balanced radius whose escape matches the real one of mode ``(s, u, v)`` from the
-    layers ``Ws = [W_1 … W_L]``, the time ``t_a`` the single-mode flow took to reach ``z = fraction · s``, and the
-    mode's unit hidden directions there (one per hidden layer: ``α``, ``W_2 α``, …, ``W_{L−1} ⋯ W_2 α``).
+    layers ``Ws = [W_1 … W_L]``, the time ``t_a`` the small-weight flow took to reach ``z = uᵀ W_L ⋯ W_1 v =
+    fraction · s``, and the mode's unit hidden directions there (one per hidden layer: ``W_1 v``, ``W_2 W_1 v``, …).
 
-    Near the origin one mode moves the chain by ``Ẇ_l = s b_l c_lᵀ`` (module docstring), which closes on
-    ``α = W_1 v``, the middle layers ``W_2 … W_{L−1}`` and ``β = W_Lᵀ u`` (``α̇ = s W_2ᵀ⋯W_{L−1}ᵀ β``,
-    ``β̇ = s W_{L−1}⋯W_2 α``, ``Ẇ_l = s b_l c_lᵀ``; ``z = βᵀ W_{L−1}⋯W_2 α``): the alignment of the random layers
-    on the mode is in it (Saxe et al. 2014's decoupled dynamics start only after it).  ``taken``: per hidden layer
-    an orthonormal ``(h_l, m)`` basis of the directions the modes learned first hold, removed from the state at
-    the start (module docstring, "the aligned start").  The flow is followed (RK4, relative steps of
-    :data:`_ALIGN_STEP`) until ``z = fraction · s``, where the layers are aligned and the saturation ``s − z`` is
-    still small; the balanced flow ``ṙ = s r^{L−1}`` that reaches the same ``r_1 = z^{1/L}`` at the same time
-    starts at ``r_a = (r_1^{2−L} + (L − 2) s t_a)^{1/(2−L)}``.  ``None`` if the flow does not get there within the
-    budget (a mode the layers cannot carry: ``α`` or ``β`` zero)."""
+    Near the origin the loss is ``−tr(Dᵀ P)`` to leading order in the weights (``P = W_L ⋯ W_1``, ``D`` the
+    ``drive``: the target of the modes that grow alongside this one, :func:`chain_target` without the modes
+    learned before it; default ``s u vᵀ``, the mode alone), so the layers move by ``Ẇ_l = A_lᵀ D B_lᵀ`` with
+    ``A_l = W_L ⋯ W_{l+1}``, ``B_l = W_{l−1} ⋯ W_1``: the alignment of the random layers on the mode is in it
+    (Saxe et al. 2014's decoupled dynamics start only after it), and so is what the other modes of ``D`` add to
+    the shared middle layers (at depth 5, without them, the first mode of a rank-4 teacher was 20 % late).
+    ``taken``: per hidden layer an orthonormal ``(h_l, m)`` basis of the directions the modes learned first hold,
+    removed from the layers at the start (module docstring, "the aligned start").  The flow is followed (RK4,
+    relative steps of :data:`_ALIGN_STEP` in the fastest of the layers and the mode's end vectors ``W_1 v``,
+    ``W_Lᵀ u``) until ``z = fraction · s``, where the layers are aligned and the saturation ``s − z`` is still
+    small; the balanced flow ``ṙ = s r^{L−1}`` that reaches the same ``r_1 = z^{1/L}`` at the same time starts at
+    ``r_a = (r_1^{2−L} + (L − 2) s t_a)^{1/(2−L)}``.  ``None`` if the flow does not get there within the budget (a
+    mode the layers cannot carry: ``W_1 v`` or ``W_Lᵀ u`` zero)."""
     L = len(Ws)
-    state = [Ws[0] @ v, *(np.array(W, dtype=np.float64) for W in Ws[1:-1]), Ws[-1].T @ u]   # α, W_2 … W_{L−1}, β
-    if taken is not None:      # hidden layer l's basis Q_l: α ⟂ Q_1, W_l ⟂ Q_l on the right and Q_{l+1} on the left
+    D = s * np.outer(u, v) if drive is None else np.asarray(drive, dtype=np.float64)
+    state = [np.array(W, dtype=np.float64) for W in Ws]
+    if taken is not None:      # hidden layer l's basis Q_l: W_l ⟂ Q_l on the left and Q_{l−1} on the right
         Q = taken
-        state[0] = state[0] - Q[0] @ (Q[0].T @ state[0])
-        for j in range(1, L - 1):
-            W = state[j] - Q[j] @ (Q[j].T @ state[j])
-            state[j] = W - (W @ Q[j - 1]) @ Q[j - 1].T
-        state[-1] = state[-1] - Q[-1] @ (Q[-1].T @ state[-1])
+        for j in range(L):
+            W = state[j]
+            if j < L - 1:
+                W = W - Q[j] @ (Q[j].T @ W)
+            if j > 0:
+                W = W - (W @ Q[j - 1]) @ Q[j - 1].T
+            state[j] = W
 
     def flow(blocks):
-        """``(the rate of every block, z)``."""
-        alpha, mids, beta = blocks[0], blocks[1:-1], blocks[-1]
-        cs = [alpha]
-        for W in mids:
-            cs.append(W @ cs[-1])            # c_l for l = 2 … L (c_L = W_{L−1} ⋯ W_2 α)
-        bs = [beta]
-        for W in mids[::-1]:
-            bs.append(W.T @ bs[-1])          # b_l for l = L − 1 … 1
-        bs = bs[::-1]
-        rates = [s * bs[0], *(s * np.outer(b, c) for b, c in zip(bs[1:], cs[:-1])), s * cs[-1]]
-        return rates, float(beta @ cs[-1]), cs
+        """``(the rate of every layer, z, the mode's forward images W_l ⋯ W_1 v)``."""
+        after = [np.eye(blocks[-1].shape[0])]          # A_l = W_L ⋯ W_{l+1}, from l = L down to 1
+        for W in blocks[:0:-1]:
+            after.append(after[-1] @ W)
+        after = after[::-1]
+        before = [np.eye(blocks[0].shape[1])]          # B_l = W_{l−1} ⋯ W_1, from l = 1 up to L
+        for W in blocks[:-1]:
+            before.append(W @ before[-1])
+        rates = [A.T @ D @ B.T for A, B in zip(after, before)]
+        cs = [B @ v for B in before[1:]]               # W_1 v, W_2 W_1 v, …, W_{L−1} ⋯ W_1 v
+        return rates, float(u @ (blocks[-1] @ cs[-1])), cs
 
     def moved(blocks, rates, h):
         return [x + h * r for x, r in zip(blocks, rates)]
+
+    def relative(x, r):
+        n = np.linalg.norm(x)
+        return np.linalg.norm(r) / n if n > 0 else 0.0
 
     t, target = 0.0, fraction * s
     for _ in range(_ALIGN_BUDGET):
@@ -398,8 +411,8 @@ def aligned_start(Ws, u, v, s: float, *, taken=None, fraction: float = ALIGNED_F
             r1 = z ** (1.0 / L)
             hidden = [c / np.linalg.norm(c) for c in cs]
             return (r1 ** (2 - L) + (L - 2) * s * t) ** (1.0 / (2 - L)), t, hidden
-        relative = [np.linalg.norm(r) / np.linalg.norm(x) for x, r in zip(state, k1) if np.linalg.norm(x) > 0]
-        fastest = max(relative, default=0.0)
+        ends = [relative(state[0] @ v, k1[0] @ v), relative(state[-1].T @ u, k1[-1].T @ u)]
+        fastest = max([relative(x, r) for x, r in zip(state, k1)] + ends)
         if not (math.isfinite(fastest) and fastest > 0):
             return None
         h = _ALIGN_STEP / fastest
@@ -548,9 +561,9 @@ class AutoGeometry(Geometry):
 
     def start_coordinate(self, params, X, y) -> np.ndarray:
         """The chart coordinate the escape from ``params`` starts at: :meth:`coordinates`, except for a chain,
-        where it is the aligned start of the mode (module docstring; :func:`aligned_start`), with the hidden
-        directions of the modes of larger rate, in turn, taken out (the speed radius of :meth:`coordinates`
-        where the single-mode flow does not reach its alignment)."""
+        where it is the aligned start of the mode (module docstring; :func:`aligned_start`) under the target of
+        the modes not learned before it, with the hidden directions of the modes of larger rate, in turn, taken
+        out (the speed radius of :meth:`coordinates` where the flow does not reach its alignment)."""
         r = self.coordinates(params)
         if self._chain_layout is None:
             return r
@@ -562,14 +575,18 @@ class AutoGeometry(Geometry):
         M = chain_target(self.model, X, y)
         rates = np.einsum("ok,od,dk->k", U, M, V)
         taken = [np.zeros((W.shape[0], 0)) for W in Ws[:-1]]
+        drive = M        # the modes that grow alongside mode j: all but those of larger rate, learned before it
         for j in np.argsort(-rates, kind="stable"):
             if not rates[j] > 0:
                 break
-            found = aligned_start(Ws, U[:, j], V[:, j], float(rates[j]), taken=taken)
             if j == int(self.mode):
+                found = aligned_start(Ws, U[:, j], V[:, j], float(rates[j]), drive=drive, taken=taken)
                 return r if found is None else np.array([found[0]])
+            # the hidden directions a faster mode holds once learned are those its own flow aligns
+            found = aligned_start(Ws, U[:, j], V[:, j], float(rates[j]), taken=taken)
             if found is not None:
                 taken = [np.linalg.qr(np.concatenate([Q, q[:, None]], axis=1))[0] for Q, q in zip(taken, found[2])]
+            drive = drive - float(U[:, j] @ drive @ V[:, j]) * np.outer(U[:, j], V[:, j])
         return r
 
     # -- charts from the data ------------------------------------------------------------------
