@@ -62,6 +62,12 @@ its unit section from zero weights) in the least-squares fit of ``f_θ − f_ori
 leaves the span of the ``g``; the first head of ``attention-qk-4x2`` leaked 0.12 of the second's final 0.42
 without it).  It is ``r²`` (``r^L``) while the network is linear in its weights, and stays
 bounded where saturated weights grow on.
+
+**The intercept** (docs/theory.md §6, "The intercept"; :func:`split_stiffness`).  Units with φ(0) ≠ 0 at zero
+weights (sigmoid; frozen biases with φ(b) ≠ 0) add the constant ``φ(0) a_i`` to the outputs.  The learned
+strength reads each mode's function as the section's symmetric second difference and fits the intercepts
+alongside; the section splits the mode over the units as it grows, the common part the intercept stiffens
+relaxed over the plateau (:meth:`AutoGeometry._relaxed_split`).
 """
 
 from __future__ import annotations
@@ -93,6 +99,7 @@ class Modes:
     spectrum: np.ndarray
     errors: np.ndarray | None = None     # standard error of each kept rate (the sample's own noise)
     spectrum_errors: np.ndarray | None = None   # ... of every eigenvalue (NaN for one ≤ 0: never kept)
+    stiff_splits: np.ndarray | None = None      # (K, units, m): the unit splits an intercept stiffens (split_stiffness)
 
 
 def _layout(model):
@@ -204,7 +211,65 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     error[up] = _rayleigh_errors(zero, origin, first, second, vectors[:, up], X, y)
     keep = _select(values, vectors, max_modes, min_rate_ratio) & up
     keep[up] &= values[up] > error[up]
-    return Modes(vectors[:, keep], values[keep], values, error[keep], error)
+    stiff = split_stiffness(zero, origin, layout, vectors[:, keep], values[keep], X, y) if d > 1 else None
+    return Modes(vectors[:, keep], values[keep], values, error[keep], error, stiff)
+
+
+#: the step of :func:`split_stiffness`'s first differences (relative to a unit direction)
+SPLIT_STEP = 1e-3
+
+
+def split_stiffness(model, origin, layout, vectors, rates, X, y, h: float = SPLIT_STEP) -> np.ndarray | None:
+    """How an intercept holds back the units' common part of each mode (docs/theory.md §6, "The intercept"):
+    ``(K, units, m)`` with ``F_k F_kᵀ = T_k / λ_k``, or None where no mode has one.
+
+    ``Y`` is the flow of the units' differences; a split ``c`` (mode k's component ``c_i e_k`` in unit i) also
+    moves every unit's first-order function ``h_i = ∂f/∂c_i`` at the origin, which vanishes where φ(0) = 0 and
+    otherwise carries the constant ``φ(0) a_i`` (sigmoid; frozen biases with ``φ(b) ≠ 0``).  The loss then holds
+    ``½ cᵀ T c`` with ``T_ij = mean_μ h_iᵀ ∇²ℓ_μ h_j`` (the Gauss–Newton term; the pair term ``B`` of the
+    Hessian, exact at the origin, where f's second derivative across units vanishes), and the split follows
+    ``ċ = (λ_k − T_k) c``: its components along ``T_k``'s range (the units' common part for equal units) grow
+    slower by ``T_k``'s eigenvalues, or decay.  ``h_i`` by central differences, ``2·units`` parameter sets per
+    mode in one batched forward pass on at most ``CHUNK_VALUES / (2 · units · outputs)`` samples (T is a mean over
+    them; for the constant ``φ(0) a_i`` any sample gives it exactly); nothing is computed beyond one pair of passes
+    per mode where the common split's first-order function vanishes (``|h| ≤ h · |g|``, the second order's size at
+    the step)."""
+    from shockflow.geometry.batched_loss import CHUNK_VALUES, batched_outputs
+
+    d, K = layout.units, vectors.shape[1]
+    loss = model.loss_function
+    Y = loss.targets(y, np.asarray(X).shape[0], model.output_dim) if K else None
+    out0 = None
+    result = []
+    for k in range(K):
+        e = vectors[:, k]
+        common = np.zeros(model.num_parameters)
+        common[layout.index] = np.outer(np.full(d, 1.0 / math.sqrt(d)), e)
+        probe = np.stack([origin + h * common, origin - h * common, origin])
+        F = batched_outputs(model, unflatten(model, probe), X)
+        out0 = F[2]
+        first, second = (F[0] - F[1]) / (2 * h), (F[0] + F[1] - 2 * F[2]) / (2 * h * h)
+        if not np.linalg.norm(first) > h * np.linalg.norm(second):
+            result.append(np.zeros((d, 0)))
+            continue
+        rows = max(64, CHUNK_VALUES // (2 * d * out0.shape[-1]))     # T is a mean over samples: a bounded batch
+        Xs, Ys, out0 = (Xk[:rows] for Xk in (np.asarray(X), Y, out0))
+        sets = np.repeat(origin[None], 2 * d, axis=0)
+        for i in range(d):
+            sets[2 * i, layout.index[i]] += h * e
+            sets[2 * i + 1, layout.index[i]] -= h * e
+        F = batched_outputs(model, unflatten(model, sets), Xs)
+        H = (F[0::2] - F[1::2]) / (2 * h)                                  # (units, n, o): h_i
+        G0 = loss.grad(out0, Ys)
+        curvature = np.stack([(loss.grad(out0 + h * Hi, Ys) - G0) / h for Hi in H])   # ∇²ℓ h_i (exact: squared loss)
+        T = np.einsum("ino,jno->ij", H, curvature) / out0.shape[0]
+        values, Q = np.linalg.eigh(0.5 * (T + T.T))
+        big = values > 1e-8 * max(float(rates[k]), 1e-300)
+        result.append(Q[:, big] * np.sqrt(values[big] / float(rates[k])))
+    if all(F_k.shape[1] == 0 for F_k in result):
+        return None
+    m = max(F_k.shape[1] for F_k in result)
+    return np.stack([np.pad(F_k, ((0, 0), (0, m - F_k.shape[1]))) for F_k in result])
 
 
 #: the step of the per-sample second differences of :func:`_rayleigh_errors` (relative to a unit direction)
@@ -447,6 +512,7 @@ class AutoGeometry(Geometry):
     extent: float = 1.0
     active: tuple = ()         # modes learned at the reference (a saddle of the chain): split this one orthogonally
     frozen: tuple = ()         # parameters held at their initial values ([training] frozen): no mode moves them
+    stiff_splits: Any = None   # (K, units, m) unit splits an intercept holds back (split_stiffness); None: none
 
     #: the keyword through which the saddle chain names the learned modes (shockflow.prediction.saddle_chain)
     saddle_keyword = "active"
@@ -497,19 +563,37 @@ class AutoGeometry(Geometry):
         units = layout.unit_matrix(theta0)
         c = units.T @ e
         r0 = float(np.linalg.norm(c))
-        c_hat = c / r0 if r0 > 0 else np.full(layout.units, 1.0 / math.sqrt(layout.units))
+        c = self._relaxed_split(c, r0)
+        start = float(np.linalg.norm(c))
+        c_hat = c / start if start > 0 else np.full(layout.units, 1.0 / math.sqrt(layout.units))
         learned = [int(j) for j in self.active if int(j) != int(self.mode)]
         if any(not 0 <= j < E.shape[1] for j in learned):
             raise GeometryError(f"active: expected mode numbers in [0, {E.shape[1]}), found {self.active!r}")
         if learned:
             c_hat = self._orthogonal_split(c_hat, units.T @ E[:, learned])
         base = theta0.copy()          # the reference without this mode's component (the section adds r ĉ e)
-        base[layout.index] -= np.outer(c, e)
+        base[layout.index] -= np.outer(units.T @ e, e)
         direction = np.zeros_like(theta0)
         direction[layout.index] = np.outer(c_hat, e)
         object.__setattr__(self, "_e", e)
         object.__setattr__(self, "_base", base)
         object.__setattr__(self, "_direction", direction)
+
+    def _relaxed_split(self, c: np.ndarray, r0: float) -> np.ndarray:
+        """The split ``c`` of the mode over the units as it grows (docs/theory.md §6, "The intercept"): its
+        components along ``T_k``'s range relaxed by ``e^{−σ² t*}`` for the plateau's ``t* = ln(1/r0)/λ_k`` (the
+        linear escape from ``r0`` to unit-size weights), ``σ²`` the eigenvalues of ``T_k`` (``stiff_splits``
+        holds ``q σ/√λ_k``); unchanged where no intercept holds the split back."""
+        if self.stiff_splits is None or not 0 < r0 < 1:
+            return c
+        F = np.asarray(self.stiff_splits, dtype=np.float64)[int(self.mode)]
+        out = c.copy()
+        for f in F.T:
+            weight = float(f @ f)      # σ² / λ_k
+            if weight > 0:
+                q = f / math.sqrt(weight)
+                out -= (1.0 - r0 ** weight) * float(q @ c) * q
+        return out
 
     def _build_chain(self, E):
         """The balanced section of mode ``self.mode`` (module docstring, "Chains")."""
@@ -566,7 +650,11 @@ class AutoGeometry(Geometry):
         out (the speed radius of :meth:`coordinates` where the flow does not reach its alignment)."""
         r = self.coordinates(params)
         if self._chain_layout is None:
-            return r
+            if self.stiff_splits is None:
+                return r
+            units = self._layout.unit_matrix(flatten(self.model, self.check_params(params)))
+            c = units.T @ self._e
+            return np.array([float(np.linalg.norm(self._relaxed_split(c, float(np.linalg.norm(c)))))])
         chain, d = self._chain_layout, self.model.input_dim
         p = self.check_params(params)
         Ws = [np.asarray(p[key], dtype=np.float64) for key in chain.keys]
@@ -603,7 +691,8 @@ class AutoGeometry(Geometry):
             raise GeometryError(f"model: the origin of the {model.name!r} network has no unstable direction on "
                                 f"these data (largest eigenvalue of Y: {found.spectrum[0]:.3g}); there is no "
                                 f"transition to predict")
-        return {**kwargs, "modes": found.directions}, list(range(found.rates.size)), "mode"
+        extra = {} if found.stiff_splits is None else {"stiff_splits": found.stiff_splits}
+        return {**kwargs, "modes": found.directions, **extra}, list(range(found.rates.size)), "mode"
 
     def _require_modes(self):
         if self.modes is None:
@@ -645,12 +734,22 @@ class AutoGeometry(Geometry):
         return free_origin(self.model, self._layout, self.frozen)[0]
 
     def _mode_functions(self, X):
-        """``(f_origin (n·o,), G (n·o, K))``: each mode's linear-regime function per unit strength,
-        ``g_j = (f(θ_origin + ε d_j) − f(θ_origin)) / strength(ε)`` along mode j's unit section ``d_j`` from the
-        origin with ``strength(ε) = 1e-6`` (the next order is ``O(strength)`` relative), cached for the data ``X``."""
+        """``(f_origin (n·o,), G (n·o, K), N (n·o, m))``: each mode's linear-regime function per unit strength
+        ``g_j`` along mode j's unit section ``d_j`` from the origin, and the intercepts ``N`` the fits take out.
+
+        A two-layer section has ``f(θ_origin + ε d_j) = f_origin + ε h_j + ε² g_j + O(ε³)``: ``g_j`` is read as
+        the symmetric second difference ``(f(+ε d_j) + f(−ε d_j) − 2 f_origin) / (2 ε²)`` (``ε² = 1e-6``; the next
+        order is ``O(ε²)`` relative), ``h_j`` as the first ``(f(+ε d_j) − f(−ε d_j)) / (2 ε)``.  ``h_j`` vanishes
+        where ``φ(0) = 0`` at zero weights (an odd φ exactly, gelu to ``O(ε²)``); where it does not (sigmoid,
+        ``φ(0) = ½``; frozen biases with ``φ(b) ≠ 0``) every unit adds the constant ``φ(0) a_i`` to its outputs, an
+        intercept that no mode learns and every fit would otherwise read into the modes' coefficients (a one-sided
+        difference read ``h_j / ε`` as the mode: sigmoid's strengths were 1e-3 of the teacher's).  ``N`` is then
+        the per-output constant functions (``m = o``), else empty; it counts where ``ε |h_j| ≥ ε² |g_j|`` for some
+        mode (the first order as large as the mode's own at the probe's strength).  A chain of depth L reads
+        ``g_j = (f(ε d_j) − f_origin) / ε^L`` (its origin has no intercept: φ(0) = 0 is required)."""
         cached = getattr(self, "_function_cache", None)
         if cached is not None and cached[0] is X:
-            return cached[1], cached[2]
+            return cached[1], cached[2], cached[3]
         self._require_modes()
         E = np.asarray(self.modes, dtype=np.float64)
         K = 1 if E.ndim == 1 else E.shape[1]
@@ -658,24 +757,39 @@ class AutoGeometry(Geometry):
         eps = 1e-6 ** (1.0 / power)
         net = self.model.copy()
         origin = self._origin_vector()
-        net.set_parameter_vector(origin)
-        f0 = np.asarray(net.forward(X), dtype=np.float64).reshape(-1)
-        columns = []
+
+        def f(theta):
+            net.set_parameter_vector(theta)
+            return np.asarray(net.forward(X), dtype=np.float64)
+
+        out0 = f(origin)
+        f0 = out0.reshape(-1)
+        columns, intercept = [], False
         for j in range(K):
-            geo = self if j == int(self.mode) else self._other(j)
-            net.set_parameter_vector(origin + eps * geo._direction)
-            columns.append((np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0) / eps ** power)
+            d = (self if j == int(self.mode) else self._other(j))._direction
+            plus = f(origin + eps * d).reshape(-1) - f0
+            if power != 2:
+                columns.append(plus / eps ** power)
+                continue
+            minus = f(origin - eps * d).reshape(-1) - f0
+            g, h = (plus + minus) / (2 * eps * eps), (plus - minus) / (2 * eps)
+            columns.append(g)
+            intercept = intercept or bool(eps * np.linalg.norm(h) >= eps * eps * np.linalg.norm(g))
         G = np.stack(columns, axis=1)
         if not (np.all(np.isfinite(G)) and np.linalg.norm(G[:, int(self.mode)]) > 0):
             raise GeometryError(f"mode: {int(self.mode)} does not change the network's function near zero weights "
                                 f"(its linear-regime function vanishes), so its learned strength is undefined")
-        object.__setattr__(self, "_function_cache", (X, f0, G))
-        return f0, G
+        intercept = intercept or self.stiff_splits is not None
+        outputs = out0.reshape(out0.shape[0], -1).shape[1]
+        N = np.kron(np.ones((out0.shape[0], 1)), np.eye(outputs)) if intercept else np.empty((f0.size, 0))
+        object.__setattr__(self, "_function_cache", (X, f0, G, N))
+        return f0, G, N
 
     def _other(self, j: int) -> "AutoGeometry":
         """The chart of mode ``j`` of the same modes on the same network (its section and its removal)."""
         return AutoGeometry(model=self.model, modes=self.modes, mode=j, max_modes=self.max_modes,
-                            min_rate_ratio=self.min_rate_ratio, extent=self.extent, frozen=self.frozen)
+                            min_rate_ratio=self.min_rate_ratio, extent=self.extent, frozen=self.frozen,
+                            stiff_splits=self.stiff_splits)
 
     def function_strength(self, params, X) -> float:
         """The mode's strength in the network's function at ``params`` (module docstring, "The learned strength"):
@@ -685,7 +799,7 @@ class AutoGeometry(Geometry):
         and its shape would otherwise leak into this mode's coefficient).  Equal to ``z = r²`` (``r^L`` for a chain)
         while the network is in its linear regime; bounded by what the data hold when saturation makes the weights
         grow on."""
-        f0, G = self._mode_functions(X)
+        f0, G, N = self._mode_functions(X)
         k = int(self.mode)
         net = self._scratch_net()
         theta = flatten(self.model, self.check_params(params))
@@ -695,6 +809,7 @@ class AutoGeometry(Geometry):
         others = [j for j in range(G.shape[1]) if j != k]
         columns.extend(self._function_alone(j, params, X, net, f0) for j in others)
         columns.extend(G[:, j] for j in others)
+        columns.extend(N.T)
         return float(self._first_coefficient(G, columns[1:1 + len(others)], columns) @ (F - f0))
 
     def _mode_chart(self, j: int) -> "AutoGeometry":
@@ -735,21 +850,22 @@ class AutoGeometry(Geometry):
         conditioning: a mode in its linear regime has its function alone nearly parallel to its ``g`` (measured
         on ``attention-qk-4x2``: 2.4e-14 from lstsq's at strengths 1e-5, 1e-14 of the strengths' range).  The strengths of a trajectory's snapshot,
         every chart at once (:func:`shockflow.prediction.trajectory.with_trajectory`)."""
-        f0, G = self._mode_functions(X)
-        K = G.shape[1]
+        f0, G, N = self._mode_functions(X)
+        K, m = G.shape[1], N.shape[1]
         net = self._scratch_net()
         net.set_parameter_vector(flatten(self.model, self.check_params(params)))
         b = np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0
         if K == 1:
-            return np.array([float(self._first_coefficient(G, [], [G[:, 0]]) @ b)])
+            return np.array([float(self._first_coefficient(G, [], [G[:, 0], *N.T]) @ b)])
         alone = [self._function_alone(j, params, X, net, f0) for j in range(K)]
-        Q, R = np.linalg.qr(np.column_stack([G] + alone))
+        Q, R = np.linalg.qr(np.column_stack([G] + alone + [N]))
         qb = Q.T @ b
         out = np.empty(K)
+        intercepts = list(range(2 * K, 2 * K + m))
         for k in range(K):
             others = [j for j in range(K) if j != k]
-            U, sv, Vt = np.linalg.svd(R[:, [k] + [K + j for j in others] + others], full_matrices=False)
-            keep = sv > np.finfo(np.float64).eps * max(b.size, 2 * K - 1) * sv[0]
+            U, sv, Vt = np.linalg.svd(R[:, [k] + [K + j for j in others] + others + intercepts], full_matrices=False)
+            keep = sv > np.finfo(np.float64).eps * max(b.size, 2 * K - 1 + m) * sv[0]
             out[k] = (Vt[keep, 0] / sv[keep]) @ (U[:, keep].T @ qb)
         return out
 
@@ -762,7 +878,7 @@ class AutoGeometry(Geometry):
                 self.modes is not None and not np.array_equal(np.asarray(self.modes), np.asarray(other.modes))):
             return False
         return all(np.array_equal(np.asarray(getattr(self, f), dtype=object), np.asarray(getattr(other, f), dtype=object))
-                   for f in ("max_modes", "min_rate_ratio", "extent", "active", "frozen"))
+                   for f in ("max_modes", "min_rate_ratio", "extent", "active", "frozen", "stiff_splits"))
 
     def _scratch_net(self):
         """A copy of the model kept for :meth:`function_strength`'s forward passes (each sets every parameter before

@@ -33,7 +33,7 @@ def _reference_strength(geo, params, X):
     least-squares solve per point."""
     from shockflow.geometry.flat import flatten
 
-    f0, G = geo._mode_functions(X)
+    f0, G, N = geo._mode_functions(X)
     k = int(geo.mode)
     net = geo.model.copy()
     net.set_parameter_vector(flatten(geo.model, geo.check_params(params)))
@@ -45,6 +45,7 @@ def _reference_strength(geo, params, X):
         net.set_parameter_vector(geo._origin_vector() + float(other.coordinates(params)[0]) * other._direction)
         columns.append(np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0)
     columns.extend(G[:, j] for j in others)
+    columns.extend(N.T)   # the intercepts (none where φ(0) = 0)
     return float(np.linalg.lstsq(np.stack(columns, axis=1), F - f0, rcond=None)[0][0])
 
 

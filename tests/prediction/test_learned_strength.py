@@ -88,7 +88,7 @@ def test_a_learned_modes_saturated_function_does_not_leak_into_a_waiting_modes_s
     first, second = (geometry.build("auto", model=model, modes=modes.directions, mode=k) for k in (0, 1))
     theta = first._origin_vector() + 2.0 * first._direction
     params = unflatten(model, theta)
-    f0, G = second._mode_functions(data.X)
+    f0, G, _ = second._mode_functions(data.X)
     net = model.copy()
     net.set_parameter_vector(theta)
     plain = float(np.linalg.pinv(G)[1] @ (np.asarray(net.forward(data.X)).reshape(-1) - f0))
