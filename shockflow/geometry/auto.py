@@ -343,14 +343,18 @@ def _refuse_sloped_origin(model, origin, layout, free, frozen, X, y):
     """The origin of the free parameters must be a stationary point for its modes to be a saddle's: refused
     (naming the frozen keys) when the loss's slope there, over the free entries, exceeds the saddle's own pull
     at the initial weights (``|g(θ_0) − g(origin)|``): the escape is then driven by the slope, not by the
-    instability (a readout frozen at nonzero values makes the network linear in the weights before it)."""
+    instability (a readout frozen at nonzero values makes the network linear in the weights before it).
+    Both are measured outside the intercept's directions (:func:`intercept_directions`): the slope along them
+    (the sample mean of the targets pulling the constant ``φ(b) a_i``) is what the charts' fits take out."""
     def free_grad(theta):
         m = model.copy()
         m.set_parameter_vector(theta)
         grads = m.loss_and_grad(X, y)[1]
         g = np.concatenate([np.asarray(grads[k]).ravel() for k in m.params])
-        return g[layout.index[:, free]].ravel()
+        g = g[layout.index[:, free]]                  # (units, free entries of a unit)
+        return (g - (g @ N) @ N.T).ravel()
 
+    N = intercept_directions(model, origin, layout, free, X)
     slope, start = free_grad(origin), free_grad(model.parameter_vector())
     pull = float(np.linalg.norm(start - slope))
     if float(np.linalg.norm(slope)) > pull:
@@ -358,6 +362,35 @@ def _refuse_sloped_origin(model, origin, layout, free, frozen, X, y):
                             f"stationary at zero free weights (slope {np.linalg.norm(slope):.3g} against the "
                             f"saddle's pull {pull:.3g} at the initial weights): the origin is no saddle of the free "
                             f"parameters, and the automatic charts chart the saddles of the origin only")
+
+
+#: a direction's first-order function counts as constant over the samples below this fraction of the largest
+INTERCEPT_TOL = 1e-8
+
+
+def intercept_directions(model, origin, layout, free, X, h: float = SPLIT_STEP) -> np.ndarray:
+    """``(q, c)`` orthonormal: the combinations of a unit's ``q`` free entries whose first-order function at the
+    origin is the same for every sample, a constant per output (the intercept: a readout ``a_i`` of a unit whose
+    activation is ``φ(b) ≠ 0`` at zero weights; a trainable bias under a frozen readout).  Moving a unit along
+    them shifts the outputs by a constant and nothing else, as the charts' intercepts do (docs/theory.md §6,
+    "The intercept").  Directions with no first-order function at all are among them (a slope there is zero).
+    One batched forward pass at ``2q`` parameter sets on at most ``CHUNK_VALUES / (2q · outputs)`` samples
+    (central differences; for a function linear along the entry, as ``a_i`` is, exact up to round-off)."""
+    from shockflow.geometry.batched_loss import CHUNK_VALUES, batched_outputs
+
+    cols = layout.index[0][free]
+    q = cols.size
+    rows = max(64, CHUNK_VALUES // (2 * q * max(1, model.output_dim)))
+    sets = np.repeat(origin[None], 2 * q, axis=0)
+    sets[np.arange(0, 2 * q, 2), cols] += h
+    sets[np.arange(1, 2 * q, 2), cols] -= h
+    F = batched_outputs(model, unflatten(model, sets), np.asarray(X)[:rows])
+    J = (F[0::2] - F[1::2]) / (2.0 * h)                           # (q, rows, outputs): each entry's function
+    A = (J - J.mean(axis=1, keepdims=True)).reshape(q, -1).T      # its part that varies over the samples
+    _, s, Vt = np.linalg.svd(A, full_matrices=True)
+    rank = int(np.sum(s > INTERCEPT_TOL * max(float(np.abs(J).max(initial=0.0)), np.finfo(float).tiny)
+                      * math.sqrt(A.shape[0])))
+    return Vt[rank:].T
 
 
 def check_frozen_origin(model, X, y, frozen) -> None:

@@ -55,8 +55,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["Plateau", "PlateauError", "UnitLandscape", "approach", "line_scale", "linear_growth", "plateau_escape",
-           "plateau_extraction", "plateau_transition", "sloped_origin", "symmetric_minimum", "unstable_directions"]
+__all__ = ["Plateau", "PlateauError", "UnitLandscape", "approach", "check_plateau_start", "line_scale",
+           "linear_growth", "plateau_escape", "plateau_extraction", "plateau_transition", "sloped_origin", "symmetric_minimum", "unstable_directions"]
 
 #: the approach ends when the loss is within this fraction of the way from its start down to L(θ_p)
 ARRIVAL = 1e-3
@@ -215,6 +215,23 @@ def _update(g, v, eta, optimiser):
     return -(eta * (g + mu * v) if optimiser.name == "nesterov" else eta * v), v
 
 
+def _breaking_scale(land: UnitLandscape, theta0) -> float:
+    """``|P θ_0|``, the size of the initial parameters' symmetry-breaking part; :class:`PlateauError` where it is
+    zero up to the round-off of the units' mean (nothing breaks the symmetry: the plateau has no exit)."""
+    scale = float(np.linalg.norm(land.breaking(theta0)))
+    if scale <= 1e-12 * float(np.linalg.norm(land.symmetric(theta0))):
+        raise PlateauError("the initial parameters are exactly symmetric: no unit can break away from the plateau")
+    return scale
+
+
+def check_plateau_start(model, frozen=()) -> None:
+    """Every refusal of :func:`plateau_escape` that the network and its initial parameters decide alone, before any
+    work (:class:`PlateauError`): units that are not interchangeable, frozen values that differ between units, and
+    initial parameters that are exactly symmetric.  What the landscape decides (no unstable direction, a
+    perturbation that arrives past the quadratic top) is known only after the plateau is found."""
+    _breaking_scale(UnitLandscape(model, np.empty((0, 0)), None, tuple(frozen)), model.parameter_vector())
+
+
 def approach(land: UnitLandscape, theta0, L_p: float, optimiser):
     """The approach (module docstring, 2): ``(steps, δ on arrival)``."""
     rates = np.asarray(optimiser.learning_rates, dtype=np.float64)
@@ -224,9 +241,7 @@ def approach(land: UnitLandscape, theta0, L_p: float, optimiser):
     if not L0 > L_p:
         return 0.0, delta
     v, vd = np.zeros_like(theta), np.zeros_like(theta)
-    scale, log_scale = float(np.linalg.norm(delta)), 0.0
-    if scale <= 1e-12 * float(np.linalg.norm(theta)):   # zero up to the round-off of the units' mean
-        raise PlateauError("the initial parameters are exactly symmetric: no unit can break away from the plateau")
+    scale, log_scale = _breaking_scale(land, theta0), 0.0
     delta = delta / scale
     log_scale = math.log(scale)
     previous = L0
@@ -398,9 +413,14 @@ def _first_crossing(series, level: float) -> float:
 def plateau_escape(model, X, y, optimiser, *, frozen=()) -> Plateau:
     """The symmetric plateau of ``model`` (at its initial parameters) on ``(X, y)`` and its predicted exit under
     ``optimiser`` (a :class:`shockflow.prediction.mapping.Optimiser`); module docstring.  :class:`PlateauError`
-    names the stage that fails."""
+    names the stage that fails (a non-finite value is one: checked, not warned about)."""
     optimiser._check()
-    land = UnitLandscape(model, X, y, tuple(frozen))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _plateau_escape(model, X, y, optimiser, tuple(frozen))
+
+
+def _plateau_escape(model, X, y, optimiser, frozen) -> Plateau:
+    land = UnitLandscape(model, X, y, frozen)
     theta0 = model.parameter_vector()
     theta_p, L_p = symmetric_minimum(land, theta0)
     L_start = land.loss_grad(land.symmetric(theta0))[0]

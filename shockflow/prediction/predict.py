@@ -369,8 +369,10 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     except (MixtureError, PlateauError) as exc:
         if mixture is None and is_mixture(model):   # the chain of the mixture: no split to predict (exit 1)
             raise InvalidPrediction(f"the mixture of experts' chain (shockflow.prediction.gate): {exc}") from None
-        raise CaseError.at(case, "training.frozen", f"the loss is sloped at the origin of the free parameters and "
-                                                    f"the symmetric plateau cannot be predicted: {exc}") from None
+        # what the initial parameters decide was refused before any work (verify_geometry, exit 2); what the
+        # landscape decides is known only here: a failure of the prediction, naming its chart (exit 1)
+        raise InvalidPrediction(f"chart plateau: the loss is sloped at the origin of the free parameters and the "
+                                f"symmetric plateau cannot be predicted: {exc}") from None
     except (GeometryError, TypeError, ExtractionError) as exc:
         key = "training.frozen" if str(exc).startswith("frozen:") else \
             "extraction" if isinstance(exc, ExtractionError) else "geometry"

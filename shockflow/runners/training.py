@@ -233,6 +233,7 @@ def verify_geometry(case, model, data=None) -> None:
     every section holding the frozen parameters (the automatic charts: on ``data``, their free origin)."""
     s = case.settings
     from shockflow import geometry
+    from shockflow.prediction.plateau import PlateauError, check_plateau_start, sloped_origin
 
     frozen = tuple(s.training.frozen)
     unknown = [k for k in frozen if k not in model.params]
@@ -247,10 +248,14 @@ def verify_geometry(case, model, data=None) -> None:
             geometry.build("auto", model=model, frozen=frozen)
             if frozen and data is not None:
                 from shockflow.geometry.auto import check_frozen_origin
-                from shockflow.prediction.plateau import sloped_origin
 
-                if not sloped_origin(model, data.X, data.y, frozen):   # sloped: the symmetric plateau is predicted
+                if sloped_origin(model, data.X, data.y, frozen):   # the symmetric plateau is predicted instead
+                    check_plateau_start(model, frozen)
+                else:
                     check_frozen_origin(model, data.X, data.y, frozen)
+        except PlateauError as exc:
+            raise CaseError.at(case, "training.frozen", f"the loss is sloped at the origin of the free parameters "
+                                                        f"and the symmetric plateau cannot be predicted: {exc}") from None
         except geometry.GeometryError as exc:
             if str(exc).startswith("frozen:"):
                 raise CaseError.at(case, "training.frozen", f"`shockflow run` cannot chart the {model.name!r} "

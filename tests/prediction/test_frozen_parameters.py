@@ -163,3 +163,60 @@ def test_a_frozen_name_that_is_no_parameter_is_refused_by_validate_naming_the_pa
     code = main(["validate", "sphere-direction", "--set", f"training.frozen={value}"])
     err = capsys.readouterr().err
     assert code == 2 and "training.frozen" in err and "'W'" in err and "Traceback" not in err
+
+
+def test_the_intercepts_slope_does_not_make_the_origin_sloped():
+    # sigmoid units with frozen biases (φ(0) = ½): at zero weights every readout a_i adds the constant φ(0) a_i,
+    # so the sample mean of y slopes the loss along the readouts; that slope is an intercept's, which the charts'
+    # fits take out, not a slope that drives an escape (it refused with "sloped" and failed after training)
+    from shockflow.geometry.auto import _layout, free_origin, intercept_directions
+    from shockflow.prediction.plateau import sloped_origin
+
+    model, data = _net()
+    sigmoid = models.build(**{**NET, "activation": "sigmoid"})
+    assert abs(data.y.mean(axis=0)).max() > 1e-3                  # the sample's mean: nonzero
+    assert not sloped_origin(sigmoid, data.X, data.y, ("b",))
+    # its intercept directions: every free entry (readouts constant, hidden weights without function at a = 0)
+    layout = _layout(sigmoid)
+    origin, free = free_origin(sigmoid, layout, ("b",))
+    assert intercept_directions(sigmoid, origin, layout, free, data.X).shape == (free.sum(), free.sum())
+    # the committee machine (a readout frozen at 1, trained biases): the bias alone is an intercept direction
+    # (f shifts by a φ'(0) b_i), the weights' slope a φ'(0) E[y x] stays, and the origin stays sloped
+    committee = models.build(**{**NET, "output_dim": 1, "readout": 1.0})
+    y1 = data.y[:, :1]
+    layout = _layout(committee)
+    origin, free = free_origin(committee, layout, ("a",))
+    N = intercept_directions(committee, origin, layout, free, data.X)
+    b_entry = np.zeros(int(free.sum()))
+    b_entry[NET["input_dim"]] = 1.0                                  # unit i = [W_i (6); b_i (1)] free
+    assert N.shape == (free.sum(), 1) and abs(N[:, 0] @ b_entry) == pytest.approx(1.0, abs=1e-12)
+    assert sloped_origin(committee, data.X, y1, ("a",))
+
+
+def test_a_sigmoid_net_with_frozen_biases_is_predicted_from_its_origin(tmp_path, capsys):
+    # before: exit 2 on training.frozen after training (the plateau path, taken for the intercept's slope)
+    import json
+
+    model = MLP.replace('"erf"', '"sigmoid"') + "bias = true\n"
+    path = _case(tmp_path, model, '["b"]', "lr = 0.05\n")
+    assert main(["run", path, "--set", "data.n=512", "--set", "training.steps=1500", "--out", str(tmp_path / "out"),
+                 "--no-figures", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [p["chart"] for p in out["predicted"]] == ["r0", "r1"]
+    assert out["score"]["recall"] == 1.0 and out["score"]["median_relative_error_all"] <= 0.10
+
+
+def test_a_plateau_the_landscape_cannot_predict_fails_after_the_checks_with_exit_1(tmp_path, capsys, monkeypatch):
+    # what the initial parameters decide is refused before any work (exit 2, above); what only the landscape
+    # decides is a failure of the prediction, naming its chart (exit 1), never a bad case file
+    from shockflow.prediction import plateau
+
+    def fails(*args, **kwargs):
+        raise plateau.PlateauError("the symmetric plateau (loss 1): the perturbation arrives past the quadratic top")
+
+    monkeypatch.setattr(plateau, "plateau_escape", fails)
+    out = tmp_path / "out"
+    assert main(["forecast", "committee-erf-frozen", "--set", "data.n=256", "--out", str(out), "--no-figures"]) == 1
+    err = capsys.readouterr().err
+    assert "chart plateau" in err and "quadratic top" in err and "Traceback" not in err
+    assert "case file" not in err and not any(out.rglob("*.h5"))
