@@ -219,6 +219,13 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
 SPLIT_STEP = 1e-3
 
 
+def first_order_counts(first, second, step: float) -> bool:
+    """Whether a section's first-order function ``first`` counts at the finite-difference ``step`` against its
+    second order ``second`` (``|first| > step · |second|``: the intercept's constant ``φ(0) a_i`` does, an odd φ's
+    round-off does not)."""
+    return bool(np.linalg.norm(first) > step * np.linalg.norm(second))
+
+
 def split_stiffness(model, origin, layout, vectors, rates, X, y, h: float = SPLIT_STEP) -> np.ndarray | None:
     """How an intercept holds back the units' common part of each mode (docs/theory.md §6, "The intercept"):
     ``(K, units, m)`` with ``F_k F_kᵀ = T_k / λ_k``, or None where no mode has one.
@@ -237,32 +244,31 @@ def split_stiffness(model, origin, layout, vectors, rates, X, y, h: float = SPLI
     from shockflow.geometry.batched_loss import CHUNK_VALUES, batched_outputs
 
     d, K = layout.units, vectors.shape[1]
+    if not K:
+        return None
+    X = np.asarray(X)
     loss = model.loss_function
-    Y = loss.targets(y, np.asarray(X).shape[0], model.output_dim) if K else None
-    out0 = None
+    out0 = batched_outputs(model, unflatten(model, origin[None]), X)[0]
+    rows = max(64, CHUNK_VALUES // (2 * d * out0.shape[-1]))     # T is a mean over samples: a bounded batch
+    Xs, Ys, outs = X[:rows], loss.targets(y, X.shape[0], model.output_dim)[:rows], out0[:rows]
+    G0 = loss.grad(outs, Ys)
     result = []
     for k in range(K):
         e = vectors[:, k]
         common = np.zeros(model.num_parameters)
         common[layout.index] = np.outer(np.full(d, 1.0 / math.sqrt(d)), e)
-        probe = np.stack([origin + h * common, origin - h * common, origin])
-        F = batched_outputs(model, unflatten(model, probe), X)
-        out0 = F[2]
-        first, second = (F[0] - F[1]) / (2 * h), (F[0] + F[1] - 2 * F[2]) / (2 * h * h)
-        if not np.linalg.norm(first) > h * np.linalg.norm(second):
+        F = batched_outputs(model, unflatten(model, np.stack([origin + h * common, origin - h * common])), X)
+        if not first_order_counts((F[0] - F[1]) / (2 * h), (F[0] + F[1] - 2 * out0) / (2 * h * h), h):
             result.append(np.zeros((d, 0)))
             continue
-        rows = max(64, CHUNK_VALUES // (2 * d * out0.shape[-1]))     # T is a mean over samples: a bounded batch
-        Xs, Ys, out0 = (Xk[:rows] for Xk in (np.asarray(X), Y, out0))
         sets = np.repeat(origin[None], 2 * d, axis=0)
         for i in range(d):
             sets[2 * i, layout.index[i]] += h * e
             sets[2 * i + 1, layout.index[i]] -= h * e
         F = batched_outputs(model, unflatten(model, sets), Xs)
         H = (F[0::2] - F[1::2]) / (2 * h)                                  # (units, n, o): h_i
-        G0 = loss.grad(out0, Ys)
-        curvature = np.stack([(loss.grad(out0 + h * Hi, Ys) - G0) / h for Hi in H])   # ∇²ℓ h_i (exact: squared loss)
-        T = np.einsum("ino,jno->ij", H, curvature) / out0.shape[0]
+        curvature = np.stack([(loss.grad(outs + h * Hi, Ys) - G0) / h for Hi in H])   # ∇²ℓ h_i (exact: squared loss)
+        T = np.einsum("ino,jno->ij", H, curvature) / outs.shape[0]
         values, Q = np.linalg.eigh(0.5 * (T + T.T))
         big = values > 1e-8 * max(float(rates[k]), 1e-300)
         result.append(Q[:, big] * np.sqrt(values[big] / float(rates[k])))
@@ -807,7 +813,7 @@ class AutoGeometry(Geometry):
             minus = f(origin - eps * d).reshape(-1) - f0
             g, h = (plus + minus) / (2 * eps * eps), (plus - minus) / (2 * eps)
             columns.append(g)
-            intercept = intercept or bool(eps * np.linalg.norm(h) >= eps * eps * np.linalg.norm(g))
+            intercept = intercept or first_order_counts(h, g, eps)
         G = np.stack(columns, axis=1)
         if not (np.all(np.isfinite(G)) and np.linalg.norm(G[:, int(self.mode)]) > 0):
             raise GeometryError(f"mode: {int(self.mode)} does not change the network's function near zero weights "
