@@ -393,7 +393,7 @@ def intercept_directions(model, origin, layout, free, X, h: float = SPLIT_STEP) 
     F = batched_outputs(model, unflatten(model, sets), np.asarray(X)[:rows])
     J = (F[0::2] - F[1::2]) / (2.0 * h)                           # (q, rows, outputs): each entry's function
     A = (J - J.mean(axis=1, keepdims=True)).reshape(q, -1).T      # its part that varies over the samples
-    _, s, Vt = np.linalg.svd(A, full_matrices=True)
+    _, s, Vt = np.linalg.svd(np.linalg.qr(A, mode="r"), full_matrices=True)   # A's V and σ from its (q, q) R
     rank = int(np.sum(s > INTERCEPT_TOL * max(float(np.abs(J).max(initial=0.0)), np.finfo(float).tiny)
                       * math.sqrt(A.shape[0])))
     return Vt[rank:].T
