@@ -454,7 +454,7 @@ def chain_target(model: Model, X, y) -> np.ndarray:
 #: the aligned start: the chain's small-weight flow is followed until z = ALIGNED_FRACTION · s (module docstring)
 ALIGNED_FRACTION = 0.05
 #: its integration: relative change of the fastest-moving block per RK4 step, and a step budget
-_ALIGN_STEP, _ALIGN_BUDGET = 0.01, 100_000
+_ALIGN_STEP, _ALIGN_BUDGET = 0.04, 100_000
 
 
 def aligned_start(Ws, u, v, s: float, *, drive=None, taken=None, fraction: float = ALIGNED_FRACTION):
@@ -471,7 +471,7 @@ def aligned_start(Ws, u, v, s: float, *, drive=None, taken=None, fraction: float
     ``taken``: per hidden layer an orthonormal ``(h_l, m)`` basis of the directions the modes learned first hold,
     removed from the layers at the start (module docstring, "the aligned start").  The flow is followed (RK4,
     relative steps of :data:`_ALIGN_STEP` in the fastest of the layers and the mode's end vectors ``W_1 v``,
-    ``W_Lᵀ u``) until ``z = fraction · s``, where the layers are aligned and the saturation ``s − z`` is still
+    ``W_Lᵀ u``) until ``z = fraction · s`` (the last step cut where ``ln z`` crosses it), where the layers are aligned and the saturation ``s − z`` is still
     small; the balanced flow ``ṙ = s r^{L−1}`` that reaches the same ``r_1 = z^{1/L}`` at the same time starts at
     ``r_a = (r_1^{2−L} + (L − 2) s t_a)^{1/(2−L)}``.  ``None`` if the flow does not get there within the budget (a
     mode the layers cannot carry: ``W_1 v`` or ``W_Lᵀ u`` zero)."""
@@ -508,10 +508,24 @@ def aligned_start(Ws, u, v, s: float, *, drive=None, taken=None, fraction: float
         n = np.linalg.norm(x)
         return np.linalg.norm(r) / n if n > 0 else 0.0
 
+    def rk4(blocks, k1, h):
+        k2 = flow(moved(blocks, k1, h / 2))[0]
+        k3 = flow(moved(blocks, k2, h / 2))[0]
+        k4 = flow(moved(blocks, k3, h))[0]
+        return [x + h / 6 * (a + 2 * b + 2 * c + d) for x, a, b, c, d in zip(blocks, k1, k2, k3, k4)]
+
     t, target = 0.0, fraction * s
+    previous = None                                     # (state, k1, z, step) before the last step
     for _ in range(_ALIGN_BUDGET):
         k1, z, cs = flow(state)
         if z >= target:
+            if previous is not None and 0.0 < previous[2] < target:
+                # the last step again, cut where ln z crosses the target: the flow ends at z ≈ target whatever the
+                # step (the layers' alignment at the end depends on where it ends), with (z, t) of one RK4 solution
+                back, k0, z0, h = previous
+                part = h * math.log(target / z0) / math.log(z / z0)
+                state, t = rk4(back, k0, part), t - h + part
+                _, z, cs = flow(state)
             r1 = z ** (1.0 / L)
             hidden = [c / np.linalg.norm(c) for c in cs]
             return (r1 ** (2 - L) + (L - 2) * s * t) ** (1.0 / (2 - L)), t, hidden
@@ -520,10 +534,8 @@ def aligned_start(Ws, u, v, s: float, *, drive=None, taken=None, fraction: float
         if not (math.isfinite(fastest) and fastest > 0):
             return None
         h = _ALIGN_STEP / fastest
-        k2 = flow(moved(state, k1, h / 2))[0]
-        k3 = flow(moved(state, k2, h / 2))[0]
-        k4 = flow(moved(state, k3, h))[0]
-        state = [x + h / 6 * (a + 2 * b + 2 * c + d) for x, a, b, c, d in zip(state, k1, k2, k3, k4)]
+        previous = (state, k1, z, h)
+        state = rk4(state, k1, h)
         t += h
     return None
 
