@@ -223,8 +223,13 @@ def run_network_case(case, options) -> NetworkOutcome:
 
 
 def _verify(case) -> None:
+    """``shockflow validate``: every refusal of ``shockflow run`` and ``shockflow forecast`` before any training (an
+    optimiser without an escape model, whatever the geometry; the charts, on the case's own data)."""
+    from shockflow.runners.prediction import refuse_unmodelled
+
+    refuse_unmodelled(case)
     model, _, data, _ = build_model_and_data(case, seed=case.seed or 0)
-    verify_geometry(case, model)
+    verify_geometry(case, model, data)
 
 
 def verify_geometry(case, model, data=None) -> None:

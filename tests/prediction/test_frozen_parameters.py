@@ -99,6 +99,7 @@ def test_a_sloped_origin_whose_plateau_cannot_be_left_is_refused_naming_the_froz
     assert main([command, path, "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "training.frozen" in err and "sloped" in err and "exactly symmetric" in err and "Traceback" not in err
+    assert main(["validate", path]) == 2 and "exactly symmetric" in capsys.readouterr().err   # on the case's data
     assert not out.exists() or not any(out.rglob("*.h5"))       # nothing written (a run's log is rolled back)
 
 

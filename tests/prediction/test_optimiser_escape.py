@@ -91,6 +91,17 @@ def test_adam_is_refused_by_validate_before_any_training(tmp_path, capsys):
     assert main(["validate", "two-layer-staircase", "--set", "training.optimizer=nesterov"]) == 0
 
 
+def test_adam_is_refused_by_validate_on_the_automatic_charts_too(capsys):
+    # no [geometry] table: `shockflow run` charts the network automatically and refuses adam before training;
+    # validate said "valid" (the case's own check refuses it only beside an explicit geometry)
+    from shockflow.cli import main
+
+    assert main(["validate", "mlp-tanh-teacher", "--set", "training.optimizer=adam"]) == 2
+    err = capsys.readouterr().err
+    assert "mlp-tanh-teacher.toml" in err and "training.optimizer" in err and "'adam'" in err
+    assert main(["validate", "mlp-tanh-teacher", "--set", "training.optimizer=momentum"]) == 0
+
+
 def test_escape_rates_are_the_flow_limit_for_gd_and_the_rule_s_growth_with_momentum():
     rates = np.full(50, 0.002)
     gd = Optimiser(rates, "gd").escape_rates(0.35)
