@@ -104,12 +104,28 @@ def build_model_and_data(case, seed: int):
             raise CaseError.at(case, "model", str(exc)) from None
         if s.training.initial is not None:
             load_initial(case, model)
+    data = _one_column_as_scalar(model, data)
     try:
         check_shapes(model, data)
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "model", f"does not fit the data: {exc}") from None
     data_spec = {"name": s.data.name, **{k: v for k, v in kwargs.items()}}
     return model, spec, data, data_spec
+
+
+def _one_column_as_scalar(model, data):
+    """Targets of one column ``(n, 1)`` (a linear teacher of one singular value, a user's ``y[:, None]``) for a
+    network whose output is one number a sample (``(n,)``): the same targets as ``(n,)``.  Anything else as it is."""
+    from dataclasses import replace
+
+    y = np.asarray(data.y)
+    if not (y.ndim == 2 and y.shape[1] == 1 and getattr(model, "output_dim", None) == 1):
+        return data
+    try:
+        scalar = np.asarray(model.forward(data.X[:1])).shape == (1,)
+    except Exception:   # noqa: BLE001 - the shape check below names the model's own error
+        return data
+    return replace(data, y=y[:, 0]) if scalar else data
 
 
 def load_initial(case, model) -> None:
