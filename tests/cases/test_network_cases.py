@@ -80,7 +80,7 @@ def test_a_one_column_target_fits_a_network_of_one_output(tmp_path, capsys, case
     # a linear teacher of one singular value makes y (n, 1); a network of one output gives (n,): the same targets.
     # It was refused as a model that does not fit the data; now it runs and its one drop is predicted
     sets = ["--set", "model.output_dim=1", "--set", "data.singular_values=[3.0]"]
-    assert main(["validate", case, *sets]) == 0
+    assert main(["validate", case, *sets, "--quiet"]) == 0
     assert main(["run", case, *sets, "--out", str(tmp_path), "--json", "--no-figures"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert len(out["predicted"]) == 1 and out["score"]["recall"] == 1.0
