@@ -407,7 +407,9 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
         with status("the chain's last saddle", enabled=progress):
             later = _last_saddle(model, name, chain_start or extraction, shocks, predicted, saddles, landscape,
                                  optimiser, data.X, data.y, train_settings.frozen, common, pr, progress)
-        if later is not None:
+        if later is not None and later[0] is None:   # the last saddle's escape cannot be charted: it abstains
+            abstained = list(abstained) + [later[4]]
+        elif later is not None:
             chart, solution, shock, transition, abstention, saddle = later
             extraction = replace(extraction, charts=tuple(extraction.charts) + (chart,))
             solutions, shocks = list(solutions) + [solution], list(shocks) + [shock]
@@ -424,7 +426,7 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
                  pr, progress):
     """The chart of the chain's last saddle (:mod:`shockflow.prediction.saddle_plateau`): ``(chart, solution, shock,
     transition or None, Abstention or None, Saddle)``, or None where that saddle has no unstable direction (or no
-    stationary point next to it).  ``start``: the extraction of the origin's charts; ``landscape``: the chain's
+    stationary point next to it); ``(None, None, None, None, Abstention, None)`` where its escape cannot be followed.  ``start``: the extraction of the origin's charts; ``landscape``: the chain's
     (:class:`~shockflow.prediction.saddle_chain.Landscape`; None: no chain ran, one is made here)."""
     from shockflow.prediction.mapping import Abstention, InvalidPrediction
     from shockflow.prediction.saddle_chain import Landscape, Saddle, SaddleFailure
@@ -446,11 +448,19 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
             landscape = Landscape(model, geometry, start.geometry_kwargs, start.chart_key, sub,
                                   [shocks[k] for k in keep], X, y)
         at = landscape.saddle(order).params
-        theta_s = np.concatenate([np.ravel(at[key]) for key in model.params])
-        escape = saddle_escape(model, theta_s, steps[-1], optimiser, X, y, frozen=frozen)
-    except (SaddleFailure, SaddlePlateauError, ValueError, FloatingPointError) as exc:
+    except (SaddleFailure, ValueError, FloatingPointError) as exc:
         raise ChartFailure(f"the chain's last saddle (after {', '.join(start.charts[keep[i]].label for i in order)}): "
                            f"{exc}") from None
+    theta_s = np.concatenate([np.ravel(at[key]) for key in model.params])
+    try:
+        escape = saddle_escape(model, theta_s, steps[-1], optimiser, X, y, frozen=frozen)
+    except (SaddlePlateauError, ValueError, FloatingPointError) as exc:
+        # the saddle is found but its escape cannot be followed (a line of its unstable direction without a minimum,
+        # a search that diverges): no chart there, and the chart abstains with the reason; the charts before it keep
+        # their predictions (a true transition after it is a miss of the score, not hidden)
+        return None, None, None, None, Abstention(LABEL, f"chart {LABEL} (the chain's last saddle, after "
+                                                         f"{', '.join(start.charts[keep[i]].label for i in order)}): "
+                                                         f"{exc}", "no escape to chart"), None
     if escape is None:
         return None
     kwargs = {k: v for k, v in common.items() if k != "snapshots"}

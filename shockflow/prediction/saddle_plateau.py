@@ -111,7 +111,7 @@ LABEL = "saddle"
 
 
 class SaddlePlateauError(RuntimeError):
-    """The chain's last saddle could not be followed (names the stage and why): a run failure, exit 1."""
+    """The chain's last saddle could not be followed (names the stage and why): its chart abstains with it."""
 
 
 class NetworkLoss:
