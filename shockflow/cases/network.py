@@ -64,7 +64,9 @@ class Training:
     beta1: float = setting(_D["beta1"], doc="Adam β1.", bounds=interval(0, 1, "left"))
     beta2: float = setting(_D["beta2"], doc="Adam β2.", bounds=interval(0, 1, "left"))
     eps: float = setting(_D["eps"], doc="Adam ε.", bounds=greater_than(0))
-    weight_decay: float = setting(_D["weight_decay"], doc="Weight decay λ.", bounds=at_least(0))
+    weight_decay: float = setting(_D["weight_decay"], doc="Weight decay λ (`shockflow train`; the prediction has no "
+                                                          "model of it: `run` and `forecast` refuse λ > 0).",
+                                  bounds=at_least(0))
     weight_decay_mode: str = setting(_D["weight_decay_mode"], doc="`decoupled` (AdamW-style) or `l2` (penalty).",
                                      choices=WEIGHT_DECAY_MODES)
     schedule: str = setting(_D["schedule"], doc="Learning-rate schedule: `constant`, `step`, `cosine`.",

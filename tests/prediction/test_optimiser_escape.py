@@ -120,3 +120,16 @@ def test_escape_rates_are_the_flow_limit_for_gd_and_the_rule_s_growth_with_momen
         # in the flow limit (ηκ ≪ (1 − μ)²) the correction vanishes
         tiny = Optimiser(np.full(5, 1e-7), name, mu).escape_rates(gamma)
         np.testing.assert_allclose(tiny, 1e-7 / (1 - mu), rtol=1e-4)
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "forecast"])
+def test_weight_decay_is_refused_before_any_training(tmp_path, capsys, command):
+    # no part of the prediction models it: the predicted steps were those of λ = 0 to the last decimal
+    from shockflow.cli import main
+
+    out = tmp_path / "out"
+    extra = [] if command == "validate" else ["--out", str(out)]
+    assert main([command, "deep-linear-3", "--set", "training.weight_decay=0.02", *extra]) == 2
+    err = capsys.readouterr().err
+    assert "deep-linear-3.toml" in err and "training.weight_decay" in err and "Traceback" not in err
+    assert not out.exists() or not any(out.rglob("*.h5"))
