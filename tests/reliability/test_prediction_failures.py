@@ -55,32 +55,34 @@ def test_attention_chart_of_a_two_dimensional_head_is_no_prediction(cli, workdir
 
 
 def test_a_chart_without_a_plateau_abstains_and_the_run_goes_on(cli, workdir):
-    """A 4-layer linear net from a large initialisation (init_scale 0.8): along chart r2's escape the loss's rate of
-    fall grows less than e-fold (ln 0.94): it starts next to its minimum.  Such a chart used to end the whole run
-    (exit 1); now it abstains, is reported with its reason (table, --json, result file), its true transition stays
-    without a prediction, and r0, r1, r3 predict (exit 0).  (Read by distance, r3 abstained too, ln(d_exit/d0) < 0,
-    while its loss's fall speeds up 5-fold, ln 1.6: on a degenerate ridge the rate of fall grows as a power of r.)"""
+    """A 4-layer linear net from a large initialisation (init_scale 1.0): along chart r2's escape the loss's rate of
+    fall grows less than e-fold (ln 0.13): it starts next to its minimum; r3 starts 0.24 from its ridge and 0.57 from
+    its minimum (ln(d_exit/d0) < 1).  Such a chart used to end the whole run (exit 1); now it abstains, is reported
+    with its reason (table, --json, result file), its true transition stays without a prediction, and the other
+    charts predict (exit 0).  (At init_scale 0.8, the size this test used, r2's speed-up was ln 0.94, a hair under
+    the bound; since the aligned start ends its flow where it should, it is above it and r2 predicts.)"""
     import json
 
     import h5py
 
-    args = ["run", "deep-linear-4", "--out", "out", "--no-figures", "--set", "model.init_scale=0.8", "--set",
+    args = ["run", "deep-linear-4", "--out", "out", "--no-figures", "--set", "model.init_scale=1.0", "--set",
             "data.n=512", "--set", "training.steps=400", "--set", "training.n_snapshots=200", "--set",
             "extraction.cells=201", "--set", "extraction.noise_samples=64"]
     code, out, err = cli(*args, "--json")
     assert code == 0, err
     run = json.loads(out)
     abstained = {a["chart"]: a["reason"] for a in run["abstained"]}
-    assert sorted(abstained) == ["r2"]
-    assert all(f"chart '{c}'" in r and "ln(max/start) = " in r and "< 1" in r for c, r in abstained.items())
-    assert sorted(p["chart"] for p in run["predicted"]) == ["r0", "r1", "r3"]
+    assert "r2" in abstained and "ln(max/start) = " in abstained["r2"] and "< 1" in abstained["r2"]
+    assert all(f"chart '{c}'" in r for c, r in abstained.items())
+    predicted = sorted(p["chart"] for p in run["predicted"])
+    assert predicted and sorted(predicted + list(abstained)) == ["r0", "r1", "r2", "r3"]
     true_charts = {t["chart"] for t in run["truth"]}
     assert "r2" in true_charts                               # the abstaining chart's transition is a true one ...
-    assert run["score"]["recall"] <= 3 / len(true_charts)    # ... that three predictions cannot all cover
+    assert run["score"]["recall"] <= len(predicted) / len(true_charts)    # ... that the others cannot all cover
     with h5py.File(workdir / "out" / "deep-linear-4.h5", "r") as f:
         assert json.loads(f["score"].attrs["abstained"]) == run["abstained"]
         stored = {c: f[f"extraction/{c}"].attrs["abstained"] for c in ("r0", "r1", "r2", "r3")}
-    assert stored["r0"] == stored["r1"] == stored["r3"] == "" and stored["r2"] == abstained["r2"]
+    assert all(stored[c] == abstained.get(c, "") for c in stored)
     code, out, err = cli(*args[:3], "out2", *args[4:])
     assert code == 0, err
     assert "    r2  abstains (predicts nothing): chart 'r2'" in out
@@ -89,7 +91,7 @@ def test_a_chart_without_a_plateau_abstains_and_the_run_goes_on(cli, workdir):
     assert code == 0, err
     forecast = json.loads(out)
     assert forecast["abstained"] == run["abstained"]
-    assert [sorted(r["steps"]) for r in forecast["lr_scan"]] == [["r0", "r1", "r3"]] * 2
+    assert [sorted(r["steps"]) for r in forecast["lr_scan"]] == [predicted] * 2
 
 
 def test_a_point_a_hair_outside_a_closed_chart_end_is_moved_onto_it_and_one_clearly_outside_is_an_error():
