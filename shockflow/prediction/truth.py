@@ -138,6 +138,15 @@ def half_learned_step(steps, strength) -> tuple[float, tuple[float, float]] | No
     return float(t[j - 1] + w * (t[j] - t[j - 1])), (float(t[j - 1]), float(t[j]))
 
 
+def snapshots_resolve(steps, max_ratio: float) -> bool:
+    """Whether parameter snapshots at ``steps`` can place a half-learned step within a factor ``max_ratio``, the
+    matching window: consecutive positive snapshot steps at most that factor apart (a crossing between steps 1 and
+    3000 read off such a pair could be anywhere in it; the truth is then the loss detections instead)."""
+    t = np.unique(np.asarray(steps, dtype=np.float64).reshape(-1))
+    t = t[t > 0]
+    return t.size >= 2 and bool(np.all(t[1:] <= max_ratio * t[:-1]))
+
+
 def parameter_truth(extraction) -> ParameterTruth | None:
     """The true transitions of every chart of ``extraction`` (None: no snapshots to read them from)."""
     found, not_learned, count = [], [], 0

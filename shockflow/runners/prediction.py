@@ -46,6 +46,7 @@ class RunOutcome:
     figures: tuple[Path, ...] = field(default=())
     truth: object = None             # ParameterTruth (None: no snapshots; the loss detections are the truth)
     loss_comparison: object = None   # the predictions against the loss detections (truth "loss")
+    truth_note: str = ""             # why the parameter snapshots are not the truth ("": they are, or none exist)
 
     def shock_rows(self) -> list[dict]:
         return [{"time": r.time, "location": r.location[0], "strength": r.strength, "chart": self.stage.extraction.charts[k].label}
@@ -63,6 +64,7 @@ class RunOutcome:
                 "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop, "count": t.count}
                              for t in self.observed],
                 "truth": [t.as_dict() for t in self.truth.transitions] if self.truth is not None else None,
+                **({"truth_note": self.truth_note} if self.truth_note else {}),
                 "matches": [m.as_dict() for m in c.matches],
                 "median_relative_error": c.median_relative_error, "score": c.score(),
                 "loss_score": self.loss_comparison.score() if self.loss_comparison is not None else None,
@@ -105,6 +107,8 @@ class RunOutcome:
                          (", ".join(f"{t.chart} {t.step:.1f}" for t in self.truth.transitions) or "none") +
                          ("; not learned within the run: " + ", ".join(self.truth.not_learned)
                           if self.truth.not_learned else ""))
+        elif self.truth_note:
+            lines.append(f"true transitions: {self.truth_note}")
         lines.append(f"loss-curve detections (midpoint steps): " +
                      (", ".join(f"{t.midpoint:.1f}" for t in self.observed) or "none"))
         lines.append(self.comparison.table())
@@ -239,7 +243,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     from shockflow.runners.training import verify_geometry, build_model_and_data, observed_transitions
     from shockflow.storage import write_result
     from shockflow.training import train
-    from shockflow.prediction.truth import parameter_truth
+    from shockflow.prediction.truth import parameter_truth, snapshots_resolve
     from shockflow.prediction.comparison import observed_steps, with_uncharted_drops, write_score
 
     refuse_unmodelled(case)   # before any training
@@ -281,7 +285,8 @@ def run_prediction_case(case, options) -> RunOutcome:
     loss_comparison = match_transitions(predicted_steps, observed_steps(observed), max_ratio=max_ratio,
                                         truth="loss", horizon=float(settings.steps))
     # -- the truth from the parameter snapshots (the prediction is done; it never saw them as truth)
-    truth = parameter_truth(stage.extraction)
+    resolved = snapshots_resolve(np.asarray(record.snapshots.get("step", ())), max_ratio)
+    truth = parameter_truth(stage.extraction) if resolved else None
     if truth is not None:   # a loss drop far from every chart's step is a true transition too (no chart saw it)
         truth = with_uncharted_drops(truth, observed, max_ratio=max_ratio)
     comparison = loss_comparison if truth is None else match_transitions(
@@ -318,4 +323,7 @@ def run_prediction_case(case, options) -> RunOutcome:
                 figures = FigureWorker().draw(result, out, loss=(steps, loss), format=options.figure_format,
                                               dpi=options.dpi, chain=stage.saddles)
     return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures,
-                      truth=truth, loss_comparison=loss_comparison)
+                      truth=truth, loss_comparison=loss_comparison,
+                      truth_note="" if resolved else f"the parameter snapshots (n_snapshots = {settings.n_snapshots}) "
+                                                     f"are more than a factor {max_ratio:g} apart, too sparse to place "
+                                                     f"a half-learned step; the truth is the loss detections")

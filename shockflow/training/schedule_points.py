@@ -27,5 +27,5 @@ def log_spaced(count: int, steps: int) -> np.ndarray:
     """
     if steps < 1:
         return np.array([0], dtype=np.int64)
-    pts = np.unique(np.round(np.geomspace(1, steps, max(count - 1, 1))).astype(np.int64))
+    pts = np.unique(np.round(np.geomspace(1, steps, max(count - 1, 2))).astype(np.int64))   # 1 and steps, at least
     return np.concatenate([[0], pts[pts > 0]]).astype(np.int64)

@@ -339,3 +339,21 @@ def test_close_teacher_strengths_8_7_6_give_three_transitions_within_five_percen
     assert all(t.count == 1 and t.onset <= t.midpoint <= t.end for t in close_run.observed)
     # scored against the loss, the detections stand for all three modes
     assert close_run.loss_comparison.recall == 1.0
+
+
+def test_snapshots_too_sparse_for_the_matching_window_leave_the_truth_to_the_loss(tmp_path, capsys):
+    # two snapshots (steps 0, 1 and the last): a half-learned step between 1 and 3000 is not a truth a factor-2
+    # window can score; the run says so and scores against the loss detections (it reported every chart "not
+    # learned within the run" and labelled that truth "parameters")
+    import json
+
+    from shockflow.cli import main
+    from shockflow.prediction.truth import snapshots_resolve
+
+    assert snapshots_resolve([0, 1, 2, 3, 5, 8], 2.0) and not snapshots_resolve([0, 1, 3000], 2.0)
+    assert not snapshots_resolve([0, 1, 2, 5], 2.0) and snapshots_resolve([0, 1, 2, 5], 2.5)
+    assert main(["run", "deep-linear-3", "--set", "training.n_snapshots=2", "--out", str(tmp_path), "--json",
+                 "--no-figures"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["score"]["truth"] == "loss" and out["truth"] is None and "too sparse" in out["truth_note"]
+    assert out["score"]["recall"] == 1.0

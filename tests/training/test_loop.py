@@ -109,3 +109,10 @@ def test_bad_observable_and_bad_arguments():
         train(m, data, {"lr": 0.1}, quiet=True)
     with pytest.raises(TypeError, match="data must be a shockflow.data.Dataset"):
         train(m, (data.X, data.y), TrainSettings(), quiet=True)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 12])
+def test_the_snapshot_schedule_holds_the_first_and_the_last_step(count):
+    # count = 2 gave steps 0 and 1 only: the trained model was never snapshotted, so every chart read "not learned"
+    steps = log_spaced(count, 3000)
+    assert steps[0] == 0 and steps[-1] == 3000 and 1 in steps and np.all(np.diff(steps) > 0)
