@@ -281,7 +281,8 @@ def target_rate(at: AtRate, step: float, transition: int, stability_lr: float) -
 def forecast_stage(case, seed: int, *, progress: bool = False, network=None):
     """``(stage, model, data, settings)``: the prediction of ``shockflow run`` for ``case``, without training.
     ``network``: ``(model, dataset)`` built already (a user's own network from Python), else the case's."""
-    from shockflow.runners.prediction import predict_from_start, refuse_unmodelled
+    from shockflow.runners.prediction import predict_from_start
+    from shockflow.runners.training import refuse_unmodelled
     from shockflow.runners.training import build_model_and_data, verify_geometry
 
     refuse_unmodelled(case)

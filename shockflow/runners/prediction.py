@@ -28,7 +28,7 @@ from shockflow.storage.atomic import committed_together
 from shockflow.prediction.predict import WALL, PredictionStage, initial_gamma, predict_case, shock_records
 from shockflow.prediction.trajectory import with_trajectory
 
-__all__ = ["DEFAULT_CASE", "run_prediction_case", "RunOutcome", "predict_from_start", "prediction_result", "refuse_unmodelled"]
+__all__ = ["DEFAULT_CASE", "run_prediction_case", "RunOutcome", "predict_from_start", "prediction_result"]
 
 #: the built-in case `shockflow run` runs without an argument
 DEFAULT_CASE = "two-layer-staircase"
@@ -209,24 +209,6 @@ def _extraction(stage: PredictionStage, comparison) -> dict:
     return out
 
 
-def refuse_unmodelled(case) -> None:
-    """A :class:`CaseError` before any work for an optimiser without a model of its escape (docs/theory.md §6,
-    "Optimisers": gd, sgd, momentum and nesterov have one; adam does not), and for weight decay, which no part of
-    the prediction models (the charts' landscape is the loss without its penalty, the growth per step the rule's
-    without its shrinking): it was ignored, and the predicted steps stayed those of λ = 0 to the last decimal while
-    training's moved (deep-linear-3 at λ = 0.3: 208 / 494 / 1032 against 148 / 241 / 287 predicted)."""
-    training = case.settings.training
-    if training.optimizer == "adam":
-        raise CaseError.at(case, "training.optimizer", "the prediction (shockflow run, shockflow forecast) has no "
-                                                       "validated escape model for 'adam'; use gd, sgd, momentum or "
-                                                       "nesterov, or `shockflow train` to only train")
-    if training.weight_decay > 0:
-        raise CaseError.at(case, "training.weight_decay", f"the prediction (shockflow run, shockflow forecast) has no "
-                                                          f"model of weight decay (λ = {training.weight_decay:g}): its "
-                                                          f"charts and escape rates are those of the loss alone; set "
-                                                          f"it to 0, or use `shockflow train` to only train")
-
-
 def predict_from_start(case, initial, data, settings, *, log_temperature=float("nan"), progress=False):
     """THE prediction of ``shockflow run`` and ``shockflow forecast``: the network at its initial parameters,
     the data and the optimiser settings in, a :class:`PredictionStage` out.  No training log enters it (the
@@ -240,7 +222,7 @@ def predict_from_start(case, initial, data, settings, *, log_temperature=float("
 def run_prediction_case(case, options) -> RunOutcome:
     """Train, extract, solve, predict, observe, compare, write (module docstring)."""
     from shockflow.prediction import match_transitions
-    from shockflow.runners.training import verify_geometry, build_model_and_data, observed_transitions
+    from shockflow.runners.training import build_model_and_data, observed_transitions, refuse_unmodelled, verify_geometry
     from shockflow.storage import write_result
     from shockflow.training import train
     from shockflow.prediction.truth import parameter_truth, snapshots_resolve

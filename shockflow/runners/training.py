@@ -238,11 +238,27 @@ def run_network_case(case, options) -> NetworkOutcome:
     return NetworkOutcome(case.name, log_path, int(steps[-1]), float(np.asarray(loss)[-1]), transitions, seconds, figures)
 
 
+def refuse_unmodelled(case) -> None:
+    """A :class:`CaseError` before any work for an optimiser without a model of its escape (docs/theory.md §6,
+    "Optimisers": gd, sgd, momentum and nesterov have one; adam does not), and for weight decay, which no part of
+    the prediction models (the charts' landscape is the loss without its penalty, the growth per step the rule's
+    without its shrinking): it was ignored, and the predicted steps stayed those of λ = 0 to the last decimal while
+    training's moved (deep-linear-3 at λ = 0.3: 208 / 494 / 1032 against 148 / 241 / 287 predicted)."""
+    training = case.settings.training
+    if training.optimizer == "adam":
+        raise CaseError.at(case, "training.optimizer", "the prediction (shockflow run, shockflow forecast) has no "
+                                                       "validated escape model for 'adam'; use gd, sgd, momentum or "
+                                                       "nesterov, or `shockflow train` to only train")
+    if training.weight_decay > 0:
+        raise CaseError.at(case, "training.weight_decay", f"the prediction (shockflow run, shockflow forecast) has no "
+                                                          f"model of weight decay (λ = {training.weight_decay:g}): its "
+                                                          f"charts and escape rates are those of the loss alone; set "
+                                                          f"it to 0, or use `shockflow train` to only train")
+
+
 def _verify(case) -> None:
     """``shockflow validate``: every refusal of ``shockflow run`` and ``shockflow forecast`` before any training (an
     optimiser without an escape model, whatever the geometry; the charts, on the case's own data)."""
-    from shockflow.runners.prediction import refuse_unmodelled
-
     refuse_unmodelled(case)
     model, _, data, _ = build_model_and_data(case, seed=case.seed or 0)
     verify_geometry(case, model, data)

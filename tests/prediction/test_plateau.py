@@ -140,7 +140,7 @@ def test_the_committee_machines_plateau_exit_is_predicted_against_the_specialisa
     from the plateau to where the descent stalls, which comes a few per cent after half the specialisation).  The
     exit along the straight line instead (half the loss drop to the line's minimum) was -3.4, -21, -18 %."""
     from shockflow.cases import load_case
-    from shockflow.runners.prediction import refuse_unmodelled
+    from shockflow.runners.training import refuse_unmodelled
     from shockflow.runners.training import build_model_and_data
     from shockflow.training import train
     from shockflow.training.schedules import learning_rate
