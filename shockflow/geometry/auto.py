@@ -472,9 +472,9 @@ def aligned_start(Ws, u, v, s: float, *, drive=None, taken=None, fraction: float
     removed from the layers at the start (module docstring, "the aligned start").  The flow is followed (RK4,
     relative steps of :data:`_ALIGN_STEP` in the fastest of the layers and the mode's end vectors ``W_1 v``,
     ``W_Lᵀ u``) until ``z = fraction · s`` (the last step cut where ``ln z`` crosses it), where the layers are
-    aligned and the saturation ``s − z`` is still small; the balanced flow ``ṙ = s r^{L−1}`` that reaches the same ``r_1 = z^{1/L}`` at the same time starts at
-    ``r_a = (r_1^{2−L} + (L − 2) s t_a)^{1/(2−L)}``.  ``None`` if the flow does not get there within the budget (a
-    mode the layers cannot carry: ``W_1 v`` or ``W_Lᵀ u`` zero)."""
+    aligned and the saturation ``s − z`` is still small; the balanced flow ``ṙ = s r^{L−1}`` that reaches the same
+    ``r_1 = z^{1/L}`` at the same time starts at ``r_a = (r_1^{2−L} + (L − 2) s t_a)^{1/(2−L)}``.  ``None`` if the
+    flow does not get there within the budget (a mode the layers cannot carry: ``W_1 v`` or ``W_Lᵀ u`` zero)."""
     L = len(Ws)
     D = s * np.outer(u, v) if drive is None else np.asarray(drive, dtype=np.float64)
     state = [np.array(W, dtype=np.float64) for W in Ws]
