@@ -251,7 +251,7 @@ def split_stiffness(model, origin, layout, vectors, rates, X, y, h: float = SPLI
     out0 = batched_outputs(model, unflatten(model, origin[None]), X)[0]
     rows = max(64, CHUNK_VALUES // (2 * d * out0.shape[-1]))     # T is a mean over samples: a bounded batch
     Xs, Ys, outs = X[:rows], loss.targets(y, X.shape[0], model.output_dim)[:rows], out0[:rows]
-    G0 = loss.grad(outs, Ys)
+    G0 = None   # the loss gradient there, once a mode needs it (a user's loss may have none: no intercept, no call)
     result = []
     for k in range(K):
         e = vectors[:, k]
@@ -267,6 +267,7 @@ def split_stiffness(model, origin, layout, vectors, rates, X, y, h: float = SPLI
             sets[2 * i + 1, layout.index[i]] -= h * e
         F = batched_outputs(model, unflatten(model, sets), Xs)
         H = (F[0::2] - F[1::2]) / (2 * h)                                  # (units, n, o): h_i
+        G0 = loss.grad(outs, Ys) if G0 is None else G0
         curvature = np.stack([(loss.grad(outs + h * Hi, Ys) - G0) / h for Hi in H])   # ∇²ℓ h_i (exact: squared loss)
         T = np.einsum("ino,jno->ij", H, curvature) / outs.shape[0]
         values, Q = np.linalg.eigh(0.5 * (T + T.T))
