@@ -214,7 +214,7 @@ def _normal_projector(land, theta, r: int):
 
 def _lowest(land, theta, project, k: int = EIGENPAIRS):
     """The lowest eigenpairs of ``P H P`` at ``θ`` (``P = project``; Hessian-vector products of the real loss)."""
-    from scipy.sparse.linalg import LinearOperator, eigsh
+    from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
     size = theta.size
 
@@ -229,7 +229,10 @@ def _lowest(land, theta, project, k: int = EIGENPAIRS):
         return vals[keep][:k], vecs[:, keep][:, :k]
     op = LinearOperator((size, size), matvec=hv, dtype=np.float64)
     start = project(np.random.default_rng(0).standard_normal(size))
-    vals, vecs = eigsh(op, k=k, which="SA", v0=start, tol=1e-10)
+    try:
+        vals, vecs = eigsh(op, k=k, which="SA", v0=start, tol=1e-10)
+    except ArpackNoConvergence as exc:
+        raise MixtureError(f"the Hessian's lowest eigenpairs ({size} parameters, Lanczos): {exc}") from None
     order = np.argsort(vals)
     return vals[order], vecs[:, order]
 

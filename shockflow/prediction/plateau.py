@@ -268,7 +268,7 @@ def approach(land: UnitLandscape, theta0, L_p: float, optimiser):
 
 def unstable_directions(land: UnitLandscape, theta_p):
     """The lowest eigenpairs of ``P H P`` at ``θ_p`` (module docstring, 3)."""
-    from scipy.sparse.linalg import LinearOperator, eigsh
+    from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
     size = theta_p.size
     dim = int(land.free.sum()) * (land.index.shape[0] - 1)    # the symmetry-breaking subspace's dimension
@@ -287,7 +287,11 @@ def unstable_directions(land: UnitLandscape, theta_p):
         vals, vecs = vals[keep][:k], vecs[:, keep][:, :k]
     else:
         start = land.breaking(np.random.default_rng(0).standard_normal(size))
-        vals, vecs = eigsh(op, k=k, which="SA", v0=start, tol=1e-10)
+        try:
+            vals, vecs = eigsh(op, k=k, which="SA", v0=start, tol=1e-10)
+        except ArpackNoConvergence as exc:
+            raise PlateauError(f"the symmetric plateau's symmetry-breaking Hessian ({size} parameters, Lanczos): "
+                               f"{exc}") from None
         order = np.argsort(vals)
         vals, vecs = vals[order], vecs[:, order]
     return vals, vecs

@@ -249,14 +249,18 @@ def negative_curvature(loss: NetworkLoss, theta):
         scale = float(np.max(np.abs(vals)))
         vals, vecs = vals[:EIGENPAIRS], vecs[:, :EIGENPAIRS]
     else:
-        from scipy.sparse.linalg import LinearOperator, eigsh
+        from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
         op = LinearOperator((free.size, free.size), matvec=hv_free, dtype=np.float64)
-        vals, vecs = eigsh(op, k=EIGENPAIRS, which="SA", v0=np.random.default_rng(0).standard_normal(free.size),
-                           tol=1e-8)
+        try:
+            vals, vecs = eigsh(op, k=EIGENPAIRS, which="SA", v0=np.random.default_rng(0).standard_normal(free.size),
+                               tol=1e-8)
+            scale = float(abs(eigsh(op, k=1, which="LM", tol=1e-4, return_eigenvectors=False)[0]))
+        except ArpackNoConvergence as exc:   # a cluster of (near-)zero eigenvalues: a linear net's rotations
+            raise SaddlePlateauError(f"the Hessian's lowest eigenpairs at the chain's last saddle ({free.size} free "
+                                     f"parameters, Lanczos): {exc}") from None
         order = np.argsort(vals)
         vals, vecs = vals[order], vecs[:, order]
-        scale = float(abs(eigsh(op, k=1, which="LM", tol=1e-4, return_eigenvectors=False)[0]))
     # unstable: below the floor; the escape's directions: those growing at least FAST of the fastest rate (a
     # cluster of the permutations' degenerate rates, the slower ones left to wait)
     unstable = (vals < -NEGATIVE_FLOOR * scale) & (vals <= FAST * vals[0])

@@ -282,3 +282,44 @@ def test_the_nonlinear_teacher_meets_the_bar_at_other_seeds(seed, tmp_path):
     assert out.comparison.recall == 1.0 and out.comparison.median_relative_error <= 0.10
     predicted, saddle, _, _ = _second_stage(out)
     assert abs(predicted / saddle - 1) <= 0.15
+
+
+def test_lanczos_that_does_not_converge_is_the_saddle_charts_abstention_not_the_runs_failure(monkeypatch):
+    # a linear net's last saddle (every mode learned) is a minimum with a cluster of zero eigenvalues (its hidden
+    # rotations): ARPACK ran 10881 iterations and raised ArpackNoConvergence, which ended the run with exit 1 and
+    # lost every chart's prediction (linear2, input_dim 24 to 64)
+    import scipy.sparse.linalg as sla
+
+    from shockflow import models
+    from shockflow.prediction.saddle_plateau import DENSE, NetworkLoss, SaddlePlateauError, negative_curvature
+
+    net = models.build("linear2", input_dim=40, hidden=12, output_dim=2, init_scale=0.1, seed=0)
+    assert net.num_parameters > DENSE                      # the Lanczos path
+    X = np.random.default_rng(0).standard_normal((64, 40))
+    loss = NetworkLoss(net, X, X[:, :2])
+
+    def stuck(*args, **kwargs):
+        raise sla.ArpackNoConvergence("ARPACK error -1: No convergence", np.zeros(0), np.zeros((0, 0)))
+
+    monkeypatch.setattr(sla, "eigsh", stuck)
+    with pytest.raises(SaddlePlateauError, match="Lanczos.*No convergence"):
+        negative_curvature(loss, net.parameter_vector())
+
+
+def test_a_last_saddle_whose_escape_cannot_be_followed_abstains_and_the_charts_before_it_keep_their_predictions(
+        tmp_path, capsys, monkeypatch):
+    # a gelu MLP 20 -> 32 -> 5: the line of the last saddle's unstable direction had no minimum, and the run failed
+    # with exit 1 after 43-57 s, every chart's prediction lost
+    import json
+
+    from shockflow.cli import main
+
+    def no_escape(*args, **kwargs):
+        raise sp.SaddlePlateauError("the escape from the chain's last saddle: the loss falls without a minimum")
+
+    monkeypatch.setattr(sp, "saddle_escape", no_escape)
+    assert main(["forecast", "committee-tanh-readout", "--out", str(tmp_path), "--json", "--no-figures"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [p["chart"] for p in out["predicted"]] == ["r0"]
+    (abstained,) = out["abstained"]
+    assert abstained["chart"] == "saddle" and "without a minimum" in abstained["reason"]
