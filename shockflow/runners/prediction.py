@@ -47,6 +47,12 @@ class RunOutcome:
     truth: object = None             # ParameterTruth (None: no snapshots; the loss detections are the truth)
     loss_comparison: object = None   # the predictions against the loss detections (truth "loss")
     truth_note: str = ""             # why the parameter snapshots are not the truth ("": they are, or none exist)
+    lr: float = math.nan             # the run's (peak) learning rate, against each chart's critical one
+
+    def above_critical(self) -> list[str]:
+        """The charts whose critical learning rate γ* (docs/theory.md §1: the proximal step single-valued below it)
+        the run's learning rate exceeds."""
+        return [p.chart for p in self.stage.predicted if self.lr > p.critical_lr]
 
     def shock_rows(self) -> list[dict]:
         return [{"time": r.time, "location": r.location[0], "strength": r.strength, "chart": self.stage.extraction.charts[k].label}
@@ -65,6 +71,7 @@ class RunOutcome:
                              for t in self.observed],
                 "truth": [t.as_dict() for t in self.truth.transitions] if self.truth is not None else None,
                 **({"truth_note": self.truth_note} if self.truth_note else {}),
+                "above_critical_lr": self.above_critical(),
                 "matches": [m.as_dict() for m in c.matches],
                 "median_relative_error": c.median_relative_error, "score": c.score(),
                 "loss_score": self.loss_comparison.score() if self.loss_comparison is not None else None,
@@ -98,6 +105,14 @@ class RunOutcome:
                          f"{p.nu:8.2g}  {p.step:10.1f}  {p.flow_step:10.1f}")
         for a in self.stage.abstained:
             lines.append(f"{a.chart:>6}  abstains (predicts nothing): {a.reason}")
+        above = self.above_critical()
+        if above:
+            crit = min(p.critical_lr for p in self.stage.predicted if p.chart in above)
+            lines.append(f"the learning rate {self.lr:g} is above the critical learning rate γ* of "
+                         f"{', '.join(above)} (from {crit:.4g}; docs/theory.md §1: the proximal step is no longer "
+                         f"single-valued, a step can jump between basins): training may oscillate or diverge, and "
+                         f"the predicted steps assume it does not (`shockflow forecast` names where the discrete "
+                         f"escape overshoots)")
         if self.stage.saddles:
             lines.append("saddle chain (charts learned, the step it reaches them -> the loss there): " + "; ".join(
                 f"{'+'.join(s.active) or 'origin'} at {s.step:.1f} -> {s.loss:.4g}" for s in self.stage.saddles))
@@ -305,7 +320,7 @@ def run_prediction_case(case, options) -> RunOutcome:
                 figures = FigureWorker().draw(result, out, loss=(steps, loss), format=options.figure_format,
                                               dpi=options.dpi, chain=stage.saddles)
     return RunOutcome(case.name, path, log_path, stage, observed, comparison, time.perf_counter() - start, figures,
-                      truth=truth, loss_comparison=loss_comparison,
+                      truth=truth, loss_comparison=loss_comparison, lr=float(settings.lr),
                       truth_note="" if resolved else f"the parameter snapshots (n_snapshots = {settings.n_snapshots}) "
                                                      f"are more than a factor {max_ratio:g} apart, too sparse to place "
                                                      f"a half-learned step; the truth is the loss detections")

@@ -357,3 +357,20 @@ def test_snapshots_too_sparse_for_the_matching_window_leave_the_truth_to_the_los
     out = json.loads(capsys.readouterr().out)
     assert out["score"]["truth"] == "loss" and out["truth"] is None and "too sparse" in out["truth_note"]
     assert out["score"]["recall"] == 1.0
+
+
+def test_a_learning_rate_above_a_charts_critical_one_is_reported(tmp_path, capsys):
+    # the default case at lr 0.3 > r0's γ* = 0.2507: the loss ends in a period-2 cycle and never learns, while the
+    # parameter truth and the score said nothing of it
+    import json
+
+    from shockflow.cli import main
+
+    sets = ["--set", "training.lr=0.3", "--set", "training.steps=600", "--out", str(tmp_path), "--no-figures"]
+    assert main(["run", "two-layer-staircase", *sets, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["above_critical_lr"] == ["r0"]
+    assert main(["run", "two-layer-staircase", *sets]) == 0
+    assert "above the critical learning rate γ* of r0 (from 0.2507" in capsys.readouterr().out
+    assert main(["run", "two-layer-staircase", "--out", str(tmp_path / "d"), "--no-figures", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["above_critical_lr"] == []
