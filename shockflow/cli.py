@@ -504,9 +504,11 @@ def _seed(text: str) -> int:
 DEFAULT_OUT = "shockflow-results"  # relative to the current directory; created when needed
 
 
-def _common(out: str | None | bool = DEFAULT_OUT, seed: bool = True) -> argparse.ArgumentParser:
-    """The output options of a command: ``--quiet`` and ``--json`` always; ``--out`` unless ``out`` is
-    False (None: no default, the command picks one); ``--seed`` where a command draws random numbers."""
+def _common(out: str | None | bool = DEFAULT_OUT, seed: bool = True,
+            json_help: str = "print one JSON object on stdout") -> argparse.ArgumentParser:
+    """The output options of a command: ``--quiet`` and ``--json`` always (``json_help`` says what it prints);
+    ``--out`` unless ``out`` is False (None: no default, the command picks one); ``--seed`` where a command draws
+    random numbers."""
     common = argparse.ArgumentParser(add_help=False)
     if out is not False:
         common.add_argument("--out", default=out, metavar="DIR",
@@ -515,7 +517,7 @@ def _common(out: str | None | bool = DEFAULT_OUT, seed: bool = True) -> argparse
     if seed:
         common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
     common.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    common.add_argument("--json", action="store_true", help=json_help)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="print the traceback of a failure")
     return common
 
@@ -569,7 +571,9 @@ def build_parser() -> argparse.ArgumentParser:
     _figure_arguments(forecast, "write the forecast file only")
     forecast.set_defaults(run=_forecast)
 
-    monitor = commands.add_parser("monitor", parents=[_common(out=False, seed=False)],
+    monitor = commands.add_parser("monitor", parents=[_common(out=False, seed=False, json_help=(
+        "print one JSON object per event on stdout, as it happens (JSON lines: each transition detected; with "
+        "--follow also its start and end)"))],
                                   help="follow a training log being written and check it against a forecast")
     monitor.add_argument("log", metavar="LOG", help="a training log (.h5) or a CSV/JSON-lines loss log being appended")
     monitor.add_argument("--prediction", required=True, metavar="FORECAST",
