@@ -56,7 +56,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 __all__ = ["Plateau", "PlateauError", "UnitLandscape", "approach", "check_plateau_start", "line_scale",
-           "linear_growth", "plateau_escape", "plateau_extraction", "plateau_transition", "sloped_origin", "symmetric_minimum", "unstable_directions"]
+           "linear_growth", "plateau_escape", "plateau_extraction", "plateau_transition", "sloped_origin",
+           "symmetric_minimum", "unstable_directions"]
 
 #: the approach ends when the loss is within this fraction of the way from its start down to L(θ_p)
 ARRIVAL = 1e-3
@@ -215,11 +216,12 @@ def _update(g, v, eta, optimiser):
     return -(eta * (g + mu * v) if optimiser.name == "nesterov" else eta * v), v
 
 
-def _breaking_scale(land: UnitLandscape, theta0) -> float:
-    """``|P θ_0|``, the size of the initial parameters' symmetry-breaking part; :class:`PlateauError` where it is
-    zero up to the round-off of the units' mean (nothing breaks the symmetry: the plateau has no exit)."""
-    scale = float(np.linalg.norm(land.breaking(theta0)))
-    if scale <= 1e-12 * float(np.linalg.norm(land.symmetric(theta0))):
+def _breaking_scale(delta, symmetric) -> float:
+    """``|δ|``, the size of the initial parameters' symmetry-breaking part ``δ = P θ_0`` (``symmetric``: their
+    symmetric part); :class:`PlateauError` where it is zero up to the round-off of the units' mean (nothing breaks
+    the symmetry: the plateau has no exit)."""
+    scale = float(np.linalg.norm(delta))
+    if scale <= 1e-12 * float(np.linalg.norm(symmetric)):
         raise PlateauError("the initial parameters are exactly symmetric: no unit can break away from the plateau")
     return scale
 
@@ -229,7 +231,8 @@ def check_plateau_start(model, frozen=()) -> None:
     work (:class:`PlateauError`): units that are not interchangeable, frozen values that differ between units, and
     initial parameters that are exactly symmetric.  What the landscape decides (no unstable direction, a
     perturbation that arrives past the quadratic top) is known only after the plateau is found."""
-    _breaking_scale(UnitLandscape(model, np.empty((0, 0)), None, tuple(frozen)), model.parameter_vector())
+    land, theta0 = UnitLandscape(model, np.empty((0, 0)), None, tuple(frozen)), model.parameter_vector()
+    _breaking_scale(land.breaking(theta0), land.symmetric(theta0))
 
 
 def approach(land: UnitLandscape, theta0, L_p: float, optimiser):
@@ -241,7 +244,7 @@ def approach(land: UnitLandscape, theta0, L_p: float, optimiser):
     if not L0 > L_p:
         return 0.0, delta
     v, vd = np.zeros_like(theta), np.zeros_like(theta)
-    scale, log_scale = _breaking_scale(land, theta0), 0.0
+    scale, log_scale = _breaking_scale(delta, theta), 0.0
     delta = delta / scale
     log_scale = math.log(scale)
     previous = L0

@@ -338,7 +338,8 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     """The prediction half of ``shockflow run`` (module docstring).  ``model``: at its initial parameters."""
     from shockflow.prediction.extraction import ExtractionError, extract
     from shockflow.geometry import GeometryError
-    from shockflow.prediction.mapping import InvalidPrediction, Optimiser, PredictionError, predict_or_abstain
+    from shockflow.prediction.mapping import (Abstention, InvalidPrediction, Optimiser, PredictionError,
+                                              predict_or_abstain)
     from shockflow.prediction.gate import MixtureError, is_mixture, mixture_extraction, mixture_saddles, mixture_transitions
     from shockflow.prediction.plateau import PlateauError, plateau_extraction, plateau_transition, sloped_origin
     from shockflow.progress import progress as _progress, status, step_callback
@@ -407,8 +408,8 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
         with status("the chain's last saddle", enabled=progress):
             later = _last_saddle(model, name, chain_start or extraction, shocks, predicted, saddles, landscape,
                                  optimiser, data.X, data.y, train_settings.frozen, common, pr, progress)
-        if later is not None and later[0] is None:   # the last saddle's escape cannot be charted: it abstains
-            abstained = list(abstained) + [later[4]]
+        if isinstance(later, Abstention):   # the last saddle's escape cannot be charted: it abstains
+            abstained = list(abstained) + [later]
         elif later is not None:
             chart, solution, shock, transition, abstention, saddle = later
             extraction = replace(extraction, charts=tuple(extraction.charts) + (chart,))
@@ -425,8 +426,9 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
 def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, optimiser, X, y, frozen, common,
                  pr, progress):
     """The chart of the chain's last saddle (:mod:`shockflow.prediction.saddle_plateau`): ``(chart, solution, shock,
-    transition or None, Abstention or None, Saddle)``, or None where that saddle has no unstable direction (or no
-    stationary point next to it); ``(None, None, None, None, Abstention, None)`` where its escape cannot be followed.  ``start``: the extraction of the origin's charts; ``landscape``: the chain's
+    transition or None, Abstention or None, Saddle)``, None where that saddle has no unstable direction (or no
+    stationary point next to it), an :class:`~shockflow.prediction.mapping.Abstention` where its escape cannot be
+    followed.  ``start``: the extraction of the origin's charts; ``landscape``: the chain's
     (:class:`~shockflow.prediction.saddle_chain.Landscape`; None: no chain ran, one is made here)."""
     from shockflow.prediction.mapping import Abstention, InvalidPrediction
     from shockflow.prediction.saddle_chain import Landscape, Saddle, SaddleFailure
@@ -458,9 +460,8 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
         # the saddle is found but its escape cannot be followed (a line of its unstable direction without a minimum,
         # a search that diverges): no chart there, and the chart abstains with the reason; the charts before it keep
         # their predictions (a true transition after it is a miss of the score, not hidden)
-        return None, None, None, None, Abstention(LABEL, f"chart {LABEL} (the chain's last saddle, after "
-                                                         f"{', '.join(start.charts[keep[i]].label for i in order)}): "
-                                                         f"{exc}", "no escape to chart"), None
+        after = ", ".join(start.charts[keep[i]].label for i in order)
+        return Abstention(LABEL, f"chart {LABEL} (the chain's last saddle, after {after}): {exc}", "no escape to chart")
     if escape is None:
         return None
     kwargs = {k: v for k, v in common.items() if k != "snapshots"}

@@ -282,8 +282,7 @@ def forecast_stage(case, seed: int, *, progress: bool = False, network=None):
     """``(stage, model, data, settings)``: the prediction of ``shockflow run`` for ``case``, without training.
     ``network``: ``(model, dataset)`` built already (a user's own network from Python), else the case's."""
     from shockflow.runners.prediction import predict_from_start
-    from shockflow.runners.training import refuse_unmodelled
-    from shockflow.runners.training import build_model_and_data, verify_geometry
+    from shockflow.runners.training import build_model_and_data, refuse_unmodelled, verify_geometry
 
     refuse_unmodelled(case)
     model, data = network if network is not None else build_model_and_data(case, seed)[::2]
