@@ -68,6 +68,14 @@ weights (sigmoid; frozen biases with φ(b) ≠ 0) add the constant ``φ(0) a_i``
 strength reads each mode's function as the section's symmetric second difference and fits the intercepts
 alongside; the section splits the mode over the units as it grows, the common part the intercept stiffens
 relaxed over the plateau (:meth:`AutoGeometry._relaxed_split`).
+
+**A kinked origin** (docs/theory.md §6, "A kinked origin"; :mod:`shockflow.geometry.one_sided_modes`).  Where the
+loss is not twice differentiable at zero weights (relu units) the modes are the fixed points of the one-sided
+field, and a mode has an even part (a trained bias keeps its sign when a unit holds the mode with the other
+sign): ``modes`` holds ``e⁺``, ``even`` the even parts, and the section moves unit i along ``c_i·odd + |c_i|·even``
+with ``c_i`` its share of the odd part (the coordinate).  Only the fastest mode's chart from the origin carries
+the even part; the others, and every chart at a saddle, move their odd parts (the units' biases follow the mode
+that dominates them).
 """
 
 from __future__ import annotations
@@ -82,6 +90,7 @@ import numpy as np
 
 from shockflow.geometry.base import Chart, Geometry, GeometryError
 from shockflow.geometry.flat import flatten, unflatten
+from shockflow.geometry.one_sided_modes import odd_part, one_sided_modes
 from shockflow.geometry.registry import register
 from shockflow.models.base import Model
 
@@ -100,6 +109,7 @@ class Modes:
     errors: np.ndarray | None = None     # standard error of each kept rate (the sample's own noise)
     spectrum_errors: np.ndarray | None = None   # ... of every eigenvalue (NaN for one ≤ 0: never kept)
     stiff_splits: np.ndarray | None = None      # (K, units, m): the unit splits an intercept stiffens (split_stiffness)
+    even: np.ndarray | None = None              # (p, K): the part a unit keeps under its sign flip (one_sided_modes)
 
 
 def _layout(model):
@@ -212,6 +222,9 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     keep = _select(values, vectors, max_modes, min_rate_ratio) & up
     keep[up] &= values[up] > error[up]
     stiff = split_stiffness(zero, origin, layout, vectors[:, keep], values[keep], X, y) if d > 1 else None
+    kinked = one_sided_modes(zero, origin, first, second, free, vectors[:, keep], values[keep], X, y)
+    if kinked is not None:     # a relu origin: the modes as its one-sided field moves them (one_sided_modes)
+        return Modes(kinked.directions, kinked.rates, values, error[keep], error, stiff, kinked.even)
     return Modes(vectors[:, keep], values[keep], values, error[keep], error, stiff)
 
 
@@ -565,6 +578,7 @@ class AutoGeometry(Geometry):
     active: tuple = ()         # modes learned at the reference (a saddle of the chain): split this one orthogonally
     frozen: tuple = ()         # parameters held at their initial values ([training] frozen): no mode moves them
     stiff_splits: Any = None   # (K, units, m) unit splits an intercept holds back (split_stiffness); None: none
+    even: Any = None           # (p, K) the part of each mode a unit keeps under its sign flip (one_sided_modes); None: none
 
     #: the keyword through which the saddle chain names the learned modes (shockflow.prediction.saddle_chain)
     saddle_keyword = "active"
@@ -607,27 +621,41 @@ class AutoGeometry(Geometry):
         if chain is not None:
             self._build_chain(E)
             return
+        even = self._even(E, free if self.frozen else None)
         e = E[:, int(self.mode)]
         if self.frozen:
             e = np.where(free, e, 0.0)   # a mode never moves a frozen entry
         e = e / np.linalg.norm(e)
+        # a mode with an even part (a kinked origin: one_sided_modes) moves unit i along c_i·odd + |c_i|·even from
+        # the origin; at a saddle of the chain the units hold learned modes and are no longer small: the bias (the
+        # even part) is the learned modes', and the waiting mode moves along its odd part (docs/theory.md §6)
+        learned = [int(j) for j in self.active if int(j) != int(self.mode)]
+        even = None if even is None or not np.any(even[:, int(self.mode)]) else even[:, int(self.mode)]
+        e, scale = odd_part(e, even)
+        odd = e * scale
+        if learned:
+            even = None
         theta0 = self.model.parameter_vector()
         units = layout.unit_matrix(theta0)
-        c = units.T @ e
+        c = units.T @ e / scale
         r0 = float(np.linalg.norm(c))
+        held = c
         c = self._relaxed_split(c, r0)
         start = float(np.linalg.norm(c))
         c_hat = c / start if start > 0 else np.full(layout.units, 1.0 / math.sqrt(layout.units))
-        learned = [int(j) for j in self.active if int(j) != int(self.mode)]
         if any(not 0 <= j < E.shape[1] for j in learned):
             raise GeometryError(f"active: expected mode numbers in [0, {E.shape[1]}), found {self.active!r}")
         if learned:
-            c_hat = self._orthogonal_split(c_hat, units.T @ E[:, learned])
+            c_hat = self._orthogonal_split(c_hat, units.T @ self.unit_directions()[:, learned])
         base = theta0.copy()          # the reference without this mode's component (the section adds r ĉ e)
-        base[layout.index] -= np.outer(units.T @ e, e)
+        base[layout.index] -= np.outer(held, odd)
         direction = np.zeros_like(theta0)
-        direction[layout.index] = np.outer(c_hat, e)
+        direction[layout.index] = np.outer(c_hat, odd)
+        if even is not None:
+            base[layout.index] -= np.outer(np.abs(held), even)
+            direction[layout.index] += np.outer(np.abs(c_hat), even)
         object.__setattr__(self, "_e", e)
+        object.__setattr__(self, "_scale", scale)
         object.__setattr__(self, "_base", base)
         object.__setattr__(self, "_direction", direction)
 
@@ -646,6 +674,28 @@ class AutoGeometry(Geometry):
                 q = f / math.sqrt(weight)
                 out -= (1.0 - r0 ** weight) * float(q @ c) * q
         return out
+
+    def _even(self, E, free) -> np.ndarray | None:
+        """The modes' even parts ``(p, K)`` (zero on frozen entries), checked against the modes ``E``; None: none."""
+        if self.even is None:
+            return None
+        even = np.asarray(self.even, dtype=np.float64)
+        if even.ndim == 1:
+            even = even[:, None]
+        if even.shape != E.shape or not np.all(np.isfinite(even)):
+            raise GeometryError(f"even: expected a finite array of the modes' shape {E.shape}, found shape {even.shape}")
+        return even if free is None else np.where(free[:, None], even, 0.0)
+
+    def unit_directions(self) -> np.ndarray:
+        """``(p, K)``: each mode's direction in a unit, the odd part of a mode with an even part (the part a unit
+        carries with the sign of its share: :mod:`shockflow.geometry.one_sided_modes`), as unit vectors."""
+        self._require_modes()
+        E = np.asarray(self.modes, dtype=np.float64)
+        E = E[:, None] if E.ndim == 1 else E
+        even = self._even(E, None)
+        return np.stack([odd_part(E[:, j] / np.linalg.norm(E[:, j]),
+                                  even[:, j] if even is not None and np.any(even[:, j]) else None)[0]
+                         for j in range(E.shape[1])], axis=1)
 
     def _build_chain(self, E):
         """The balanced section of mode ``self.mode`` (module docstring, "Chains")."""
@@ -705,7 +755,7 @@ class AutoGeometry(Geometry):
             if self.stiff_splits is None:
                 return r
             units = self._layout.unit_matrix(flatten(self.model, self.check_params(params)))
-            c = units.T @ self._e
+            c = units.T @ self._e / self._scale
             return np.array([float(np.linalg.norm(self._relaxed_split(c, float(np.linalg.norm(c)))))])
         chain, d = self._chain_layout, self.model.input_dim
         p = self.check_params(params)
@@ -744,6 +794,8 @@ class AutoGeometry(Geometry):
                                 f"these data (largest eigenvalue of Y: {found.spectrum[0]:.3g}); there is no "
                                 f"transition to predict")
         extra = {} if found.stiff_splits is None else {"stiff_splits": found.stiff_splits}
+        if found.even is not None:
+            extra["even"] = found.even
         return {**kwargs, "modes": found.directions, **extra}, list(range(found.rates.size)), "mode"
 
     def _require_modes(self):
@@ -761,7 +813,7 @@ class AutoGeometry(Geometry):
         theta = flatten(self.model, self.check_params(params))
         if self._chain_layout is not None:
             return np.array([self._chain_radius(theta)])
-        return np.array([float(np.linalg.norm(self._layout.unit_matrix(theta).T @ self._e))])
+        return np.array([float(np.linalg.norm(self._layout.unit_matrix(theta).T @ self._e)) / self._scale])
 
     def conserved(self, params):
         self.check_params(params)
@@ -820,8 +872,8 @@ class AutoGeometry(Geometry):
         for j in range(K):
             d = (self if j == int(self.mode) else self._other(j))._direction
             plus = f(origin + eps * d).reshape(-1) - f0
-            if power != 2:
-                columns.append(plus / eps ** power)
+            if power != 2 or (self.even is not None and np.any(np.asarray(self.even)[..., j])):
+                columns.append(plus / eps ** power)   # a chain; a mode with an even part (homogeneous: one-sided)
                 continue
             minus = f(origin - eps * d).reshape(-1) - f0
             g, h = (plus + minus) / (2 * eps * eps), (plus - minus) / (2 * eps)
@@ -841,7 +893,7 @@ class AutoGeometry(Geometry):
         """The chart of mode ``j`` of the same modes on the same network (its section and its removal)."""
         return AutoGeometry(model=self.model, modes=self.modes, mode=j, max_modes=self.max_modes,
                             min_rate_ratio=self.min_rate_ratio, extent=self.extent, frozen=self.frozen,
-                            stiff_splits=self.stiff_splits)
+                            stiff_splits=self.stiff_splits, even=self.even)
 
     def function_strength(self, params, X) -> float:
         """The mode's strength in the network's function at ``params`` (module docstring, "The learned strength"):
@@ -930,7 +982,8 @@ class AutoGeometry(Geometry):
                 self.modes is not None and not np.array_equal(np.asarray(self.modes), np.asarray(other.modes))):
             return False
         return all(np.array_equal(np.asarray(getattr(self, f), dtype=object), np.asarray(getattr(other, f), dtype=object))
-                   for f in ("max_modes", "min_rate_ratio", "extent", "active", "frozen", "stiff_splits"))
+                   for f in ("max_modes", "min_rate_ratio", "extent", "active", "frozen", "stiff_splits",
+                                                                           "even"))
 
     def _scratch_net(self):
         """A copy of the model kept for :meth:`function_strength`'s forward passes (each sets every parameter before

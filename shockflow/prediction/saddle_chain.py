@@ -603,11 +603,8 @@ class Landscape:
             return None
         if not isinstance(geo, AutoGeometry) or geo.modes is None:
             return None
-        E = np.asarray(geo.modes, dtype=np.float64).reshape(layout.unit_dim, -1)
-        spaces = []
-        for c in self.charts:
-            e = E[:, int(c.selector if c.selector is not None else 0)]
-            spaces.append(e / np.linalg.norm(e))
+        E = geo.unit_directions()
+        spaces = [E[:, int(c.selector if c.selector is not None else 0)] for c in self.charts]
         return layout, spaces
 
     def _split_share(self, params, active) -> dict:
