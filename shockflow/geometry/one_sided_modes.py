@@ -40,6 +40,9 @@ KINK_FLOOR = 1e-6
 SMOOTH_SHRINK = 0.75
 #: a fixed point is kept if it stays this close (cosine) to the mode it started from, else the side stays Y's
 SAME_MODE = 0.5
+#: the fixed point's projected gradient, relative to the rate, at which its maximisation stops (the direction to
+#: about this relative accuracy: far below the sample's noise in it, ~1/sqrt(n))
+FIXED_POINT_TOL = 1e-6
 #: the batches of :func:`even_is_significant`, and the p-value at which its F test rejects the sample's noise
 EVEN_BATCHES, EVEN_P_VALUE = 16, 1e-4
 
@@ -130,7 +133,7 @@ def one_sided_modes(model, origin, first, second, free, vectors, rates, X, y,
             try:
                 with np.errstate(all="raise"):
                     res = minimize(objective, start, jac=True, method="L-BFGS-B",
-                                   options={"maxiter": 200, "gtol": 1e-9 * max(abs(one_sided[k]), 1e-300)})
+                                   options={"maxiter": 200, "gtol": FIXED_POINT_TOL * max(abs(one_sided[k]), 1e-300)})
                 x = project(res.x)
                 size = float(np.linalg.norm(x))
                 if math.isfinite(size) and size > 0 and float(x @ start) >= SAME_MODE * size:
