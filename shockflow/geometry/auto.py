@@ -110,6 +110,7 @@ class Modes:
     spectrum_errors: np.ndarray | None = None   # ... of every eigenvalue (NaN for one ≤ 0: never kept)
     stiff_splits: np.ndarray | None = None      # (K, units, m): the unit splits an intercept stiffens (split_stiffness)
     even: np.ndarray | None = None              # (p, K): the part a unit keeps under its sign flip (one_sided_modes)
+    uncharted: np.ndarray | None = None         # rates of the modes kept but for max_modes (not charted), descending
 
 
 def _layout(model):
@@ -161,7 +162,7 @@ def _chain(model):
 
 
 #: how many modes the automatic charts keep, and how slow a mode may be against the fastest
-MAX_MODES, MIN_RATE_RATIO = 8, 0.02
+MAX_MODES, MIN_RATE_RATIO = 16, 0.02
 
 
 def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODES,
@@ -219,13 +220,15 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     error = np.full(values.size, np.nan)
     up = values > 0
     error[up] = _rayleigh_errors(zero, origin, first, second, vectors[:, up], X, y)
-    keep = _select(values, vectors, max_modes, min_rate_ratio) & up
-    keep[up] &= values[up] > error[up]
+    significant = _select(values, vectors, values.size, min_rate_ratio) & up
+    significant[up] &= values[up] > error[up]
+    keep = significant & (np.cumsum(significant) <= max_modes)
+    uncharted = values[significant & ~keep]
     stiff = split_stiffness(zero, origin, layout, vectors[:, keep], values[keep], X, y) if d > 1 else None
     kinked = one_sided_modes(zero, origin, first, second, free, vectors[:, keep], values[keep], X, y)
     if kinked is not None:     # a relu origin: the modes as its one-sided field moves them (one_sided_modes)
-        return Modes(kinked.directions, kinked.rates, values, error[keep], error, stiff, kinked.even)
-    return Modes(vectors[:, keep], values[keep], values, error[keep], error, stiff)
+        return Modes(kinked.directions, kinked.rates, values, error[keep], error, stiff, kinked.even, uncharted)
+    return Modes(vectors[:, keep], values[keep], values, error[keep], error, stiff, None, uncharted)
 
 
 #: the step of :func:`split_stiffness`'s first differences (relative to a unit direction)
@@ -446,7 +449,8 @@ def find_chain_modes(model: Model, X, y, *, max_modes: int = MAX_MODES,
     U, sigma, Vt = np.linalg.svd(chain_target(model, X, y), full_matrices=False)
     keep = _select(sigma, None, min(max_modes, min(model.widths)), min_rate_ratio)
     directions = np.concatenate([Vt[keep].T, U[:, keep]], axis=0)
-    return Modes(directions, sigma[keep], sigma)
+    uncharted = sigma[_select(sigma, None, sigma.size, min_rate_ratio) & ~keep]
+    return Modes(directions, sigma[keep], sigma, uncharted=uncharted)
 
 
 def chain_target(model: Model, X, y) -> np.ndarray:
@@ -578,6 +582,7 @@ class AutoGeometry(Geometry):
     active: tuple = ()         # modes learned at the reference (a saddle of the chain): split this one orthogonally
     frozen: tuple = ()         # parameters held at their initial values ([training] frozen): no mode moves them
     stiff_splits: Any = None   # (K, units, m) unit splits an intercept holds back (split_stiffness); None: none
+    uncharted: tuple = ()      # rates of the unstable modes past max_modes: reported, not charted (find_modes)
     even: Any = None           # (p, K) the part of each mode a unit keeps under its sign flip (one_sided_modes); None: none
 
     #: the keyword through which the saddle chain names the learned modes (shockflow.prediction.saddle_chain)
@@ -796,6 +801,8 @@ class AutoGeometry(Geometry):
         extra = {} if found.stiff_splits is None else {"stiff_splits": found.stiff_splits}
         if found.even is not None:
             extra["even"] = found.even
+        if found.uncharted is not None and found.uncharted.size:
+            extra["uncharted"] = tuple(float(v) for v in found.uncharted)
         return {**kwargs, "modes": found.directions, **extra}, list(range(found.rates.size)), "mode"
 
     def _require_modes(self):

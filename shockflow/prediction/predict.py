@@ -386,6 +386,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
             predict_or_abstain(shocks, optimiser)
     except PredictionError as exc:
         raise CaseError.at(case, "training", str(exc)) from None
+    abstained = list(abstained) + uncharted_modes(extraction)
     # every chart may abstain: the prediction is then that no transition happens (each chart's reason reported)
     saddles = mixture_saddles(mixture) if mixture is not None else ()
     chain_start = None
@@ -421,6 +422,22 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
             source = "saddle"   # the update rule ran in the approach: the chart moves with the rate
     return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted), tuple(saddles),
                            tuple(abstained), blocks, source, chain_start)
+
+
+def uncharted_modes(extraction) -> list:
+    """An abstention per unstable mode the geometry found but did not chart (the automatic charts' ``max_modes``:
+    ``uncharted`` holds their rates), so that a mode left out is reported, never silently dropped."""
+    from shockflow.prediction.mapping import Abstention
+
+    rates = tuple(extraction.geometry_kwargs.get("uncharted", ()) or ())
+    charted = len(extraction.charts)
+    out = []
+    for i, rate in enumerate(rates):
+        label = f"r{charted + i}"
+        out.append(Abstention(label, f"chart {label}: not charted: an unstable mode of rate {rate:.4g} past the "
+                                     f"{charted} charted ones (max_modes; a chain charts at most its narrowest "
+                                     f"layer's width); raise [geometry] max_modes to chart it", "past max_modes"))
+    return out
 
 
 def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, optimiser, X, y, frozen, common,
