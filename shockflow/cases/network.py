@@ -147,9 +147,5 @@ class NetworkCase:
     extraction: Extraction = setting(doc="Which charts and how finely (shockflow run).", factory=Extraction)
     prediction: Prediction = setting(doc="PDE solve and matching (shockflow run).", factory=Prediction)
 
-    def check(self):
-        if self.geometry is not None and self.training.optimizer == "adam":
-            # refused here, before any training: the escape model covers gd, sgd, momentum, nesterov (docs/theory.md §6)
-            yield "training.optimizer", ("the prediction (shockflow run) has no validated escape model for 'adam' "
-                                         "(it is not a gradient flow in the chart coordinates); use gd, sgd, "
-                                         "momentum or nesterov, or remove [geometry] to only train")
+    # (an optimiser or penalty without an escape model is refused by the commands that predict, before any
+    # training: shockflow.runners.training.refuse_unmodelled; `shockflow train` trains with any of them)
