@@ -259,7 +259,10 @@ def _compare(args: argparse.Namespace) -> int:
                                    "count": t.count} for t in transitions],
                      "matches": [m.as_dict() for m in comparison.matches],
                      "median_relative_error": comparison.median_relative_error, "score": comparison.score(),
-                     "truth": [{"chart": c, "step": t} for c, t in zip(comparison.true_charts, comparison.observed)],
+                     # the truth's charts where it is read from parameter snapshots; none where it is the loss's drops
+                     "truth": [{"chart": c, "step": t} for c, t in zip(
+                         list(comparison.true_charts) + [None] * (len(comparison.observed) - len(comparison.true_charts)),
+                         comparison.observed)],
                      **({"loss_score": comparison.against_loss.score()} if comparison.against_loss else {})})
     elif not args.quiet:
         print(f"{args.log} against the predictions of {args.prediction}")

@@ -108,7 +108,9 @@ def test_compare_on_another_runs_log_or_a_csv_says_it_used_the_loss(default_run,
     assert main(["compare", str(close_run.log_file), "--prediction", doc["result_file"], "--json"]) == 0
     cmp = json.loads(capsys.readouterr().out)
     assert cmp["score"]["truth"] == "loss" and "not those of the result's run" in cmp["score"]["truth_note"]
-    assert cmp["truth"] == [] and "loss_score" not in cmp
+    # the truth the score was computed against: the loss detections' midpoints, no chart
+    assert [t["step"] for t in cmp["truth"]] == [o["step"] for o in cmp["observed"]] and cmp["truth"]
+    assert all(t["chart"] is None for t in cmp["truth"]) and "loss_score" not in cmp
     from shockflow.logs import read_training_log
 
     rec = read_training_log(doc["log_file"])
