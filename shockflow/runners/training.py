@@ -321,8 +321,13 @@ def verify_geometry(case, model, data=None) -> None:
                 key = "geometry"
             raise CaseError.at(case, key, f"the geometry {name!r} cannot be built{where}: {exc}") from None
         if geo.dim != 1:
-            raise CaseError.at(case, key, f"each chart must be 1-D for the prediction, found a {geo.dim}-D chart"
-                                          + (f" for {s.extraction.chart_key} = {chart!r}" if chart is not None else ""))
+            raise CaseError.at(case, key, f"each chart must be 1-D for the prediction, found a {geo.dim}-D chart "
+                                          f"({', '.join(geo.chart.names)}) of the {name!r} geometry on this "
+                                          f"{getattr(model, 'name', 'model')!r} model"
+                                          + (f" for {s.extraction.chart_key} = {chart!r}" if chart is not None else "")
+                                          + " (the chart's dimension follows from the model's settings, a bias or "
+                                            "the unit's size; without a [geometry] table the automatic charts are "
+                                            "1-D, one per mode)")
         if frozen:   # before any training: a section that moves a frozen parameter is refused naming it
             from shockflow.prediction.extraction import ExtractionError, check_frozen
 
