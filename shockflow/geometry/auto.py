@@ -638,13 +638,15 @@ class AutoGeometry(Geometry):
         even = None if even is None or not np.any(even[:, int(self.mode)]) else even[:, int(self.mode)]
         e, scale = odd_part(e, even)
         odd = e * scale
+        # |∂θ/∂r|² = |odd|² + |even|² = 1 on a section that carries the even part, |odd|² = scale² on one without it
+        mobility = 1.0 if even is None or not learned else 1.0 / scale ** 2
         if learned:
             even = None
         theta0 = self.model.parameter_vector()
         units = layout.unit_matrix(theta0)
         c = units.T @ e / scale
         r0 = float(np.linalg.norm(c))
-        held = c
+        c_initial = c
         c = self._relaxed_split(c, r0)
         start = float(np.linalg.norm(c))
         c_hat = c / start if start > 0 else np.full(layout.units, 1.0 / math.sqrt(layout.units))
@@ -653,14 +655,15 @@ class AutoGeometry(Geometry):
         if learned:
             c_hat = self._orthogonal_split(c_hat, units.T @ self.unit_directions()[:, learned])
         base = theta0.copy()          # the reference without this mode's component (the section adds r ĉ e)
-        base[layout.index] -= np.outer(held, odd)
+        base[layout.index] -= np.outer(c_initial, odd)
         direction = np.zeros_like(theta0)
         direction[layout.index] = np.outer(c_hat, odd)
         if even is not None:
-            base[layout.index] -= np.outer(np.abs(held), even)
+            base[layout.index] -= np.outer(np.abs(c_initial), even)
             direction[layout.index] += np.outer(np.abs(c_hat), even)
         object.__setattr__(self, "_e", e)
         object.__setattr__(self, "_scale", scale)
+        object.__setattr__(self, "_mobility", mobility)
         object.__setattr__(self, "_base", base)
         object.__setattr__(self, "_direction", direction)
 
@@ -828,7 +831,10 @@ class AutoGeometry(Geometry):
 
     def mobility(self, points):
         p = np.asarray(points, dtype=np.float64)
-        scale = 1.0 if self._chain_layout is None else 1.0 / self._chain_layout.depth   # |∂θ/∂r|² = L
+        if self._chain_layout is None:   # 1: |∂θ/∂r| = 1 (1/|odd|² on a kinked mode's section without its even part)
+            scale = getattr(self, "_mobility", 1.0)
+        else:
+            scale = 1.0 / self._chain_layout.depth   # |∂θ/∂r|² = L
         return np.full((*p.shape[:-1], 1, 1), scale)
 
     def strength(self, points):
