@@ -223,6 +223,28 @@ def transitions_kernel(q, h, max_width_cells, viscous_width_factor, nu, tail, en
     return count
 
 
+@numba.njit(cache=True)
+def transition_counts_kernel(Q, h, max_width_cells, viscous_width_factor, nu, tail, entropy, rel_jump, min_jump,
+                             counts, out):
+    """How many extents :func:`transitions_kernel` finds in each row of ``Q`` (a non-periodic field per row), with
+    :func:`_located`'s threshold (``min_jump`` if positive, else ``rel_jump`` of the row's range): the rows with none
+    are the smooth snapshots, which :func:`track_shocks` then skips.  ``out`` is ``(n - 1, 5)`` scratch."""
+    for r in range(Q.shape[0]):
+        q = Q[r]
+        counts[r] = 0
+        if q.size < 3:
+            continue
+        lo, hi = q[0], q[0]
+        for v in q:
+            lo = min(lo, v)
+            hi = max(hi, v)
+        span = hi - lo
+        threshold = min_jump if min_jump > 0.0 else rel_jump * span
+        if span == 0.0 or not threshold > 0.0:
+            continue
+        counts[r] = transitions_kernel(q, h, max_width_cells, viscous_width_factor, nu, tail, entropy, threshold, out)
+
+
 def _strongest(found: list) -> list:
     """Overlapping extents describe one transition: keep the strongest, sorted by face."""
     found.sort(key=lambda item: -abs(item[3]))
@@ -462,7 +484,16 @@ def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings
     open_tracks: list[dict] = []
     closed: list[dict] = []
     counts = np.zeros(t.size, dtype=np.int64)
-    found = _with_speeds([_located(q, x, s, transitions) for q in Q], F)   # every snapshot's shocks
+    if s.periodic or transitions is not _transitions:
+        located = [_located(q, x, s, transitions) for q in Q]
+    else:   # the smooth snapshots (no extent at all) in one compiled pass over the rows, the others one by one
+        Qc = np.ascontiguousarray(Q, dtype=np.float64)
+        counts = np.zeros(Qc.shape[0], dtype=np.int64)
+        transition_counts_kernel(Qc, h, s.max_width_cells, s.viscous_width_factor, s.nu, s.tail, s.entropy,
+                                 s.rel_jump, s.min_jump if s.min_jump is not None else 0.0, counts,
+                                 np.empty((max(Qc.shape[1] - 1, 1), 5)))
+        located = [_located(q, x, s, transitions) if c else [] for q, c in zip(Q, counts)]
+    found = _with_speeds(located, F)   # every snapshot's shocks
     for n, (tn, shocks) in enumerate(zip(t, found)):
         counts[n] = len(shocks)
         unused = list(open_tracks)

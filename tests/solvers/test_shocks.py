@@ -306,3 +306,24 @@ def test_tracking_matches_its_reference(field, periodic):
         assert list(tr.rh_speeds) == [rankine_hugoniot_speed("burgers", l, r) for l, r in zip(tr.left, tr.right)]
     assert fast.formation_time == ref.formation_time
     assert [max_slope(q, x, periodic=periodic) for q in Q] == list(fast.steepness) or field == "potential"
+
+
+def test_the_row_counts_skip_exactly_the_snapshots_without_a_shock():
+    """track_shocks skips the rows in which the compiled pass finds no extent: those are exactly the rows where
+    the per-snapshot search (_located) finds no shock, on smooth, steep, noisy, flat and constant rows, with the
+    relative and the absolute threshold."""
+    from solvers.shocks import _located, transition_counts_kernel
+
+    x = centres(256)
+    rng = np.random.default_rng(3)
+    rows = [entropy_burgers(sine_potential, x, t) for t in np.linspace(0.0, 2.5 * T_STAR, 9)]
+    rows += [np.tanh((0.5 - x) / 0.004) + 0.05 * rng.normal(size=x.size), np.full(x.size, 0.7),
+             np.where(x < 0.3, 1.0, -1.0), 1e-3 * rng.normal(size=x.size), np.sin(2 * np.pi * x)]
+    Q = np.array(rows)
+    for s in (ShockSettings(), ShockSettings(entropy=False, tail=0.3), ShockSettings(min_jump=0.5)):
+        counts = np.zeros(Q.shape[0], dtype=np.int64)
+        transition_counts_kernel(Q, float(x[1] - x[0]), s.max_width_cells, s.viscous_width_factor, s.nu, s.tail,
+                                 s.entropy, s.rel_jump, s.min_jump or 0.0, counts, np.empty((x.size - 1, 5)))
+        found = [_located(q, x, s) for q in Q]
+        assert [bool(c) for c in counts] == [bool(f) for f in found]
+        assert 0 < sum(bool(c) for c in counts) < Q.shape[0]
