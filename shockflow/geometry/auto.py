@@ -583,7 +583,7 @@ class AutoGeometry(Geometry):
     frozen: tuple = ()         # parameters held at their initial values ([training] frozen): no mode moves them
     stiff_splits: Any = None   # (K, units, m) unit splits an intercept holds back (split_stiffness); None: none
     uncharted: tuple = ()      # rates of the unstable modes past max_modes: reported, not charted (find_modes)
-    even: Any = None           # (p, K) the part of each mode a unit keeps under its sign flip (one_sided_modes); None: none
+    even: Any = None           # (p, K) the part of each mode a unit keeps under its sign flip (one_sided_modes)
 
     #: the keyword through which the saddle chain names the learned modes (shockflow.prediction.saddle_chain)
     saddle_keyword = "active"
@@ -626,7 +626,7 @@ class AutoGeometry(Geometry):
         if chain is not None:
             self._build_chain(E)
             return
-        even = self._even(E, free if self.frozen else None)
+        even = self._even_column(E, int(self.mode), free if self.frozen else None)
         e = E[:, int(self.mode)]
         if self.frozen:
             e = np.where(free, e, 0.0)   # a mode never moves a frozen entry
@@ -635,7 +635,6 @@ class AutoGeometry(Geometry):
         # the origin; at a saddle of the chain the units hold learned modes and are no longer small: the bias (the
         # even part) is the learned modes', and the waiting mode moves along its odd part (docs/theory.md §6)
         learned = [int(j) for j in self.active if int(j) != int(self.mode)]
-        even = None if even is None or not np.any(even[:, int(self.mode)]) else even[:, int(self.mode)]
         e, scale = odd_part(e, even)
         odd = e * scale
         # |∂θ/∂r|² = |odd|² + |even|² = 1 on a section that carries the even part, |odd|² = scale² on one without it
@@ -683,16 +682,19 @@ class AutoGeometry(Geometry):
                 out -= (1.0 - r0 ** weight) * float(q @ c) * q
         return out
 
-    def _even(self, E, free) -> np.ndarray | None:
-        """The modes' even parts ``(p, K)`` (zero on frozen entries), checked against the modes ``E``; None: none."""
+    def _even_column(self, E, j: int, free=None) -> np.ndarray | None:
+        """Mode ``j``'s even part ``(p,)`` (zero on the entries ``free`` leaves out), checked against the modes ``E``;
+        None where it has none."""
         if self.even is None:
             return None
         even = np.asarray(self.even, dtype=np.float64)
         if even.ndim == 1:
             even = even[:, None]
         if even.shape != E.shape or not np.all(np.isfinite(even)):
-            raise GeometryError(f"even: expected a finite array of the modes' shape {E.shape}, found shape {even.shape}")
-        return even if free is None else np.where(free[:, None], even, 0.0)
+            raise GeometryError(f"even: expected a finite array of the modes' shape {E.shape}, "
+                                f"found shape {even.shape}")
+        column = even[:, j] if free is None else np.where(free, even[:, j], 0.0)
+        return column if np.any(column) else None
 
     def unit_directions(self) -> np.ndarray:
         """``(p, K)``: each mode's direction in a unit, the odd part of a mode with an even part (the part a unit
@@ -700,9 +702,7 @@ class AutoGeometry(Geometry):
         self._require_modes()
         E = np.asarray(self.modes, dtype=np.float64)
         E = E[:, None] if E.ndim == 1 else E
-        even = self._even(E, None)
-        return np.stack([odd_part(E[:, j] / np.linalg.norm(E[:, j]),
-                                  even[:, j] if even is not None and np.any(even[:, j]) else None)[0]
+        return np.stack([odd_part(E[:, j] / np.linalg.norm(E[:, j]), self._even_column(E, j))[0]
                          for j in range(E.shape[1])], axis=1)
 
     def _build_chain(self, E):
@@ -885,7 +885,7 @@ class AutoGeometry(Geometry):
         for j in range(K):
             d = (self if j == int(self.mode) else self._other(j))._direction
             plus = f(origin + eps * d).reshape(-1) - f0
-            if power != 2 or (self.even is not None and np.any(np.asarray(self.even)[..., j])):
+            if power != 2 or self._even_column(E if E.ndim == 2 else E[:, None], j) is not None:
                 columns.append(plus / eps ** power)   # a chain; a mode with an even part (homogeneous: one-sided)
                 continue
             minus = f(origin - eps * d).reshape(-1) - f0
@@ -995,8 +995,7 @@ class AutoGeometry(Geometry):
                 self.modes is not None and not np.array_equal(np.asarray(self.modes), np.asarray(other.modes))):
             return False
         return all(np.array_equal(np.asarray(getattr(self, f), dtype=object), np.asarray(getattr(other, f), dtype=object))
-                   for f in ("max_modes", "min_rate_ratio", "extent", "active", "frozen", "stiff_splits",
-                                                                           "even"))
+                   for f in ("max_modes", "min_rate_ratio", "extent", "active", "frozen", "stiff_splits", "even"))
 
     def _scratch_net(self):
         """A copy of the model kept for :meth:`function_strength`'s forward passes (each sets every parameter before
