@@ -255,21 +255,19 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
         k = int(np.argmin(L)) if mirrored else downhill_index(geo, pts, L, x0, X, y)
         far = k >= samples - 3 or (k <= 2 and not mirrored)
         if not far:
-            # zoom twice onto the bracket around the minimum, then a parabola through three samples
-            for _ in range(2):
-                k = min(max(k, 1), samples - 2)
-                pts = np.linspace(pts[k - 1], pts[k + 1], samples)
-                L = chart_loss_at(geo, pts[:, None], X, y)
-                k = int(np.argmin(L))
+            # zoom once onto the bracket around the minimum (spacing 1/64 of the scan's), then the parabola through
+            # the three samples around the finer minimum: its vertex and its value there
             k = min(max(k, 1), samples - 2)
+            pts = np.linspace(pts[k - 1], pts[k + 1], samples)
+            L = chart_loss_at(geo, pts[:, None], X, y)
+            k = min(max(int(np.argmin(L)), 1), samples - 2)
             y0, y1, y2 = L[k - 1], L[k], L[k + 1]
             denom = y0 - 2 * y1 + y2
-            step = pts[1] - pts[0]
-            # the vertex of the parabola, kept inside its bracket [pts[k-1], pts[k+1]] (a nearly flat
-            # minimum would otherwise put it beyond the chart's end: r < 0 on a mirrored chart)
-            shift = float(np.clip(0.5 * (y0 - y2) / denom * step, -step, step)) if denom > 0 else 0.0
-            xm = float(pts[k] + shift)
-            return geo, xm, float(geo.chart_loss(np.array([[xm]]), X, y)[0])
+            # the vertex, kept inside its bracket [pts[k-1], pts[k+1]] (a nearly flat minimum would otherwise put
+            # it beyond the chart's end: r < 0 on a mirrored chart)
+            t = float(np.clip(0.5 * (y0 - y2) / denom, -1.0, 1.0)) if denom > 0 else 0.0
+            xm = float(pts[k] + t * (pts[1] - pts[0]))
+            return geo, xm, float(y1 + 0.5 * t * (y2 - y0) + 0.5 * t * t * denom)   # the parabola's value at xm
         if "extent" not in kw and not hasattr(geo, "extent"):
             break
         kw["extent"] = 4.0 * float(getattr(geo, "extent", kw.get("extent", 1.0)))
@@ -426,7 +424,8 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
     span = upper - lower
     fine = np.geomspace(1e-12 * span, span, 1500)
     mx = np.concatenate([np.linspace(lower, upper, 4001), fine, -fine, x0 + fine, x0 - fine, [0.0, x0, x_min]])
-    mx = np.unique(mx[(mx >= lower) & (mx <= upper)])
+    mx = np.sort(mx[(mx >= lower) & (mx <= upper)], kind="stable")   # sorted runs: timsort merges them (np.unique
+    mx = mx[np.concatenate(([True], mx[1:] != mx[:-1]))]               # quicksorts, 5x slower at these 10 000 points)
     ma = geo.mobility((np.abs(mx) if mirrored else mx)[:, None])[:, 0, 0]
     sigma2, T = chart_temperature(geo, x0, X, y, lr=lr, batch_size=B, n_total=n, samples=noise_samples,
                                   seed=seed, mirrored=mirrored)

@@ -82,15 +82,8 @@ def _solve(chart, times, nu: float, cfl: float):
     def mobility(x):
         return np.interp(x, xs, a)
 
-    # the volume density w enters only the viscous term (ν (1/w) div(w A ∇u)): an inviscid solve is given a unit one,
-    # which spares the solver its Gauss quadrature of det(A)^(-1/2) through the interpolated mobility (the solution
-    # is bitwise the same: tests/prediction/test_chart_resolution.py)
-    density = None if nu > 0 else _unit_density
-    return solve_chart_hj(grid, chart.u0, times, mobility=mobility, density=density, nu=nu, boundary="outflow", cfl=cfl)
-
-
-def _unit_density(*x):
-    return 1.0
+    # the volume density (default det(A)^(-1/2)) enters only the viscous term: an inviscid solve never evaluates it
+    return solve_chart_hj(grid, chart.u0, times, mobility=mobility, nu=nu, boundary="outflow", cfl=cfl)
 
 
 #: the chart solve's accuracy rule (docs/benchmarks.md, "Chart resolution"): the grid is refined from a quarter

@@ -51,18 +51,15 @@ from typing import NamedTuple
 import numba
 import numpy as np
 from numba import prange, types
-from numba.extending import intrinsic, overload
+from numba.extending import overload
 
+from solvers.float_bits import ABS_BITS, INF_BITS, bits as _bits
 from solvers.grid import fill_ghosts_compiled
 from solvers.conservation.reconstruction import MC, MINMOD, face_states_reference, minmod, monotonized_central, van_leer
 from solvers.conservation.thread_policy import PARALLEL_THRESHOLD  # noqa: F401 (cells from which threads pay)
 
 #: Cells per 1-D block (its flux and slope rows, 2 x 8 (BLOCK + 2) bytes, stay in L1).
 BLOCK = 1024
-#: Clears the sign bit of an IEEE double read as int64.
-ABS_BITS = 0x7FFF_FFFF_FFFF_FFFF
-#: Bit pattern of +inf: |v| is finite exactly when its pattern is below this.
-INF_BITS = 0x7FF0_0000_0000_0000
 
 
 class FastScratch(NamedTuple):
@@ -97,19 +94,6 @@ def _godunov(left, right):
     lp = max(left, 0.0)
     rm = min(right, 0.0)
     return max(lp * lp, rm * rm)
-
-
-@intrinsic
-def _bits(typingctx, value):
-    """The IEEE bit pattern of a float64, as int64 (a register move): the maximum of :data:`ABS_BITS`-masked
-    patterns can then be taken in the loop that computes the values, without storing and reloading them."""
-    if not isinstance(value, types.Float) or value.bitwidth != 64:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int64))
-
-    return types.int64(types.float64), codegen
 
 
 @numba.njit(cache=True)

@@ -43,10 +43,8 @@ from functools import lru_cache
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import types
-from numba.extending import intrinsic
 
+from solvers.float_bits import bits as _bits, from_bits as _from_bits
 from solvers.hamilton_jacobi.hamiltonians import GODUNOV, LAX_FRIEDRICHS, axis_speed, finish, godunov_axis, hamiltonian_axis
 from solvers.hamilton_jacobi.boundary import fill_ghosts_flat
 from solvers.hamilton_jacobi.derivatives import ENO2, FIRST_ORDER, GHOSTS_NEEDED, DERIVATIVES, eno2_pair, first_order_pair, weno5_pair
@@ -67,30 +65,6 @@ BLOCK = 512
 # an integer one, and for numbers >= +0 the IEEE-754 bit pattern read as an int64 orders exactly as the
 # number (+inf included).  Speeds are >= +0 (``c |p|`` with ``c > 0``, or ``c``) or NaN; a NaN is skipped,
 # as the general kernel's ``if s > alpha`` skips it, by mapping it to +0 (whose bits are 0).
-@intrinsic
-def _bits(typingctx, x):
-    """The bits of a float64 as an int64."""
-    if x != types.float64:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return types.int64(types.float64), codegen
-
-
-@intrinsic
-def _from_bits(typingctx, x):
-    """The float64 whose bits are the int64 ``x``."""
-    if x != types.int64:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-
-    return types.float64(types.int64), codegen
-
-
 @numba.njit(cache=True, inline="always")
 def _speed_bits(s):
     """Order-preserving int64 key of a speed ``s >= +0``; NaN -> 0 (the key of +0, i.e. skipped)."""

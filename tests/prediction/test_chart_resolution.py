@@ -96,9 +96,9 @@ def test_first_shock_formation_time_is_initial_gamma(default_charts):
 
 
 @pytest.mark.parametrize("mobility", [lambda x: 1.0 + 0.3 * np.sin(x), lambda x: 4.0 * np.abs(x) + 1e-3])
-def test_an_inviscid_solve_with_the_unit_density_is_the_default_densitys(mobility):
-    # the volume density enters only the viscous term: the inviscid solve (ν = 0) is bitwise the one with the
-    # solver's default density det(A)^(-1/2) (its Gauss quadrature is what the unit density spares)
+def test_the_predictions_inviscid_solve_is_the_solvers_with_its_default_density(mobility):
+    # the volume density enters only the viscous term: the prediction's inviscid solve (ν = 0) is bitwise the
+    # solver's with its default density det(A)^(-1/2)
     from solvers.charts import solve_chart_hj
     from solvers.grid import Grid
 

@@ -192,6 +192,31 @@ def test_bad_mobility_and_density_name_the_point():
         solve_chart_hj(grid, lambda x: x, [0.1], mobility=lambda x: 1 + 0 * x, numerical_hamiltonian="roe")
 
 
+def test_an_inviscid_solve_never_evaluates_the_density():
+    # w enters only the viscous term ν (1/w) div(w A ∇u): at ν = 0 the solution is bitwise the same for any w, and a
+    # density that cannot be evaluated is not an error (at ν > 0 it is: the test above)
+    grid = Grid.line(64, -1.0, 2.0)
+    times = np.linspace(0.0, 0.4, 9)
+
+    def u0(x):
+        return np.cos(2 * x) + 0.1 * x
+
+    def a(x):
+        return 1.0 + 0.3 * np.sin(x)
+
+    def never(*x):
+        raise AssertionError("the density was evaluated")
+
+    default = solve_chart_hj(grid, u0, times, mobility=a, boundary="outflow")
+    for density in (never, lambda x: 2.0 + x ** 2):
+        other = solve_chart_hj(grid, u0, times, mobility=a, density=density, boundary="outflow")
+        np.testing.assert_array_equal(other.u, default.u)
+        assert other.steps == default.steps
+    viscous = [solve_chart_hj(grid, u0, times, mobility=a, density=w, nu=0.05, boundary="outflow").u
+               for w in (None, lambda x: 2.0 + x ** 2)]
+    assert np.max(np.abs(viscous[0] - viscous[1])) > 1e-6   # ... and the viscous solve reads it
+
+
 @pytest.mark.parametrize("num", ["godunov", "lax_friedrichs"])
 @pytest.mark.parametrize("deriv, order, bound", [("first_order", 0.85, 0.015), ("eno2", 1.5, 3e-3)])
 def test_variable_full_tensor_metric_of_sheared_coordinates_matches_hopf_cole(num, deriv, order, bound):
