@@ -245,6 +245,70 @@ def transition_counts_kernel(Q, h, max_width_cells, viscous_width_factor, nu, ta
         counts[r] = transitions_kernel(q, h, max_width_cells, viscous_width_factor, nu, tail, entropy, threshold, out)
 
 
+@numba.njit(cache=True)
+def crossings_kernel(Q, h, x0, max_width_cells, viscous_width_factor, nu, tail, entropy, rel_jump, min_jump, counts,
+                     rows, out):
+    """:func:`_located` of every row of ``Q`` (non-periodic fields, ``position = "crossing"``) with its arithmetic:
+    the extents of :func:`transitions_kernel` under :func:`transition_counts_kernel`'s threshold, the strongest of
+    overlapping ones (:func:`_strongest`: by decreasing ``|jump|``, ties to the lower face), each placed where the
+    field crosses the mean of its end states.  ``rows`` receives ``(position, q_L, q_R, width, cells, face)`` row
+    after row, each row's shocks in face order (at most ``counts.sum()`` of them, with ``counts`` from
+    :func:`transition_counts_kernel`); ``counts[r]`` becomes the number kept in row ``r``.  ``out`` is
+    ``(n - 1, 5)`` scratch.  Returns the number of rows written."""
+    n = Q.shape[1]
+    kept = np.zeros(max(n - 1, 1), dtype=np.bool_)
+    seen = np.zeros(max(n - 1, 1), dtype=np.bool_)
+    written = 0
+    for r in range(Q.shape[0]):
+        if counts[r] == 0:
+            continue
+        q = Q[r]
+        lo, hi = q[0], q[0]
+        for v in q:
+            lo = min(lo, v)
+            hi = max(hi, v)
+        threshold = min_jump if min_jump > 0.0 else rel_jump * (hi - lo)
+        c = transitions_kernel(q, h, max_width_cells, viscous_width_factor, nu, tail, entropy, threshold, out)
+        for i in range(c):
+            kept[i] = False
+            seen[i] = False
+        for _ in range(c):   # the strongest first (ties: the lower face); kept if it overlaps none kept before
+            best = -1
+            for i in range(c):
+                if not seen[i] and (best < 0 or abs(out[i, 3]) > abs(out[best, 3])):
+                    best = i
+            seen[best] = True
+            free = True
+            for i in range(c):
+                if kept[i] and not (out[best, 2] < out[i, 1] or out[best, 1] > out[i, 2]):
+                    free = False
+            kept[best] = free
+        counts[r] = 0
+        for i in range(c):
+            if not kept[i]:
+                continue
+            k, jl, jr = int(out[i, 0]), int(out[i, 1]), int(out[i, 2])
+            width = out[i, 4]
+            qL, qR = q[jl], q[jr + 1]
+            mid = 0.5 * (qL + qR)
+            j = k - jl
+            for m in range(jr + 1 - jl):
+                if (q[jl + m] - mid) * (q[jl + m + 1] - mid) <= 0:
+                    j = m
+                    break
+            a_, b_ = q[jl + j] - mid, q[jl + j + 1] - mid
+            frac = 0.5 if a_ == b_ else a_ / (a_ - b_)
+            rows[written, 0] = (x0 + h * (jl + j)) + frac * h
+            rows[written, 1] = qL
+            rows[written, 2] = qR
+            rows[written, 3] = width
+            rows[written, 4] = width / h
+            rows[written, 5] = k
+            written += 1
+            counts[r] += 1
+    return written
+
+
 def _strongest(found: list) -> list:
     """Overlapping extents describe one transition: keep the strongest, sorted by face."""
     found.sort(key=lambda item: -abs(item[3]))
@@ -492,7 +556,19 @@ def track_shocks(times, snapshots, x, *, flux="burgers", settings: ShockSettings
         transition_counts_kernel(Qc, h, s.max_width_cells, s.viscous_width_factor, s.nu, s.tail, s.entropy,
                                  s.rel_jump, s.min_jump if s.min_jump is not None else 0.0, counts,
                                  np.empty((max(Qc.shape[1] - 1, 1), 5)))
-        located = [_located(q, x, s, transitions) if c else [] for q, c in zip(Q, counts)]
+        if s.position == "crossing":   # ... and the others too, in a second compiled pass (_located's arithmetic)
+            rows = np.empty((int(counts.sum()), 6))
+            crossings_kernel(Qc, h, float(x[0]), s.max_width_cells, s.viscous_width_factor, s.nu, s.tail, s.entropy,
+                             s.rel_jump, s.min_jump if s.min_jump is not None else 0.0, counts, rows,
+                             np.empty((max(Qc.shape[1] - 1, 1), 5)))
+            values, start = rows.tolist(), 0
+            located = []
+            for c in counts.tolist():
+                located.append([(pos, qL, qR, w, cells, int(face)) for pos, qL, qR, w, cells, face
+                                in values[start:start + c]])
+                start += c
+        else:
+            located = [_located(q, x, s, transitions) if c else [] for q, c in zip(Q, counts)]
     found = _with_speeds(located, F)   # every snapshot's shocks
     for n, (tn, shocks) in enumerate(zip(t, found)):
         counts[n] = len(shocks)

@@ -327,3 +327,36 @@ def test_the_row_counts_skip_exactly_the_snapshots_without_a_shock():
         found = [_located(q, x, s) for q in Q]
         assert [bool(c) for c in counts] == [bool(f) for f in found]
         assert 0 < sum(bool(c) for c in counts) < Q.shape[0]
+
+
+def test_the_compiled_crossings_are_the_per_snapshot_search():
+    """crossings_kernel places every row's shocks as _located does (position = "crossing", non-periodic), bitwise, on
+    smooth, steep, noisy (overlapping extents: the strongest kept), flat and constant rows, with the relative and
+    the absolute threshold; track_shocks gives the same tracks either way."""
+    from solvers.shocks import _located, crossings_kernel, transition_counts_kernel
+
+    x = centres(256)
+    h = float(x[1] - x[0])
+    rng = np.random.default_rng(5)
+    rows = [entropy_burgers(sine_potential, x, t) for t in np.linspace(0.0, 2.5 * T_STAR, 9)]
+    rows += [np.tanh((0.5 - x) / 0.004) + 0.05 * rng.normal(size=x.size), np.full(x.size, 0.7),
+             np.where(x < 0.3, 1.0, -1.0) + np.where(x > 0.6, -0.5, 0.0), rng.normal(size=x.size),
+             np.round(entropy_burgers(two_mode_potential, x, 1.3), 3)]
+    Q = np.array(rows)
+    for s in (ShockSettings(), ShockSettings(entropy=False, tail=0.3), ShockSettings(min_jump=0.5),
+              ShockSettings(nu=1e-3, rel_jump=0.01)):
+        counts = np.zeros(Q.shape[0], dtype=np.int64)
+        scratch = np.empty((x.size - 1, 5))
+        args = (s.max_width_cells, s.viscous_width_factor, s.nu, s.tail, s.entropy)
+        transition_counts_kernel(Q, h, *args, s.rel_jump, s.min_jump or 0.0, counts, scratch)
+        out = np.empty((int(counts.sum()), 6))
+        written = crossings_kernel(Q, h, float(x[0]), *args, s.rel_jump, s.min_jump or 0.0, counts, out, scratch)
+        expected = [_located(q, x, s) for q in Q]
+        assert list(counts) == [len(e) for e in expected] and written == sum(counts)
+        flat = [item for e in expected for item in e]
+        assert [tuple(r[:5]) + (int(r[5]),) for r in out[:written].tolist()] == flat
+        assert any(len(e) > 1 for e in expected)   # rows with several shocks were compared
+    times = np.linspace(0.0, 2.5 * T_STAR, 21)
+    fast = track_shocks(times, np.array([entropy_burgers(sine_potential, x, t) for t in times]), x)
+    walk = track_shocks(times, np.array([entropy_burgers(sine_potential, x, t) for t in times]), x, reference=True)
+    assert [list(tr.positions) for tr in fast.tracks] == [list(tr.positions) for tr in walk.tracks]
