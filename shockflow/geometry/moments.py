@@ -71,16 +71,17 @@ _CACHE: list = []   # [(weakref X, weakref y, fingerprint, scale, SquaredMoments
 _CACHE_SIZE = 4
 
 
-def _moments(X: np.ndarray, y, Y: np.ndarray, scale: float) -> SquaredMoments:
-    """The moments of ``(X, Y)`` (``X`` flattened to ``(n, d)``), cached by the identity of the arrays
-    ``X`` and ``y`` the caller holds and a content fingerprint."""
+def _moments(X: np.ndarray, y, targets, scale: float) -> SquaredMoments:
+    """The moments of ``(X, Y)`` (``X`` flattened to ``(n, d)``, ``Y = targets()``: validated once, when the
+    moments are computed), cached by the identity of the arrays ``X`` and ``y`` the caller holds and a content
+    fingerprint."""
     Xf = X.reshape(X.shape[0], -1)
     fp = _fingerprint(X, y)
     for entry in _CACHE:
         rx, ry, fp0, scale0, mom = entry
         if rx() is X and ry() is y and fp0 == fp and scale0 == scale:
             return mom
-    mom = SquaredMoments(Xf, Y, scale)
+    mom = SquaredMoments(Xf, targets(), scale)
     try:
         entry = (weakref.ref(X), weakref.ref(y), fp, scale, mom)
     except TypeError:   # y not weak-referenceable (a list): no caching
@@ -99,6 +100,7 @@ def moments_loss(model, P, X: np.ndarray, y) -> np.ndarray | None:
     A = model.linear_map(P)
     if A is None:
         return None
-    n = X.shape[0]
-    Y = model.loss_function.targets(y, n, model.output_dim)
-    return _moments(X, y, Y, model.loss_function.squared_scale).loss(A.reshape(A.shape[0], model.output_dim, -1))
+    def targets():
+        return model.loss_function.targets(y, X.shape[0], model.output_dim)
+
+    return _moments(X, y, targets, model.loss_function.squared_scale).loss(A.reshape(A.shape[0], model.output_dim, -1))

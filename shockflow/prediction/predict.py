@@ -245,6 +245,8 @@ def formation_time(times, u, chart) -> tuple[float, float]:
     numerical diffusion bends it) is extrapolated to zero.  Unlike the global ``‖p_x‖∞`` of
     :func:`solvers.shocks.track_shocks` this ignores expansive (convex) parts of ``L̄``, whose slopes
     exceed the ridge's for a double well.  ``inf`` if nothing compresses."""
+    from solvers.shocks import line_fit
+
     cut = max(int(WALL * chart.x.size), 2)
     cx = hessian_g(np.asarray(u), chart)[:, cut:-cut]
     s = -cx.min(axis=1)
@@ -254,7 +256,7 @@ def formation_time(times, u, chart) -> tuple[float, float]:
     use &= np.cumprod(use).astype(bool)   # the leading run only
     t, inv = np.asarray(times)[use], 1.0 / s[use]
     if t.size >= 3:
-        slope, icpt = np.polyfit(t, inv, 1)
+        slope, icpt = line_fit(t, inv)
         gamma = -icpt / slope if slope < 0 else math.inf
     else:
         gamma = float(times[0] + 1.0 / s[0])

@@ -360,3 +360,16 @@ def test_the_compiled_crossings_are_the_per_snapshot_search():
     fast = track_shocks(times, np.array([entropy_burgers(sine_potential, x, t) for t in times]), x)
     walk = track_shocks(times, np.array([entropy_burgers(sine_potential, x, t) for t in times]), x, reference=True)
     assert [list(tr.positions) for tr in fast.tracks] == [list(tr.positions) for tr in walk.tracks]
+
+
+def test_the_closed_form_line_is_polyfits():
+    from solvers.shocks import line_fit
+
+    rng = np.random.default_rng(11)
+    for m in (2, 3, 17, 400):
+        t = np.sort(rng.uniform(0.0, 50.0, m)) + 1e3 * rng.uniform()   # an offset: the fit is taken about the mean
+        v = 3.0 - 0.25 * t + 1e-3 * rng.normal(size=m)
+        slope, intercept = line_fit(t, v)
+        ref = np.polyfit(t, v, 1)
+        assert slope == pytest.approx(ref[0], rel=1e-10) and intercept == pytest.approx(ref[1], rel=1e-10)
+    assert line_fit([0.0, 2.0], [1.0, 0.0]) == (-0.5, 1.0)   # exact through two points
