@@ -484,7 +484,7 @@ class ShockTrack:
         """Least-squares slope of position against time (NaN with fewer than two points)."""
         if self.times.size < 2:
             return math.nan
-        return float(np.polyfit(self.times, self.positions, 1)[0])
+        return line_fit(self.times, self.positions)[0]
 
     @property
     def rh_speed(self) -> float:
