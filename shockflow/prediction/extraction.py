@@ -255,12 +255,15 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
         k = int(np.argmin(L)) if mirrored else downhill_index(geo, pts, L, x0, X, y)
         far = k >= samples - 3 or (k <= 2 and not mirrored)
         if not far:
-            # zoom once onto the bracket around the minimum (spacing 1/64 of the scan's), then the parabola through
-            # the three samples around the finer minimum: its vertex and its value there
+            # zoom twice onto the bracket around the minimum (each 64x finer: a minimum next to the start, where the
+            # escape path is short, needs it), then the parabola through the three samples around the finest minimum:
+            # its vertex and its value there
+            for _ in range(2):
+                k = min(max(k, 1), samples - 2)
+                pts = np.linspace(pts[k - 1], pts[k + 1], samples)
+                L = chart_loss_at(geo, pts[:, None], X, y)
+                k = int(np.argmin(L))
             k = min(max(k, 1), samples - 2)
-            pts = np.linspace(pts[k - 1], pts[k + 1], samples)
-            L = chart_loss_at(geo, pts[:, None], X, y)
-            k = min(max(int(np.argmin(L)), 1), samples - 2)
             y0, y1, y2 = L[k - 1], L[k], L[k + 1]
             denom = y0 - 2 * y1 + y2
             # the vertex, kept inside its bracket [pts[k-1], pts[k+1]] (a nearly flat minimum would otherwise put
