@@ -107,12 +107,11 @@ def _phase_retrieval(model, P, X):
 
 
 def _attention_qk(model, P, X):
-    from scipy.special import softmax
+    from shockflow.models.attention import softmax_in_place
 
     Q = np.einsum("ntD,bhDk->bnhtk", X, P["W_Q"], optimize=True)
     K = np.einsum("ntD,bhDk->bnhtk", X, P["W_K"], optimize=True)
-    S = np.einsum("bnhtk,bnhsk->bnhts", Q, K, optimize=True) / np.sqrt(model.d_k)
-    Pr = softmax(S, axis=-1)
+    Pr = softmax_in_place(np.einsum("bnhtk,bnhsk->bnhts", Q, K, optimize=True) / np.sqrt(model.d_k))
     xc = np.einsum("ntD,D->nt", X, model.readout)  # c · x_s
     f = np.einsum("bnhts,ns->bn", Pr, xc, optimize=True) / X.shape[1]
     return f[..., None]

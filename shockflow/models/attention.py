@@ -37,14 +37,21 @@ from shockflow.models.registry import register
 __all__ = ["MultiHeadAttention", "QueryKeyAttention"]
 
 
+def softmax_in_place(S: np.ndarray) -> np.ndarray:
+    """The softmax of ``S`` over its last axis, written over ``S`` (returned): ``scipy.special.softmax(S, axis=-1)``'s
+    arithmetic, bitwise its result (a test), without its temporaries of the size of ``S`` (the attention scores of
+    a batch of parameter sets: 1.5x faster) nor scipy.special's import (0.25 s)."""
+    S -= S.max(axis=-1, keepdims=True)
+    np.exp(S, out=S)
+    S /= S.sum(axis=-1, keepdims=True)
+    return S
+
+
 def _attention_forward(X, WQ, WK, V, R, d_k):
     """Core: returns F (n, 1) and the cache. V (n, H, T, d_v) values, R (H, d_v) readout."""
-    from scipy.special import softmax   # here, not at import: scipy.special takes 0.25 s to import
-
     Q = np.einsum("ntD,hDk->nhtk", X, WQ, optimize=True)
     K = np.einsum("ntD,hDk->nhtk", X, WK, optimize=True)
-    S = np.einsum("nhtk,nhsk->nhts", Q, K, optimize=True) / np.sqrt(d_k)
-    P = softmax(S, axis=-1)
+    P = softmax_in_place(np.einsum("nhtk,nhsk->nhts", Q, K, optimize=True) / np.sqrt(d_k))
     O = np.einsum("nhts,nhsv->nhtv", P, V, optimize=True)
     T = X.shape[1]
     F = np.einsum("nhtv,hv->n", O, R, optimize=True)[:, None] / T

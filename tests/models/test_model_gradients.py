@@ -226,3 +226,15 @@ def test_initial_distribution_matches_documented_moments(name):
     c = models.build(name, **dict(kw, init_scale=1.0, seed=6)).parameter_vector()
     if any(s > 0 for _, s in moments.values()):
         assert not np.array_equal(a, c)
+
+
+def test_the_in_place_softmax_is_scipys():
+    from scipy.special import softmax
+
+    from shockflow.models.attention import softmax_in_place
+
+    rng = np.random.default_rng(4)
+    for shape in [(7, 3), (5, 2, 4, 4), (3, 11, 1, 9, 9)]:
+        S = rng.normal(scale=30.0, size=shape)   # large scores: the shift by the maximum matters
+        out = softmax_in_place(S.copy())
+        np.testing.assert_array_equal(out, softmax(S, axis=-1))
