@@ -42,12 +42,11 @@ class SquaredMoments:
 
     def loss(self, A: np.ndarray) -> np.ndarray:
         """``L̄`` at a batch of linear maps ``A (B, o, d)``: shape ``(B,)``."""
-        D = A - self.fit                                          # (B, o, d)
-        # RD = einsum("ed,bod->boe", R, D): the product its optimised path makes, without planning the path per call
-        # (bitwise the same: tests/geometry/test_moments.py)
-        RD = np.tensordot(D, self.R, axes=([2], [1]))
-        cross = 2.0 * np.einsum("bod,od->b", D, self.cross)
-        return self.scale * (np.sum(RD * RD, axis=(1, 2)) / self.n + cross) + self.residual
+        B, o, d = A.shape
+        D = (A - self.fit).reshape(B * o, d)                      # rows: one output of one parameter set
+        RD = D @ self.R.T                                         # (B o, e): R D_b per output
+        cross = 2.0 * (D.reshape(B, o * d) @ self.cross.reshape(-1))
+        return self.scale * ((RD * RD).reshape(B, -1).sum(axis=1) / self.n + cross) + self.residual
 
 
 def moments_apply(model) -> bool:

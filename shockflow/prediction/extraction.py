@@ -294,7 +294,7 @@ def escape_points(x0: float, x_min: float) -> np.ndarray:
     return np.linspace(a0, a1, 601)
 
 
-def escape_profile(geo, x0: float, x_min: float, L_min: float, X, y, *,
+def escape_profile(geo, x0: float, x_min: float, L_min: float, X, y, *, path: np.ndarray | None = None,
                    path_loss: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The escape profile ``(x, |a ∂_x L̄|)``: log-uniform points from ``x0`` towards the minimum ``x_min``
     (the gradient by the geometry, not the grid), ending where the mode is half learned: the geometry's
@@ -303,9 +303,9 @@ def escape_profile(geo, x0: float, x_min: float, L_min: float, X, y, *,
     dropped by 3/4 of ``L̄(x0) − L̄(x_min)``, the loss detector's midpoint; where it is not (softmax attention in
     its QK form: the loss has lost 3/4 before the product is half learned) the strength decides; a chart whose
     strength does not move along the path falls back to the loss.  Coordinates as the geometry takes them
-    (``|x|`` on a mirrored chart).  ``path_loss``: ``L̄`` at :func:`escape_points` ``(x0, x_min)`` where the caller
-    has evaluated it already (in one batch with other points)."""
-    ex = escape_points(x0, x_min)
+    (``|x|`` on a mirrored chart).  ``path``, ``path_loss``: :func:`escape_points` ``(x0, x_min)`` and ``L̄`` there,
+    where the caller has them already (evaluated in one batch with other points)."""
+    ex = escape_points(x0, x_min) if path is None else np.asarray(path)
     L_path = chart_loss_at(geo, ex[:, None], X, y) if path_loss is None else np.asarray(path_loss)
     strength = _strength_on_path(geo, ex, X)
     half = strength[0] + 0.5 * (strength[-1] - strength[0])
@@ -400,7 +400,7 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
     both = chart_loss_at(geo, np.concatenate([xe, path])[:, None], X, y)
     u0 = both[:cells]
     mob = geo.mobility(xe[:, None])[:, 0, 0]
-    ex, rate = escape_profile(geo, a0, a1, L_min, X, y, path_loss=both[cells:])
+    ex, rate = escape_profile(geo, a0, a1, L_min, X, y, path=path, path_loss=both[cells:])
     # the ridge: most negative quotient curvature sqrt(a)(sqrt(a) u0')' on the grid, refined to the
     # slowest point of the flat-coordinate flow |sqrt(a) ∂_x L̄| near it (window below)
     ra = np.sqrt(mob)
