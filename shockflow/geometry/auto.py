@@ -852,7 +852,8 @@ class AutoGeometry(Geometry):
 
     def _mode_functions(self, X):
         """``(f_origin (n·o,), G (n·o, K), N (n·o, m))``: each mode's linear-regime function per unit strength
-        ``g_j`` along mode j's unit section ``d_j`` from the origin, and the intercepts ``N`` the fits take out.
+        ``g_j`` along mode j's unit section ``d_j`` from the origin, and the intercepts ``N`` the fits take out
+        (d·o rows instead of n·o where the network is linear in its input: :meth:`_reduced`).
 
         A two-layer section has ``f(θ_origin + ε d_j) = f_origin + ε h_j + ε² g_j + O(ε³)``: ``g_j`` is read as
         the symmetric second difference ``(f(+ε d_j) + f(−ε d_j) − 2 f_origin) / (2 ε²)`` (``ε² = 1e-6``; the next
@@ -877,10 +878,9 @@ class AutoGeometry(Geometry):
 
         def f(theta):
             net.set_parameter_vector(theta)
-            return np.asarray(net.forward(X), dtype=np.float64)
+            return self._function(net, X)
 
-        out0 = f(origin)
-        f0 = out0.reshape(-1)
+        f0 = f(origin)
         columns, intercept = [], False
         for j in range(K):
             d = (self if j == int(self.mode) else self._other(j))._direction
@@ -897,10 +897,41 @@ class AutoGeometry(Geometry):
             raise GeometryError(f"mode: {int(self.mode)} does not change the network's function near zero weights "
                                 f"(its linear-regime function vanishes), so its learned strength is undefined")
         intercept = intercept or self.stiff_splits is not None
-        outputs = out0.reshape(out0.shape[0], -1).shape[1]
-        N = np.kron(np.ones((out0.shape[0], 1)), np.eye(outputs)) if intercept else np.empty((f0.size, 0))
+        if intercept and self._reduced(X) is not None:   # a constant is not a function X Mᵀ: the data's own rows
+            object.__setattr__(self, "_reduction", (X, None))
+            return self._mode_functions(X)
+        outputs = self.model.output_dim
+        N = np.kron(np.ones((f0.size // outputs, 1)), np.eye(outputs)) if intercept else np.empty((f0.size, 0))
         object.__setattr__(self, "_function_cache", (X, f0, G, N))
         return f0, G, N
+
+    def _reduced(self, X):
+        """``R`` (``X = QR``, inputs flattened) where the network is linear in its input, ``f = X A(θ)ᵀ``, with at least
+        as many samples as inputs; else None.  Every function the learned strength fits is then ``X Mᵀ`` for a map
+        ``M`` (o, d), and ``‖X Mᵀ‖ = ‖R Mᵀ‖``: its least-squares fits are the same on ``R Mᵀ`` (d·o numbers, the map
+        of a parameter set: no pass over the data), with the data's row count in lstsq's cutoff (:meth:`_rows`)."""
+        kept = getattr(self, "_reduction", None)
+        if kept is not None and kept[0] is X:
+            return kept[1]
+        Xf = np.asarray(X, dtype=np.float64).reshape(np.shape(X)[0], -1)
+        R = None
+        if self.model.linear_map_available() and Xf.shape[0] >= Xf.shape[1]:
+            R = np.linalg.qr(Xf, mode="r")
+        object.__setattr__(self, "_reduction", (X, R))
+        return R
+
+    def _function(self, net, X) -> np.ndarray:
+        """The network ``net``'s function on the data ``X``, flattened: ``f(X)`` (n·o), or ``R A(θ)ᵀ`` (d·o) where the
+        fits are reduced (:meth:`_reduced`)."""
+        R = self._reduced(X)
+        if R is None:
+            return np.asarray(net.forward(X), dtype=np.float64).reshape(-1)
+        A = net.linear_map({k: np.asarray(v)[None] for k, v in net.params.items()})[0]
+        return (R @ A.T).reshape(-1)
+
+    def _rows(self, X) -> int:
+        """The rows of the fits on the data (n·o): lstsq's cutoff counts them also where the fits are reduced."""
+        return int(np.shape(X)[0]) * int(self.model.output_dim)
 
     def _other(self, j: int) -> "AutoGeometry":
         """The chart of mode ``j`` of the same modes on the same network (its section and its removal)."""
@@ -921,13 +952,13 @@ class AutoGeometry(Geometry):
         net = self._scratch_net()
         theta = flatten(self.model, self.check_params(params))
         net.set_parameter_vector(theta)
-        F = np.asarray(net.forward(X), dtype=np.float64).reshape(-1)
+        F = self._function(net, X)
         columns = [G[:, k]]
         others = [j for j in range(G.shape[1]) if j != k]
         columns.extend(self._function_alone(j, params, X, net, f0) for j in others)
         columns.extend(G[:, j] for j in others)
         columns.extend(N.T)
-        return float(self._first_coefficient(G, columns[1:1 + len(others)], columns) @ (F - f0))
+        return float(self._first_coefficient(G, columns[1:1 + len(others)], columns, self._rows(X)) @ (F - f0))
 
     def _mode_chart(self, j: int) -> "AutoGeometry":
         """The chart of mode ``j`` of this set (this one for its own mode; the others made once and kept)."""
@@ -953,7 +984,7 @@ class AutoGeometry(Geometry):
                 origin = self._origin_vector()
                 object.__setattr__(self, "_origin", origin)
             net.set_parameter_vector(origin + r_j * chart._direction)
-            column = np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0
+            column = self._function(net, X) - f0
             self._remember_other(j, r_j, X, column)
         return column
 
@@ -971,9 +1002,10 @@ class AutoGeometry(Geometry):
         K, m = G.shape[1], N.shape[1]
         net = self._scratch_net()
         net.set_parameter_vector(flatten(self.model, self.check_params(params)))
-        b = np.asarray(net.forward(X), dtype=np.float64).reshape(-1) - f0
+        b = self._function(net, X) - f0
+        rows = self._rows(X)
         if K == 1:
-            return np.array([float(self._first_coefficient(G, [], [G[:, 0], *N.T]) @ b)])
+            return np.array([float(self._first_coefficient(G, [], [G[:, 0], *N.T], rows) @ b)])
         alone = [self._function_alone(j, params, X, net, f0) for j in range(K)]
         Q, R = np.linalg.qr(np.column_stack([G] + alone + [N]))
         qb = Q.T @ b
@@ -982,7 +1014,7 @@ class AutoGeometry(Geometry):
         for k in range(K):
             others = [j for j in range(K) if j != k]
             U, sv, Vt = np.linalg.svd(R[:, [k] + [K + j for j in others] + others + intercepts], full_matrices=False)
-            keep = sv > np.finfo(np.float64).eps * max(b.size, 2 * K - 1 + m) * sv[0]
+            keep = sv > np.finfo(np.float64).eps * max(rows, 2 * K - 1 + m) * sv[0]
             out[k] = (Vt[keep, 0] / sv[keep]) @ (U[:, keep].T @ qb)
         return out
 
@@ -1006,10 +1038,10 @@ class AutoGeometry(Geometry):
             object.__setattr__(self, "_scratch", net)
         return net
 
-    def _first_coefficient(self, G, remembered, columns) -> np.ndarray:
+    def _first_coefficient(self, G, remembered, columns, rows: int) -> np.ndarray:
         """The row ``c`` with ``c · b`` = the first coefficient of ``lstsq(B, b, rcond=None)`` for ``B`` = ``columns``
-        stacked: the first row of ``B``'s pseudo-inverse with lstsq's cutoff (singular values ``≤ ε max(B.shape)
-        s_max`` dropped), kept while ``B``'s columns are the same arrays (the linear-regime functions ``G`` and the
+        stacked: the first row of ``B``'s pseudo-inverse with lstsq's cutoff (singular values ``≤ ε max(rows, m)
+        s_max`` dropped; ``rows`` those of the fit on the data, :meth:`_rows`), kept while ``B``'s columns are the same arrays (the linear-regime functions ``G`` and the
         other modes' remembered functions: all points of one section), so a path of strengths costs one SVD, not one
         least-squares solve per point."""
         kept = getattr(self, "_coefficient_row", None)
@@ -1018,7 +1050,7 @@ class AutoGeometry(Geometry):
             return kept[2]
         B = np.stack(columns, axis=1)
         U, sv, Vt = np.linalg.svd(B, full_matrices=False)
-        keep = sv > np.finfo(np.float64).eps * max(B.shape) * sv[0]
+        keep = sv > np.finfo(np.float64).eps * max(rows, B.shape[1]) * sv[0]
         row = (Vt[keep, 0] / sv[keep]) @ U[:, keep].T
         object.__setattr__(self, "_coefficient_row", (G, tuple(remembered), row))
         return row

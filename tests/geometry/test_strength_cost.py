@@ -4,8 +4,8 @@
   alone at their coordinates (constant along the section up to rounding) are evaluated once per mode, not once per
   point, and the least-squares coefficient is read from one pseudo-inverse row per section (lstsq's cutoff): the
   strengths within 1e-12 (relative; measured 1e-15) of the direct computation (one lstsq per point) in a fifth of the forward passes;
-- :class:`shockflow.geometry.moments.SquaredMoments` products from ``tensordot``: bitwise those of the einsum path
-  they replace;
+- a network linear in its input: the same fits on ``R A(θ)ᵀ`` (``X = QR``), without passes over the data;
+- :class:`shockflow.geometry.moments.SquaredMoments`'s loss against the mean squared loss over the data;
 - :meth:`shockflow.geometry.base.Chart.check`'s fast path: the same points (and the same refusals) as the full checks.
 """
 
@@ -90,11 +90,47 @@ def test_strengths_along_a_section_are_the_direct_ones_in_fewer_passes(monkeypat
     assert n_fast == r.shape[0]           # the other modes' functions remembered from the first call
 
 
-def test_the_moments_products_are_the_einsum_ones():
+def test_the_moments_loss_is_the_direct_loss():
+    """SquaredMoments.loss (two row products on R and the cross term) against the mean squared loss over the data."""
+    from shockflow.geometry.moments import SquaredMoments
+
     rng = np.random.default_rng(0)
-    for B, o, d in [(1, 1, 4), (2, 1, 4), (801, 1, 4), (33, 10, 20), (5, 3, 64)]:
-        R, D = rng.standard_normal((d, d)), rng.standard_normal((B, o, d))
-        np.testing.assert_array_equal(np.tensordot(D, R, axes=([2], [1])), np.einsum("ed,bod->boe", R, D, optimize=True))
+    for B, o, d in [(1, 1, 4), (2, 1, 4), (129, 1, 4), (33, 10, 20), (5, 3, 64)]:
+        X = rng.standard_normal((200, d))
+        Y = X @ rng.standard_normal((d, o)) + 0.1 * rng.standard_normal((200, o))
+        A = rng.standard_normal((B, o, d))
+        direct = np.array([0.5 * np.mean(np.sum((X @ a.T - Y) ** 2, axis=1)) for a in A])
+        np.testing.assert_allclose(SquaredMoments(X, Y, 0.5).loss(A), direct, rtol=1e-12)
+
+
+def test_a_linear_nets_strengths_are_fitted_on_r_without_passes_over_the_data(monkeypatch):
+    """A network linear in its input: the learned strength's fits on R A(θ)ᵀ (X = QR) equal the fits on the data's
+    n·o rows (1e-12 relative) along a section, with no forward pass once the modes' functions are made."""
+    from shockflow.cases import load_case
+    from shockflow.geometry import geometry_class
+    from shockflow.prediction.extraction import bind_geometry
+    from shockflow.runners.training import build_model_and_data
+
+    case = load_case("deep-linear-3", overrides=["data.n=512"])
+    model, _, data, _ = build_model_and_data(case, case.seed or 0)
+    kwargs, raw, key = geometry_class("auto").discover_charts(model, data.X, data.y, {})
+    r = np.linspace(0.0, 0.95, 9)[:, None]
+    calls = _counted_forwards(monkeypatch)
+    out = {}
+    for label in ("data", "reduced"):
+        if label == "data":
+            monkeypatch.setattr(auto.AutoGeometry, "_reduced", lambda self, X: None)
+        else:
+            monkeypatch.undo()
+            calls = _counted_forwards(monkeypatch)
+        geo = bind_geometry("auto", model, dict(kwargs, **{key: raw[1]}), data.X, data.y)
+        geo.function_strength_at(r[:1], data.X)
+        calls[0] = 0
+        out[label] = (geo.function_strength_at(r, data.X), calls[0])
+    (on_data, n_data), (reduced, n_reduced) = out["data"], out["reduced"]
+    np.testing.assert_allclose(reduced, on_data, rtol=1e-12, atol=0)
+    assert np.ptp(on_data) > 0.1 * np.max(np.abs(on_data))   # the strengths move along the section
+    assert n_data >= r.shape[0] and n_reduced == 0
 
 
 def _full_check(chart, p):
