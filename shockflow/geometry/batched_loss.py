@@ -107,7 +107,7 @@ def _phase_retrieval(model, P, X):
 
 
 def _attention_qk(model, P, X):
-    from shockflow.models.attention import softmax_in_place
+    from shockflow.models.activations import softmax_in_place
 
     Q = np.einsum("ntD,bhDk->bnhtk", X, P["W_Q"], optimize=True)
     K = np.einsum("ntD,bhDk->bnhtk", X, P["W_K"], optimize=True)

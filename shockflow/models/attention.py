@@ -31,20 +31,11 @@ from typing import Sequence
 
 import numpy as np
 
+from shockflow.models.activations import softmax_in_place
 from shockflow.models.base import Model, check_positive_int, parameter_gradient
 from shockflow.models.registry import register
 
 __all__ = ["MultiHeadAttention", "QueryKeyAttention"]
-
-
-def softmax_in_place(S: np.ndarray) -> np.ndarray:
-    """The softmax of ``S`` over its last axis, written over ``S`` (returned): ``scipy.special.softmax(S, axis=-1)``'s
-    arithmetic, bitwise its result (a test), without its temporaries of the size of ``S`` (the attention scores of
-    a batch of parameter sets: 1.5x faster) nor scipy.special's import (0.25 s)."""
-    S -= S.max(axis=-1, keepdims=True)
-    np.exp(S, out=S)
-    S /= S.sum(axis=-1, keepdims=True)
-    return S
 
 
 def _attention_forward(X, WQ, WK, V, R, d_k):

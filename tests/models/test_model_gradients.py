@@ -231,10 +231,10 @@ def test_initial_distribution_matches_documented_moments(name):
 def test_the_in_place_softmax_is_scipys():
     from scipy.special import softmax
 
-    from shockflow.models.attention import softmax_in_place
+    from shockflow.models.activations import softmax_in_place
 
     rng = np.random.default_rng(4)
-    for shape in [(7, 3), (5, 2, 4, 4), (3, 11, 1, 9, 9)]:
+    for shape in [(7, 3), (4096, 3), (5, 2, 4, 4), (3, 11, 1, 9, 9)]:   # a gate's (n, K); attention scores
         S = rng.normal(scale=30.0, size=shape)   # large scores: the shift by the maximum matters
         out = softmax_in_place(S.copy())
         np.testing.assert_array_equal(out, softmax(S, axis=-1))
