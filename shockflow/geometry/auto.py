@@ -61,7 +61,10 @@ its unit section from zero weights) in the least-squares fit of ``f_θ − f_ori
 ``g_j`` and every other mode's function alone at its present coordinate (a learned mode's saturated function
 leaves the span of the ``g``; the first head of ``attention-qk-4x2`` leaked 0.12 of the second's final 0.42
 without it).  It is ``r²`` (``r^L``) while the network is linear in its weights, and stays
-bounded where saturated weights grow on.
+bounded where saturated weights grow on.  Where the network is linear in its input (``f = X A(θ)ᵀ``: linear and
+deep linear nets) every function in these fits is ``X Mᵀ`` for a map ``M``, and the fits are made on ``R Mᵀ``
+(``X = QR``): the same least squares (``‖X Mᵀ‖ = ‖R Mᵀ‖``) at d·o numbers per function, no pass over the data
+(:meth:`AutoGeometry._reduced`).
 
 **The intercept** (docs/theory.md §6, "The intercept"; :func:`split_stiffness`).  Units with φ(0) ≠ 0 at zero
 weights (sigmoid; frozen biases with φ(b) ≠ 0) add the constant ``φ(0) a_i`` to the outputs.  The learned
