@@ -510,24 +510,31 @@ def aligned_start(Ws, u, v, s: float, *, drive=None, taken=None, fraction: float
             state[j] = W
 
     def flow(blocks):
-        """``(the rate of every layer, z, the mode's forward images W_l ⋯ W_1 v)``."""
-        after = [np.eye(blocks[-1].shape[0])]          # A_l = W_L ⋯ W_{l+1}, from l = L down to 1
-        for W in blocks[:0:-1]:
-            after.append(after[-1] @ W)
-        after = after[::-1]
-        before = [np.eye(blocks[0].shape[1])]          # B_l = W_{l−1} ⋯ W_1, from l = 1 up to L
-        for W in blocks[:-1]:
-            before.append(W @ before[-1])
-        rates = [A.T @ D @ B.T for A, B in zip(after, before)]
+        """``(the rate of every layer, z, the mode's forward images W_l ⋯ W_1 v)``.  The identity ends of the
+        products (``A_L``, ``B_1``) are left out, not multiplied (the same numbers: a product with I is exact)."""
+        after = [None] * L                             # A_l = W_L ⋯ W_{l+1} (None: the identity), l = L down to 1
+        for l in range(L - 2, -1, -1):
+            after[l] = blocks[l + 1] if after[l + 1] is None else after[l + 1] @ blocks[l + 1]
+        before = [None] * L                            # B_l = W_{l−1} ⋯ W_1 (None: the identity), l = 1 up to L
+        for l in range(1, L):
+            before[l] = blocks[0] if before[l - 1] is None else blocks[l - 1] @ before[l - 1]
+        rates = []
+        for A, B in zip(after, before):
+            rate = D if A is None else A.T @ D
+            rates.append(rate if B is None else rate @ B.T)
         cs = [B @ v for B in before[1:]]               # W_1 v, W_2 W_1 v, …, W_{L−1} ⋯ W_1 v
         return rates, float(u @ (blocks[-1] @ cs[-1])), cs
 
     def moved(blocks, rates, h):
         return [x + h * r for x, r in zip(blocks, rates)]
 
+    def norm(x):   # np.linalg.norm's own arithmetic (the dot of the raveled array), without its checks per call
+        x = x.ravel(order="K")
+        return math.sqrt(x.dot(x))
+
     def relative(x, r):
-        n = np.linalg.norm(x)
-        return np.linalg.norm(r) / n if n > 0 else 0.0
+        n = norm(x)
+        return norm(r) / n if n > 0 else 0.0
 
     def rk4(blocks, k1, h):
         k2 = flow(moved(blocks, k1, h / 2))[0]
