@@ -224,6 +224,40 @@ def transitions_kernel(q, h, max_width_cells, viscous_width_factor, nu, tail, en
 
 
 @numba.njit(cache=True)
+def _row_threshold(q, rel_jump, min_jump):
+    """:func:`_located`'s jump threshold for the row ``q``: ``min_jump`` if positive, else ``rel_jump`` of the row's
+    range; 0 where the row is constant (no shock)."""
+    lo, hi = q[0], q[0]
+    for v in q:
+        lo = min(lo, v)
+        hi = max(hi, v)
+    span = hi - lo
+    if span == 0.0:
+        return 0.0
+    return min_jump if min_jump > 0.0 else rel_jump * span
+
+
+@numba.njit(cache=True)
+def _keep_strongest(out, c, kept, seen):
+    """:func:`_strongest` on the ``c`` extents of ``out`` (face order): ``kept[i]`` for those kept, the strongest
+    first (ties: the lower face), each kept if it overlaps none kept before it; ``seen`` is scratch."""
+    for i in range(c):
+        kept[i] = False
+        seen[i] = False
+    for _ in range(c):
+        best = -1
+        for i in range(c):
+            if not seen[i] and (best < 0 or abs(out[i, 3]) > abs(out[best, 3])):
+                best = i
+        seen[best] = True
+        free = True
+        for i in range(c):
+            if kept[i] and not (out[best, 2] < out[i, 1] or out[best, 1] > out[i, 2]):
+                free = False
+        kept[best] = free
+
+
+@numba.njit(cache=True)
 def transition_counts_kernel(Q, h, max_width_cells, viscous_width_factor, nu, tail, entropy, rel_jump, min_jump,
                              counts, out):
     """How many extents :func:`transitions_kernel` finds in each row of ``Q`` (a non-periodic field per row), with
@@ -234,13 +268,8 @@ def transition_counts_kernel(Q, h, max_width_cells, viscous_width_factor, nu, ta
         counts[r] = 0
         if q.size < 3:
             continue
-        lo, hi = q[0], q[0]
-        for v in q:
-            lo = min(lo, v)
-            hi = max(hi, v)
-        span = hi - lo
-        threshold = min_jump if min_jump > 0.0 else rel_jump * span
-        if span == 0.0 or not threshold > 0.0:
+        threshold = _row_threshold(q, rel_jump, min_jump)
+        if not threshold > 0.0:
             continue
         counts[r] = transitions_kernel(q, h, max_width_cells, viscous_width_factor, nu, tail, entropy, threshold, out)
 
@@ -263,26 +292,9 @@ def crossings_kernel(Q, h, x0, max_width_cells, viscous_width_factor, nu, tail, 
         if counts[r] == 0:
             continue
         q = Q[r]
-        lo, hi = q[0], q[0]
-        for v in q:
-            lo = min(lo, v)
-            hi = max(hi, v)
-        threshold = min_jump if min_jump > 0.0 else rel_jump * (hi - lo)
-        c = transitions_kernel(q, h, max_width_cells, viscous_width_factor, nu, tail, entropy, threshold, out)
-        for i in range(c):
-            kept[i] = False
-            seen[i] = False
-        for _ in range(c):   # the strongest first (ties: the lower face); kept if it overlaps none kept before
-            best = -1
-            for i in range(c):
-                if not seen[i] and (best < 0 or abs(out[i, 3]) > abs(out[best, 3])):
-                    best = i
-            seen[best] = True
-            free = True
-            for i in range(c):
-                if kept[i] and not (out[best, 2] < out[i, 1] or out[best, 1] > out[i, 2]):
-                    free = False
-            kept[best] = free
+        c = transitions_kernel(q, h, max_width_cells, viscous_width_factor, nu, tail, entropy,
+                               _row_threshold(q, rel_jump, min_jump), out)
+        _keep_strongest(out, c, kept, seen)
         counts[r] = 0
         for i in range(c):
             if not kept[i]:

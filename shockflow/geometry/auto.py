@@ -1051,9 +1051,9 @@ class AutoGeometry(Geometry):
     def _first_coefficient(self, G, remembered, columns, rows: int) -> np.ndarray:
         """The row ``c`` with ``c · b`` = the first coefficient of ``lstsq(B, b, rcond=None)`` for ``B`` = ``columns``
         stacked: the first row of ``B``'s pseudo-inverse with lstsq's cutoff (singular values ``≤ ε max(rows, m)
-        s_max`` dropped; ``rows`` those of the fit on the data, :meth:`_rows`), kept while ``B``'s columns are the same arrays (the linear-regime functions ``G`` and the
-        other modes' remembered functions: all points of one section), so a path of strengths costs one SVD, not one
-        least-squares solve per point."""
+        s_max`` dropped; ``rows`` those of the fit on the data, :meth:`_rows`), kept while ``B``'s columns are the
+        same arrays (the linear-regime functions ``G`` and the other modes' remembered functions: all points of one
+        section), so a path of strengths costs one SVD, not one least-squares solve per point."""
         kept = getattr(self, "_coefficient_row", None)
         if kept is not None and kept[0] is G and len(kept[1]) == len(remembered) and \
                 all(a is b for a, b in zip(kept[1], remembered)):

@@ -99,6 +99,7 @@ def moments_loss(model, P, X: np.ndarray, y) -> np.ndarray | None:
     A = model.linear_map(P)
     if A is None:
         return None
+
     def targets():
         return model.loss_function.targets(y, X.shape[0], model.output_dim)
 

@@ -70,8 +70,9 @@ def one_sided_modes(model, origin, first, second, free, vectors, rates, X, y,
     dominates the unit, docs/theory.md §6): :func:`_separated`.  The rates are the mean of ``G(e±)·e±``.
     ``first``/``second``: the parameter indices of two units; ``free``: the mask of a unit's trained entries.
     Where the second unit's gradient moves with the first (the pair term of ``Y``: units with ``φ(0) ≠ 0``) the
-    field is not a single unit's and ``None`` is returned: no kinked activation of the registry has ``φ(0) ≠ 0``.  Cost: ``K`` to ``2K`` full-batch gradients for the test, where kinked two more for the
-    significance and about 30 per mode and side for the maximisations."""
+    field is not a single unit's and ``None`` is returned: no kinked activation of the registry has ``φ(0) ≠ 0``.
+    Cost: ``K`` to ``2K`` full-batch gradients for the test, where kinked two more for the significance and about
+    30 per mode and side for the maximisations."""
     from scipy.optimize import minimize
 
     K = vectors.shape[1]

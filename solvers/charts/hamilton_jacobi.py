@@ -329,7 +329,7 @@ def _stage_1d(q_prev, q0, out, rk_alpha, rk_beta, dt, lo, hi, dx, num, deriv, mo
         else:
             pb = 0.5 * (m0 + p0)
             h = 0.5 * a * pb * pb - 0.5 * alpha0 * (p0 - m0)
-        top = max(top, bits(alpha0) & ABS_BITS if alpha0 == alpha0 else 0)   # a NaN α skipped, as `if local > rate` does
+        top = max(top, bits(alpha0) & ABS_BITS if alpha0 == alpha0 else 0)   # NaN skipped, as `if local > rate` does
         qc = qs[k + w]
         rhs = -h
         if nu > 0.0:
