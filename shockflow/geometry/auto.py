@@ -64,7 +64,9 @@ without it).  It is ``r²`` (``r^L``) while the network is linear in its weights
 bounded where saturated weights grow on.  Where the network is linear in its input (``f = X A(θ)ᵀ``: linear and
 deep linear nets) every function in these fits is ``X Mᵀ`` for a map ``M``, and the fits are made on ``R Mᵀ``
 (``X = QR``): the same least squares (``‖X Mᵀ‖ = ‖R Mᵀ‖``) at d·o numbers per function, no pass over the data
-(:meth:`AutoGeometry._reduced`).
+(:meth:`AutoGeometry._reduced`).  The charts of one set of modes on one network share what these fits read
+that does not depend on the chart (:meth:`AutoGeometry._set_state`): the linear-regime functions, the reduction,
+and each mode's function alone at a coordinate, evaluated once for the set, not once per chart.
 
 **The intercept** (docs/theory.md §6, "The intercept"; :func:`split_stiffness`).  Units with φ(0) ≠ 0 at zero
 weights (sigmoid; frozen biases with φ(b) ≠ 0) add the constant ``φ(0) a_i`` to the outputs.  The learned
@@ -83,6 +85,8 @@ that dominates them).
 
 from __future__ import annotations
 
+import hashlib
+import weakref
 from functools import cached_property
 
 import math
@@ -568,6 +572,10 @@ def aligned_start(Ws, u, v, s: float, *, drive=None, taken=None, fraction: float
     return None
 
 
+#: the mode sets whose shared state is kept per model (:meth:`AutoGeometry._set_state`; the oldest dropped first)
+_MODE_SETS_KEPT = 8
+_MODE_SETS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
 #: two coordinates of another mode closer than this (relative) are one for :meth:`AutoGeometry.function_strength`:
 #: its function alone there is evaluated once (they differ by rounding along a section: the change of the column,
 #: ~2e-12 of it, is far below what the least-squares coefficient resolves)
@@ -860,6 +868,37 @@ class AutoGeometry(Geometry):
             return np.zeros(self.model.num_parameters)
         return free_origin(self.model, self._layout, self.frozen)[0]
 
+    def _set_state(self) -> dict:
+        """What the charts of this set of modes on this network share (module docstring, "The learned strength"):
+        a dict kept per model object (weakly) and per digest of everything but ``mode`` that a chart's functions
+        depend on (the model's parameters, the modes, their even parts and stiff splits, the frozen and the active
+        modes), so each chart of the set (:meth:`same_modes`) reads the same one."""
+        kept = getattr(self, "_shared", None)
+        if kept is not None:
+            return kept
+        h = hashlib.blake2b(digest_size=16)
+        h.update(self.model.parameter_vector().tobytes())
+        for part in (self.modes, self.even, self.stiff_splits):
+            if part is not None:
+                part = np.ascontiguousarray(part, dtype=np.float64)
+                h.update(repr(part.shape).encode() + part.tobytes())
+            h.update(b"|")
+        h.update(repr((tuple(self.frozen), tuple(int(j) for j in self.active))).encode())
+        sets = _MODE_SETS.setdefault(self.model, {})
+        kept = sets.get(h.digest())
+        if kept is None:
+            if len(sets) >= _MODE_SETS_KEPT:
+                sets.pop(next(iter(sets)))
+            kept = sets[h.digest()] = {}
+        object.__setattr__(self, "_shared", kept)
+        return kept
+
+    @staticmethod
+    def _for_data(state: dict, key: str, X):
+        """``state[key]``'s value if it was made for the data array ``X`` (the same object), else None."""
+        entry = state.get(key)
+        return entry[1] if entry is not None and entry[0]() is X else None
+
     def _mode_functions(self, X):
         """``(f_origin (n·o,), G (n·o, K), N (n·o, m))``: each mode's linear-regime function per unit strength
         ``g_j`` along mode j's unit section ``d_j`` from the origin, and the intercepts ``N`` the fits take out
@@ -878,6 +917,11 @@ class AutoGeometry(Geometry):
         cached = getattr(self, "_function_cache", None)
         if cached is not None and cached[0] is X:
             return cached[1], cached[2], cached[3]
+        shared = self._for_data(self._set_state(), "functions", X)
+        if shared is not None:
+            self._check_mode_function(shared[1])
+            object.__setattr__(self, "_function_cache", (X, *shared))
+            return shared
         self._require_modes()
         E = np.asarray(self.modes, dtype=np.float64)
         K = 1 if E.ndim == 1 else E.shape[1]
@@ -903,31 +947,36 @@ class AutoGeometry(Geometry):
             columns.append(g)
             intercept = intercept or first_order_counts(h, g, eps)
         G = np.stack(columns, axis=1)
-        if not (np.all(np.isfinite(G)) and np.linalg.norm(G[:, int(self.mode)]) > 0):
-            raise GeometryError(f"mode: {int(self.mode)} does not change the network's function near zero weights "
-                                f"(its linear-regime function vanishes), so its learned strength is undefined")
+        self._check_mode_function(G)
         intercept = intercept or self.stiff_splits is not None
         if intercept and self._reduced(X) is not None:   # a constant is not a function X Mᵀ: the data's own rows
-            object.__setattr__(self, "_reduction", (X, None))
+            self._set_state()["reduction"] = (weakref.ref(X), None)
             return self._mode_functions(X)
         outputs = self.model.output_dim
         N = np.kron(np.ones((f0.size // outputs, 1)), np.eye(outputs)) if intercept else np.empty((f0.size, 0))
+        self._set_state()["functions"] = (weakref.ref(X), (f0, G, N))
         object.__setattr__(self, "_function_cache", (X, f0, G, N))
         return f0, G, N
+
+    def _check_mode_function(self, G) -> None:
+        if not (np.all(np.isfinite(G)) and np.linalg.norm(G[:, int(self.mode)]) > 0):
+            raise GeometryError(f"mode: {int(self.mode)} does not change the network's function near zero weights "
+                                f"(its linear-regime function vanishes), so its learned strength is undefined")
 
     def _reduced(self, X):
         """``R`` (``X = QR``, inputs flattened) where the network is linear in its input, ``f = X A(θ)ᵀ``, with at least
         as many samples as inputs; else None.  Every function the learned strength fits is then ``X Mᵀ`` for a map
         ``M`` (o, d), and ``‖X Mᵀ‖ = ‖R Mᵀ‖``: its least-squares fits are the same on ``R Mᵀ`` (d·o numbers, the map
         of a parameter set: no pass over the data), with the data's row count in lstsq's cutoff (:meth:`_rows`)."""
-        kept = getattr(self, "_reduction", None)
-        if kept is not None and kept[0] is X:
-            return kept[1]
+        state = self._set_state()
+        entry = state.get("reduction")
+        if entry is not None and entry[0]() is X:
+            return entry[1]
         Xf = np.asarray(X, dtype=np.float64).reshape(np.shape(X)[0], -1)
         R = None
         if self.model.linear_map_available() and Xf.shape[0] >= Xf.shape[1]:
             R = np.linalg.qr(Xf, mode="r")
-        object.__setattr__(self, "_reduction", (X, R))
+        state["reduction"] = (weakref.ref(X), R)
         return R
 
     def _function(self, net, X) -> np.ndarray:
@@ -1070,20 +1119,21 @@ class AutoGeometry(Geometry):
         ``X`` at a coordinate within :data:`SAME_COORDINATE` of ``r_j`` (relative): along one mode's section the other
         modes' coordinates are constant up to rounding, so a path of strengths costs one forward pass per point, not
         one per mode and point."""
-        memo = getattr(self, "_other_functions", None)
-        if memo is None or memo[0] is not X:
+        memo = self._for_data(self._set_state(), "alone", X)
+        if memo is None:
             return None
-        for r, column in memo[1].get(j, ()):
+        for r, column in memo.get(j, ()):
             if abs(r - r_j) <= SAME_COORDINATE * max(abs(r), abs(r_j)):
                 return column
         return None
 
     def _remember_other(self, j: int, r_j: float, X, column) -> None:
-        memo = getattr(self, "_other_functions", None)
-        if memo is None or memo[0] is not X:
-            memo = (X, {})
-            object.__setattr__(self, "_other_functions", memo)
-        seen = memo[1].setdefault(j, [])
+        state = self._set_state()
+        memo = self._for_data(state, "alone", X)
+        if memo is None:
+            memo = {}
+            state["alone"] = (weakref.ref(X), memo)
+        seen = memo.setdefault(j, [])
         seen.insert(0, (r_j, column))
         del seen[4:]   # the last few coordinates per mode (a section needs one)
 

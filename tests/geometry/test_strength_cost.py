@@ -4,6 +4,7 @@
   alone at their coordinates (constant along the section up to rounding) are evaluated once per mode, not once per
   point, and the least-squares coefficient is read from one pseudo-inverse row per section (lstsq's cutoff): the
   strengths within 1e-12 (relative; measured 1e-15) of the direct computation (one lstsq per point) in a fifth of the forward passes;
+- the charts of one set of modes share the modes' functions (made once per set, not per chart);
 - a network linear in its input: the same fits on ``R A(θ)ᵀ`` (``X = QR``), without passes over the data;
 - :class:`shockflow.geometry.moments.SquaredMoments`'s loss against the mean squared loss over the data;
 - :meth:`shockflow.geometry.base.Chart.check`'s fast path: the same points (and the same refusals) as the full checks.
@@ -73,7 +74,8 @@ def test_strengths_along_a_section_are_the_direct_ones_in_fewer_passes(monkeypat
     out = {}
     for label, same in (("direct", -1.0), ("remembered", auto.SAME_COORDINATE)):
         monkeypatch.setattr(auto, "SAME_COORDINATE", same)
-        geo = bind_geometry("auto", model, dict(kwargs, **{key: raw[1]}), data.X, data.y)
+        # a copy of the model each: the charts of one model share their functions (AutoGeometry._set_state)
+        geo = bind_geometry("auto", model.copy(), dict(kwargs, **{key: raw[1]}), data.X, data.y)
         geo.function_strength_at(r[:1], data.X)    # the modes' linear-regime functions: made once in both
         calls[0] = 0
         out[label] = (geo.function_strength_at(r, data.X), calls[0])
@@ -89,6 +91,33 @@ def test_strengths_along_a_section_are_the_direct_ones_in_fewer_passes(monkeypat
     assert n_direct == K * r.shape[0]     # one pass for the point, one per other mode
     assert n_fast == r.shape[0]           # the other modes' functions remembered from the first call
 
+
+
+def test_the_charts_of_one_set_of_modes_share_their_functions(monkeypatch):
+    """The charts of one set of modes on one network (AutoGeometry._set_state): the modes' linear-regime functions
+    and each mode's function alone at a coordinate are made once for the set.  A second chart's first strength
+    costs its own point and the first chart's mode alone (2 passes, not 2K + 1 + K); the strengths are bitwise those
+    of charts that share nothing, and the same modes on a network whose parameters differ make a set of their own."""
+    from shockflow.prediction.extraction import bind_geometry
+
+    model, data, kwargs, raw, key = _mlp_chart()
+    r = np.array([[0.3]])
+    charts = [bind_geometry("auto", model, dict(kwargs, **{key: raw[j]}), data.X, data.y) for j in (0, 1)]
+    calls = _counted_forwards(monkeypatch)
+    first = charts[0].function_strength_at(r, data.X)
+    K = len(raw)
+    assert calls[0] == (2 * K + 1) + 1 + (K - 1)   # the set's functions, the point, every other mode alone
+    calls[0] = 0
+    second = charts[1].function_strength_at(r, data.X)
+    assert calls[0] == 2
+    alone = [bind_geometry("auto", model.copy(), dict(kwargs, **{key: raw[j]}), data.X, data.y) for j in (0, 1)]
+    np.testing.assert_array_equal(first, alone[0].function_strength_at(r, data.X))
+    np.testing.assert_array_equal(second, alone[1].function_strength_at(r, data.X))
+    moved = model.copy()   # the same modes on a network whose parameters differ: a set of its own
+    moved.set_parameter_vector(1.5 * model.parameter_vector())
+    calls[0] = 0
+    bind_geometry("auto", moved, dict(kwargs, **{key: raw[1]}), data.X, data.y).function_strength_at(r, data.X)
+    assert calls[0] == (2 * K + 1) + 1 + (K - 1)
 
 def test_the_moments_loss_is_the_direct_loss():
     """SquaredMoments.loss (two row products on R and the cross term) against the mean squared loss over the data."""
@@ -123,7 +152,8 @@ def test_a_linear_nets_strengths_are_fitted_on_r_without_passes_over_the_data(mo
         else:
             monkeypatch.undo()
             calls = _counted_forwards(monkeypatch)
-        geo = bind_geometry("auto", model, dict(kwargs, **{key: raw[1]}), data.X, data.y)
+        # a copy of the model each: the charts of one model share their functions (AutoGeometry._set_state)
+        geo = bind_geometry("auto", model.copy(), dict(kwargs, **{key: raw[1]}), data.X, data.y)
         geo.function_strength_at(r[:1], data.X)
         calls[0] = 0
         out[label] = (geo.function_strength_at(r, data.X), calls[0])
