@@ -35,6 +35,12 @@ parameter set evaluated in another grouping can round differently in the matrix 
 curvatures feed the overshoot flag, which must not move); ``tests/geometry/test_fast_chart_losses.py``.
 The tables are dropped when the outermost block ends.
 
+**Silent units.**  A unit of an ``mlp``, ``mean_field`` or CNN with no input weight and no readout in any parameter
+set of a batch (and a finite bias) adds ``0 · φ(b) = 0`` to every output: the batched forward pass leaves it out.
+Near zero weights, where the modes are found, a batch perturbs one or two units of the origin and the pass costs
+those units only (``find_modes``' standard errors, the intercept's and the kinked origin's passes).  The outputs
+equal the full pass's to rounding (the sum over units is shorter); ``tests/geometry/test_fast_modes.py``.
+
 **Along a line** (:func:`line_losses`).  A chart whose section is a line in parameter space,
 ``θ(r) = θ_b + r δ`` (the automatic charts of units), hands the line to :func:`line_losses`: for a
 family whose first layer is linear in its parameters (``mlp``, ``mean_field``, ``cnn1d``, ``cnn2d``,
@@ -63,13 +69,29 @@ from shockflow.models.base import Model
 __all__ = ["batched_loss", "batched_outputs", "batched_sample_losses", "line_losses", "remembered_losses"]
 
 
+def _silent_units(W, A, b=None) -> np.ndarray | None:
+    """The units that add nothing to any parameter set's outputs, or None where every unit may: no input weight and
+    no readout in any set (``W (B, m, ·)``, ``A (B, o, m)``) and a finite bias, so the unit adds ``0 · φ(b) = 0``
+    exactly.  The units of a point near zero weights (the modes' search perturbs one or two of them) are mostly
+    silent; the forward pass then computes the others only (module docstring, "Silent units")."""
+    silent = ~(np.any(A, axis=(0, 1)) | np.any(W.reshape(W.shape[0], W.shape[1], -1), axis=(0, 2)))
+    if b is not None:
+        silent &= np.all(np.isfinite(b), axis=0)
+    return silent if silent.any() else None
+
+
 def _mlp(model, P, X):
-    B, m, d = P["W"].shape
-    Z = (X @ P["W"].reshape(B * m, d).T).reshape(X.shape[0], B, m)  # one product for every parameter set
-    if getattr(model, "bias", False):
-        Z = Z + P["b"][None, :, :]
+    W, A = P["W"], P["a"].reshape(P["W"].shape[0], model.output_dim, model.width)
+    b = P["b"] if getattr(model, "bias", False) else None
+    silent = _silent_units(W, A, b)
+    if silent is not None:
+        W, A = W[:, ~silent], A[:, :, ~silent]
+        b = None if b is None else b[:, ~silent]
+    B, m, d = W.shape
+    Z = (X @ W.reshape(B * m, d).T).reshape(X.shape[0], B, m)  # one product for every parameter set
+    if b is not None:
+        Z = Z + b[None, :, :]
     H = _in_place(model.activation.fn, Z)
-    A = P["a"].reshape(B, model.output_dim, model.width)
     return model._readout_scale() * np.matmul(H.transpose(1, 0, 2), A.transpose(0, 2, 1))
 
 
@@ -119,12 +141,18 @@ def _attention_qk(model, P, X):
 
 def _conv(model, P, X):
     B = P["K"].shape[0]
-    Pt = model.patches(X)                                                        # (n, P, D)
-    Z = np.einsum("npd,bcd->bnpc", Pt, P["K"].reshape(B, model.out_channels, model.patch_dim), optimize=True)
-    if model.bias:
-        Z = Z + P["b"][:, None, None, :]
-    pooled = model.activation.fn(Z).sum(axis=2)                                  # (B, n, C)
+    K = P["K"].reshape(B, model.out_channels, model.patch_dim)
     A = P["a"].reshape(B, model.output_dim, model.out_channels)
+    b = P["b"] if model.bias else None
+    silent = _silent_units(K, A, b)
+    if silent is not None:
+        K, A = K[:, ~silent], A[:, :, ~silent]
+        b = None if b is None else b[:, ~silent]
+    Pt = model.patches(X)                                                        # (n, P, D)
+    Z = np.einsum("npd,bcd->bnpc", Pt, K, optimize=True)
+    if b is not None:
+        Z = Z + b[:, None, None, :]
+    pooled = _in_place(model.activation.fn, Z).sum(axis=2)                       # (B, n, C)
     return np.matmul(pooled, A.transpose(0, 2, 1))
 
 

@@ -80,3 +80,44 @@ def test_the_modes_rates_and_errors_are_those_of_the_per_sample_gradients(what):
     np.testing.assert_allclose(fast.spectrum_errors[up], error[up], rtol=1e-6)
     np.testing.assert_allclose(fast.errors, error[keep], rtol=1e-6)
     assert np.all(np.isnan(fast.spectrum_errors[fast.spectrum <= 0]))
+
+
+@pytest.mark.parametrize("name", ["mlp", "mean_field", "cnn2d"])
+def test_a_batch_leaves_its_silent_units_out_and_keeps_the_outputs(name, monkeypatch):
+    """batched_outputs without the units that no parameter set of the batch uses (no input weight, no readout:
+    they add 0 · φ(b)): the outputs of each set's own forward pass to rounding, computed on the used units only;
+    a unit that one set uses (here by its readout alone) is kept for the whole batch."""
+    import importlib
+
+    bl = importlib.import_module("shockflow.geometry.batched_loss")
+    rng = np.random.default_rng(2)
+    if name == "cnn2d":
+        net = models.build("cnn2d", input_size=[5, 5], in_channels=1, out_channels=6, kernel_size=[3, 3],
+                           activation="tanh", bias=True, output_dim=2, seed=0)
+        X = rng.standard_normal((64, 5, 5, 1))
+        w, a = "K", "a"
+    else:
+        kwargs = {"bias": True, "output_dim": 2} if name == "mlp" else {}
+        net = models.build(name, input_dim=5, width=7, activation="gelu", seed=0, **kwargs)
+        X = rng.standard_normal((64, 5))
+        w, a = "W", "a"
+    sets = []
+    for b in range(4):
+        P = {k: np.zeros_like(v) for k, v in net.params.items()}
+        if "b" in P:
+            P["b"][...] = rng.standard_normal(P["b"].shape)       # frozen biases: a silent unit keeps its own
+        P[w].reshape(P[w].shape[0], -1)[:2] = rng.standard_normal((2, P[w][0].size))   # units 0, 1 used
+        P[a].reshape(-1, P[w].shape[0])[:, :2] = rng.standard_normal((P[a].size // P[w].shape[0], 2))
+        sets.append(P)
+    sets[3][a].reshape(-1, sets[3][w].shape[0])[:, 4] = 0.5      # unit 4: a readout in one set only
+    batch = {k: np.stack([P[k] for P in sets]) for k in net.params}
+    widths = []
+    activation = bl._in_place
+    monkeypatch.setattr(bl, "_in_place", lambda fn, Z: (widths.append(Z.shape[-1]), activation(fn, Z))[1])
+    fast = bl.batched_outputs(net, batch, X)
+    assert widths == [3]     # units 0, 1 and 4 of the 6 or 7
+    for b, P in enumerate(sets):
+        one = net.copy()
+        for k in one.params:
+            one.params[k][...] = P[k]
+        np.testing.assert_allclose(fast[b], one.forward(X).reshape(fast[b].shape), rtol=1e-13, atol=1e-14)
