@@ -42,7 +42,8 @@ import weakref
 
 import numpy as np
 
-__all__ = ["ChartInterpolant", "chart_loss_at", "interpolable", "interpolated_reader", "TOLERANCE", "MAX_DEGREE"]
+__all__ = ["ChartInterpolant", "chart_loss_at", "interpolable", "interpolated_reader", "probe", "TOLERANCE",
+           "MAX_DEGREE", "PROBE_DEGREE"]
 
 #: accepted tail of the Chebyshev coefficients, relative to max |L̄| on the box
 TOLERANCE = 1e-13
@@ -74,10 +75,18 @@ class ChartInterpolant:
 
     @classmethod
     def fit(cls, loss, lower: float, upper: float, *, tol: float = TOLERANCE,
-            max_degree: int = MAX_DEGREE, start: int = 16):
+            max_degree: int = MAX_DEGREE, start: int = 16, probed: np.ndarray | None = None):
+        """``probed``: the loss at the ``start // 2 + 1`` Chebyshev points of degree ``start // 2`` (a
+        :func:`probe`), the first grid's every other point: only the others are evaluated, and the fit is the
+        one without them bit for bit (the same points, the same values)."""
         centre, half = 0.5 * (lower + upper), 0.5 * (upper - lower)
         N = start
-        values = loss((centre + half * np.cos(np.pi * np.arange(N + 1) / N))[:, None])
+        if probed is not None and start % 2 == 0 and np.size(probed) == start // 2 + 1:
+            values = np.empty(N + 1)
+            values[0::2] = probed
+            values[1::2] = loss((centre + half * np.cos(np.pi * np.arange(1, N, 2) / N))[:, None])
+        else:
+            values = loss((centre + half * np.cos(np.pi * np.arange(N + 1) / N))[:, None])
         while True:
             if not np.all(np.isfinite(values)):
                 return None
@@ -120,12 +129,39 @@ def _interpolant(geo, X, y):
     if key in fits and fits[key][0]() is X and fits[key][1]() is y:
         return fits[key][2]
     lo, hi = geo.chart.lower[0], geo.chart.upper[0]
-    fit = ChartInterpolant.fit(lambda p: geo.chart_loss(p, X, y), lo, hi)
+    probed = _PROBES.get(geo, {}).get(key)
+    probed = probed[2] if probed is not None and probed[0]() is X and probed[1]() is y else None
+    fit = ChartInterpolant.fit(lambda p: geo.chart_loss(p, X, y), lo, hi, probed=probed)
     try:
         fits[key] = (weakref.ref(X), weakref.ref(y), fit)
     except TypeError:
         pass
     return fit
+
+
+#: the degree of :func:`probe`'s points: every other point of the first grid of a chart's interpolant
+PROBE_DEGREE = 8
+
+_PROBES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def probe(geo, X, y) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(points, L̄ there)``: ``geo``'s chart loss at the :data:`PROBE_DEGREE` + 1 Chebyshev points of its chart box
+    (descending: the box's upper end first), the first grid's every other point of the chart's interpolant, which
+    starts from them when it is fitted (:meth:`ChartInterpolant.fit`, ``probed``): a look at the box for
+    :data:`PROBE_DEGREE` + 1 passes that the fit does not pay again.  None where the chart is not
+    :func:`interpolable` or cannot be weakly referenced."""
+    if not interpolable(geo):
+        return None
+    lo, hi = geo.chart.lower[0], geo.chart.upper[0]
+    N = PROBE_DEGREE
+    points = 0.5 * (lo + hi) + 0.5 * (hi - lo) * np.cos(np.pi * np.arange(N + 1) / N)
+    values = np.asarray(geo.chart_loss(points[:, None], X, y), dtype=np.float64).reshape(-1)
+    try:
+        _PROBES.setdefault(geo, {})[(id(X), id(y))] = (weakref.ref(X), weakref.ref(y), values)
+    except TypeError:
+        return None
+    return points, values
 
 
 def chart_loss_at(geo, points, X, y) -> np.ndarray:

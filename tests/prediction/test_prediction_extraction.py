@@ -102,3 +102,77 @@ def test_the_escape_profile_ends_where_the_strength_on_every_point_crosses_half(
         np.testing.assert_array_equal(x, full_x)
         np.testing.assert_array_equal(rate, full_rate)
         assert calls[-2] == 601 and calls[-1] <= 20   # every point against the coarse points and the bisection
+
+
+def _minimum_searches(case_name, monkeypatch, look=None):
+    """_find_minimum on the first charts of a suite case at n = 512: ``(geometry extent, x_min, L_min)`` per chart
+    and the chart-loss points evaluated, with the probes (``look``: a replacement of extraction.probe, None: none)."""
+    import importlib
+
+    import shockflow.prediction.extraction as ex
+    from shockflow.geometry import geometry_class
+    from shockflow.runners.training import build_model_and_data
+
+    bl = importlib.import_module("shockflow.geometry.batched_loss")
+    case = load_case(case_name, overrides=["data.n=512"])
+    model, _, data, _ = build_model_and_data(case, case.seed or 0)
+    kwargs, raw, key = geometry_class("auto").discover_charts(model, data.X, data.y, {})
+    if look is not None:
+        monkeypatch.setattr(ex, "probe", look)
+    points = [0]
+    line = bl.line_losses
+
+    def counted(model, base, direction, r, X, y):
+        points[0] += np.size(r)
+        return line(model, base, direction, r, X, y)
+
+    monkeypatch.setattr(bl, "line_losses", counted)
+    found = []
+    for sel in raw[:3]:
+        geo = ex.bind_geometry("auto", model, dict(kwargs, **{key: sel}), data.X, data.y)
+        x0 = float(geo.coordinates(model.params)[0])
+        geo, x_min, L_min = ex._find_minimum("auto", model, dict(kwargs, **{key: sel}), x0, True, data.X, data.y,
+                                             geo=geo)
+        found.append((geo.extent, x_min, L_min))
+    monkeypatch.undo()
+    return found, points[0]
+
+
+def test_the_minimum_search_probes_its_boxes_and_finds_the_widened_searchs_minimum(monkeypatch):
+    """_find_minimum's probes (9 points of each box, reused by its interpolant): the same box, minimum and loss bit
+    for bit as the search that fits every box it widens through, in fewer chart-loss evaluations; and where a probe
+    misjudges a box (told here that the box's upper end is its lowest point), the box is decided again from the
+    larger box's interpolant and the search still returns it."""
+    import shockflow.prediction.extraction as ex
+
+    reference, n_reference = _minimum_searches("mlp-tanh-teacher", monkeypatch, look=lambda geo, X, y: None)
+    probed, n_probed = _minimum_searches("mlp-tanh-teacher", monkeypatch)
+    assert probed == reference
+    assert max(extent for extent, _, _ in reference) > 1.0      # the search widened: the probes had boxes to pass
+    assert n_probed < 0.85 * n_reference
+
+    real = ex.probe
+
+    def misjudged(geo, X, y):
+        points, values = real(geo, X, y)
+        return points, np.concatenate([[values.min() - 1.0], values[1:]])   # "the upper end is lowest"
+
+    fooled, _ = _minimum_searches("mlp-tanh-teacher", monkeypatch, look=misjudged)
+    assert fooled == reference
+
+
+def test_an_interpolant_fitted_from_a_probe_is_the_one_fitted_without():
+    """ChartInterpolant.fit from a probe's 9 values: the coefficients of the fit without them, bit for bit, with
+    only the other points evaluated."""
+    from shockflow.geometry.chart_interpolant import PROBE_DEGREE, ChartInterpolant
+
+    f = lambda p: np.exp(np.sin(3 * p[:, 0])) + 0.1 * p[:, 0] ** 3
+    calls = []
+    counted = lambda p: (calls.append(p.shape[0]), f(p))[1]
+    plain = ChartInterpolant.fit(counted, 0.5, 2.5)
+    n_plain = sum(calls)
+    calls.clear()
+    nodes = 1.5 + np.cos(np.pi * np.arange(PROBE_DEGREE + 1) / PROBE_DEGREE)
+    probed = ChartInterpolant.fit(counted, 0.5, 2.5, probed=f(nodes[:, None]))
+    np.testing.assert_array_equal(probed.coefficients, plain.coefficients)
+    assert sum(calls) == n_plain - (PROBE_DEGREE + 1)
