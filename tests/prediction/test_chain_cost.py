@@ -29,11 +29,12 @@ bl = importlib.import_module("shockflow.geometry.batched_loss")   # the module (
     dict(name="cnn2d", input_size=[4, 5], in_channels=2, out_channels=3, kernel_size=[2, 3], bias=True, output_dim=2),
     dict(name="cnn1d", input_size=6, in_channels=1, out_channels=2, kernel_size=3),
     dict(name="fourier", modes=4, theta=0.5),
+    dict(name="attention_qk", d_model=4, d_k=2, heads=2),
 ])
 def test_line_losses_are_the_pointwise_losses(spec):
     rng = np.random.default_rng(2)
     model = models.build(**spec, init_scale=0.5, seed=1)
-    X = rng.standard_normal((300, *model.input_shape))
+    X = rng.standard_normal((300, *(4 if s is None else s for s in model.input_shape)))   # attention: 4 tokens
     y = rng.standard_normal((300, model.output_dim)) if model.output_dim > 1 else rng.standard_normal(300)
     base = model.parameter_vector()
     direction = rng.standard_normal(base.size)
