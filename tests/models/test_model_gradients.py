@@ -234,7 +234,9 @@ def test_the_in_place_softmax_is_scipys():
     from shockflow.models.activations import softmax_in_place
 
     rng = np.random.default_rng(4)
-    for shape in [(7, 3), (4096, 3), (5, 2, 4, 4), (3, 11, 1, 9, 9)]:   # a gate's (n, K); attention scores
+    shapes = [(7, 3), (4096, 3), (5, 2, 4, 4), (3, 11, 1, 9, 9), (6, 1)]   # a gate's (n, K); attention scores
+    shapes += [(64, 2, t, t) for t in range(2, 10)]   # slice by slice below 8 entries, NumPy's reductions from 8
+    for shape in shapes:
         S = rng.normal(scale=30.0, size=shape)   # large scores: the shift by the maximum matters
         out = softmax_in_place(S.copy())
         np.testing.assert_array_equal(out, softmax(S, axis=-1))
