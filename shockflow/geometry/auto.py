@@ -838,7 +838,10 @@ class AutoGeometry(Geometry):
 
     def coordinates(self, params):
         self._require_modes()
-        theta = flatten(self.model, self.check_params(params))
+        return self._coordinates_of(flatten(self.model, self.check_params(params)))
+
+    def _coordinates_of(self, theta: np.ndarray) -> np.ndarray:
+        """:meth:`coordinates` of the flat parameter vector ``theta`` (checked by the caller)."""
         if self._chain_layout is not None:
             return np.array([self._chain_radius(theta)])
         return np.array([float(np.linalg.norm(self._layout.unit_matrix(theta).T @ self._e)) / self._scale])
@@ -1014,7 +1017,7 @@ class AutoGeometry(Geometry):
         F = self._function(net, X)
         columns = [G[:, k]]
         others = [j for j in range(G.shape[1]) if j != k]
-        columns.extend(self._function_alone(j, params, X, net, f0) for j in others)
+        columns.extend(self._function_alone(j, theta, X, net, f0) for j in others)
         columns.extend(G[:, j] for j in others)
         columns.extend(N.T)
         return float(self._first_coefficient(G, columns[1:1 + len(others)], columns, self._rows(X)) @ (F - f0))
@@ -1031,11 +1034,12 @@ class AutoGeometry(Geometry):
             cache[j] = self._other(j)
         return cache[j]
 
-    def _function_alone(self, j: int, params, X, net, f0) -> np.ndarray:
-        """Mode ``j``'s function alone at its present coordinate ``r_j``, ``f(θ_origin + r_j d_j) − f_origin``
-        (remembered per coordinate: :meth:`_remembered_other`); ``net`` the scratch copy it may set."""
+    def _function_alone(self, j: int, theta, X, net, f0) -> np.ndarray:
+        """Mode ``j``'s function alone at its present coordinate ``r_j`` at the (checked, flat) parameters ``theta``,
+        ``f(θ_origin + r_j d_j) − f_origin`` (remembered per coordinate: :meth:`_remembered_other`); ``net`` the
+        scratch copy it may set."""
         chart = self._mode_chart(j)
-        r_j = float(chart.coordinates(params)[0])
+        r_j = float(chart._coordinates_of(theta)[0])
         column = self._remembered_other(j, r_j, X)
         if column is None:
             origin = getattr(self, "_origin", None)
@@ -1060,12 +1064,13 @@ class AutoGeometry(Geometry):
         f0, G, N = self._mode_functions(X)
         K, m = G.shape[1], N.shape[1]
         net = self._scratch_net()
-        net.set_parameter_vector(flatten(self.model, self.check_params(params)))
+        theta = flatten(self.model, self.check_params(params))
+        net.set_parameter_vector(theta)
         b = self._function(net, X) - f0
         rows = self._rows(X)
         if K == 1:
             return np.array([float(self._first_coefficient(G, [], [G[:, 0], *N.T], rows) @ b)])
-        alone = [self._function_alone(j, params, X, net, f0) for j in range(K)]
+        alone = [self._function_alone(j, theta, X, net, f0) for j in range(K)]
         Q, R = np.linalg.qr(np.column_stack([G] + alone + [N]))
         qb = Q.T @ b
         out = np.empty(K)
