@@ -31,6 +31,12 @@ a search then costs the fit's ``N + 1`` network passes however many points it re
 3-point refinement rounds it replaced: 57).  ``None`` where the fit does not converge by ``max_degree``:
 the caller evaluates directly.
 
+**Probes** (:func:`probe`): the extraction's minimum search widens a chart's box until its minimum is interior
+(:func:`shockflow.prediction.extraction._find_minimum`).  It first reads each box at the 9 Chebyshev points of
+degree 8, every other point of the interpolant's first grid (``N = 16``): a fit that follows starts from them and
+evaluates the other 8 only, with the same points and values, so the same coefficients bit for bit; a box the probe
+shows too small is widened without its fit.
+
 **Where it is not used.**  Models whose loss follows from data moments
 (:mod:`shockflow.geometry.moments`) are already exact at ``O(o d²)`` per point; charts of more
 than one axis are evaluated directly.
