@@ -282,9 +282,7 @@ class Landscape:
     def _geo(self, params, k: int, active: Sequence[int]):
         from shockflow.prediction.extraction import bind_geometry
 
-        ref = self.model.copy()
-        for key in ref.params:
-            ref.params[key][...] = params[key]
+        ref = self._reference(params)
         kw = dict(self.kwargs)
         sel = self.charts[k].selector
         if sel is not None:
@@ -303,6 +301,21 @@ class Landscape:
             kw["extent"] = self._extent[k] = 4.0 * float(geo.extent)
             geo = bind_geometry(self.geometry, ref, kw, self.X, self.y)
         return geo
+
+    def _reference(self, params):
+        """The network at ``params``, one object for the charts bound there in turn (the last point's kept): the
+        waiting charts of a saddle are then charts of one set of modes on one network, and share the functions of
+        their learned strengths (:meth:`shockflow.geometry.auto.AutoGeometry._set_state`).  The geometries only read
+        it."""
+        key = b"".join(np.ascontiguousarray(params[key], dtype=np.float64).tobytes() for key in self.model.params)
+        kept = getattr(self, "_last_reference", None)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        ref = self.model.copy()
+        for name in ref.params:
+            ref.params[name][...] = params[name]
+        self._last_reference = (key, ref)
+        return ref
 
     def _minimum(self, geo, k: int, extra=None, guess=None) -> tuple:
         """``(x, L̄(x), L̄(extra))``: the chart's minimum on the side of its start and the loss there: a 33-point
