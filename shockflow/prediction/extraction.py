@@ -241,9 +241,13 @@ def downhill_index(geo, pts, L, x0: float, X, y) -> int:
     return min(max(k, 0), pts.size - 1)
 
 
-def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples: int = 129, geo=None):
+def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples: int = 129, geo=None,
+                  reach: float | None = None):
     """Widen the chart (``extent`` x4) until the minimum of L̄ on the side of ``x0`` is interior.
-    ``geo``: the geometry already bound with ``kwargs`` (bound here if not given).
+    ``geo``: the geometry already bound with ``kwargs`` (bound here if not given).  ``reach``: where the previous
+    chart's minimum lay (``|x_min|``): on a mirrored chart the boxes that end below it are passed without a look, as
+    a probe passes them (below), and decided again the same way, so the box returned is the same; the slower modes'
+    minima lie near the faster ones' (mlp-tanh-teacher: four of its five charts' first probes spared).
 
     A mirrored chart whose loss is interpolated first looks at each box through :func:`probe`'s 9 points (every
     other point of the interpolant's first grid, not evaluated again when it is fitted): where the lowest of them
@@ -261,8 +265,10 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
     for attempt in range(_WIDEN):
         lo, hi = geo.chart.lower[0], geo.chart.upper[0]
         pts = np.linspace(lo, hi, samples)
-        looked = probe(geo, X, y) if mirrored and _widens(geo, kw) and attempt < _WIDEN - 1 else None
-        if looked is not None and int(np.argmin(looked[1])) == 0 and looked[1][0] < looked[1][1]:
+        passable = mirrored and _widens(geo, kw) and attempt < _WIDEN - 1
+        below = passable and reach is not None and geo.chart.upper[0] < reach
+        looked = probe(geo, X, y) if passable and not below else None
+        if below or (looked is not None and int(np.argmin(looked[1])) == 0 and looked[1][0] < looked[1][1]):
             skipped.append((geo, dict(kw)))
         else:
             L = chart_loss_at(geo, pts[:, None], X, y)
@@ -401,8 +407,9 @@ def _strength_on_path(geo, ex: np.ndarray, X) -> np.ndarray:
 
 
 def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin,
-                   noise_samples, seed):
-    """One chart (see :func:`extract`); returns ``(ChartData, geometry bound to base)``."""
+                   noise_samples, seed, reach=None):
+    """One chart (see :func:`extract`); returns ``(ChartData, geometry bound to base)``.  ``reach``: where the
+    previous chart's minimum lay (:func:`_find_minimum`)."""
     from shockflow.geometry import GeometryError
 
     kw = dict(kwargs)
@@ -415,7 +422,7 @@ def _extract_chart(base, init, sel, geometry, kwargs, chart_key, X, y, snapshots
     start = getattr(geo, "start_coordinate", None)   # where the escape starts, if not at the coordinates
     x0 = float((start(init, X, y) if start is not None else geo.coordinates(init))[0])
     mirrored = geo.chart.lower[0] == 0.0 and not geo.chart.periodic[0]
-    geo, x_min, L_min = _find_minimum(geometry, base, kw, x0, mirrored, X, y, geo=geo)
+    geo, x_min, L_min = _find_minimum(geometry, base, kw, x0, mirrored, X, y, geo=geo, reach=reach)
     steps = np.zeros(0, dtype=np.int64)
     traj = np.zeros(0)
     if snapshots is not None and "step" in snapshots:
@@ -545,9 +552,10 @@ def extract(model, geometry: str, X, y, *, geometry_kwargs: Mapping | None = Non
         if found is not None:
             kwargs, raw, chart_key = found
     args = (geometry, kwargs, chart_key, X, y, snapshots, lr, B, n, cells, margin, noise_samples, seed)
-    out = []
+    out, reached = [], None
     for sel in raw:
-        chart, geo = _extract_chart(base, init, sel, *args)
+        chart, geo = _extract_chart(base, init, sel, *args, reach=reached)
+        reached = abs(chart.x_min) if chart.mirrored else None
         ends = np.abs([chart.lower, chart.upper, chart.x0, chart.x_min]) if chart.mirrored else \
             np.array([chart.lower, chart.upper, chart.x0, chart.x_min])
         check_frozen(geo, ends, init, frozen, f"the {geometry!r} geometry's chart {chart.label}")

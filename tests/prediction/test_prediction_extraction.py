@@ -176,3 +176,42 @@ def test_an_interpolant_fitted_from_a_probe_is_the_one_fitted_without():
     probed = ChartInterpolant.fit(counted, 0.5, 2.5, probed=f(nodes[:, None]))
     np.testing.assert_array_equal(probed.coefficients, plain.coefficients)
     assert sum(calls) == n_plain - (PROBE_DEGREE + 1)
+
+
+def test_each_chart_starts_its_minimum_search_where_the_previous_minimum_lay(monkeypatch):
+    """extract hands each chart's minimum search the previous chart's minimum (``reach``): the boxes below it are
+    passed unseen and decided again from the larger box, so every chart's box, minimum, initial data and escape
+    profile are bit for bit those of searches from the first box, in fewer chart-loss points."""
+    import importlib
+
+    import shockflow.prediction.extraction as ex
+    from shockflow.runners.training import build_model_and_data
+
+    bl = importlib.import_module("shockflow.geometry.batched_loss")
+    case = load_case("mlp-tanh-teacher", overrides=["data.n=512"])
+    model, _, data, settings = build_model_and_data(case, case.seed or 0)
+    points = [0]
+    line = bl.line_losses
+
+    def counted(model, base, direction, r, X, y):
+        points[0] += np.size(r)
+        return line(model, base, direction, r, X, y)
+
+    monkeypatch.setattr(bl, "line_losses", counted)
+    out = {}
+    find = ex._find_minimum
+    for label in ("from the first box", "from the previous minimum"):
+        if label == "from the first box":
+            monkeypatch.setattr(ex, "_find_minimum", lambda *a, reach=None, **k: find(*a, **k))
+        else:
+            monkeypatch.setattr(ex, "_find_minimum", find)
+        points[0] = 0
+        charts = ex.extract(model, "auto", data.X, data.y, lr=0.02, batch_size=data.X.shape[0], noise_samples=64).charts
+        out[label] = (charts, points[0])
+    (plain, n_plain), (hinted, n_hinted) = out.values()
+    assert len(plain) == len(hinted) >= 3
+    for a, b in zip(plain, hinted):
+        assert (a.x_min, a.loss_at_min, a.lower, a.upper) == (b.x_min, b.loss_at_min, b.lower, b.upper)
+        np.testing.assert_array_equal(a.u0, b.u0)
+        np.testing.assert_array_equal(a.escape_rate, b.escape_rate)
+    assert n_hinted < n_plain
