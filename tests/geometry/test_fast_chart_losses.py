@@ -93,10 +93,14 @@ def test_moments_notice_changed_data():
     assert not np.allclose(first, second)
 
 
-@pytest.mark.parametrize("activation", ["tanh", "relu"])
-def test_chunked_evaluation_matches_direct_for_any_chunk(activation, monkeypatch):
+@pytest.mark.parametrize("spec", [dict(name="mlp", input_dim=5, width=6, activation="tanh"),
+                                  dict(name="mlp", input_dim=5, width=6, activation="relu"),
+                                  dict(name="deep_mlp", input_dim=5, widths=[6, 4], activation="tanh", bias=True),
+                                  dict(name="deep_mlp", input_dim=5, widths=[3, 6, 4], activation="gelu")],
+                         ids=["mlp-tanh", "mlp-relu", "deep_mlp-tanh-bias", "deep_mlp-gelu"])
+def test_chunked_evaluation_matches_direct_for_any_chunk(spec, monkeypatch):
     rng = np.random.default_rng(4)
-    model = models.build(name="mlp", input_dim=5, width=6, output_dim=2, activation=activation, seed=1)
+    model = models.build(**spec, output_dim=2, seed=1)
     assert not moments_apply(model)
     X = rng.normal(size=(300, 5))
     y = rng.normal(size=(300, 2))
