@@ -42,3 +42,29 @@ def test_heavy_ball_escaping_a_double_well_overshoots_below_the_linear_bound_at_
     # gradient descent arrives without speed: its path is stable up to the linear bound at the minimum
     first_gd, peak_gd = _first_unstable(force, 1e-3, "gd", 0.0, 0.0, 4 * 1.25 * r_min, True)
     assert first_gd >= 0.97 * stability_limit(2 * s, "gd", 0.0)
+
+
+def test_the_landscape_is_the_chart_loss_on_its_range(monkeypatch):
+    """overshoot_rate's landscape of an automatic chart (stability._landscape): the force tabulated from L̄ on the
+    widened range [lo, hi], read from an interpolant of that range, against the same splines through L̄ evaluated
+    point by point (1e-9 of the force's range: the interpolant's 1e-13 of L̄, differentiated by the spline)."""
+    from scipy.interpolate import CubicSpline
+
+    import shockflow.prediction.stability as stability
+    from shockflow.cases import load_case
+    from shockflow.prediction.extraction import bind_geometry, chart_geometry
+    from shockflow.runners.forecast import forecast_stage
+
+    case = load_case("mlp-tanh-teacher", overrides=["data.n=512", "training.steps=300"])
+    stage, model, data, _ = forecast_stage(case, case.seed or 0)
+    chart = stage.extraction.charts[1]
+    cells = 2 * chart.x.size
+    nodes, table, lo, hi = stability._landscape(stage.extraction, chart, model, data.X, data.y, cells=cells)
+    assert hi >= stability.OVERSHOOT_BOX * max(abs(chart.lower), abs(chart.upper)) > 0 == lo
+    name, kw = chart_geometry(stage.extraction, chart)
+    kw["extent"] = hi        # the same section (the extent sets the chart's box only)
+    geo = bind_geometry(name, model, kw, data.X, data.y)
+    xs = np.linspace(lo, hi, cells)
+    direct = geo.chart_loss(xs[:, None], data.X, data.y)
+    reference = CubicSpline(xs, geo.mobility(xs[:, None])[:, 0, 0])(nodes) * CubicSpline(xs, direct).derivative()(nodes)
+    np.testing.assert_allclose(table, reference, rtol=0, atol=1e-9 * np.ptp(reference))
