@@ -470,7 +470,8 @@ class Landscape:
             params = {k: np.array(v) for k, v in self.model.params.items()}
         elif self._mode_spaces is not None:
             # the new chart to its minimum along its section, then every free parameter jointly
-            params = self._move(dict(self.saddle(active[:-1]).params), active[-1], active)
+            params = self._move(dict(self.saddle(active[:-1]).params), active[-1], active,
+                                guess=self._minimum_before(active))
             params = self._joint_minimum(params, active)
         else:
             params = dict(self.saddle(active[:-1]).params)
@@ -478,7 +479,9 @@ class Landscape:
             previous = math.inf
             for sweep in range(MAX_SWEEPS):
                 for i in order:
-                    params = self._move(params, i, active, warm=sweep > 0 or i != active[-1])
+                    new = sweep == 0 and i == active[-1]
+                    params = self._move(params, i, active, warm=not new,
+                                        guess=self._minimum_before(active) if new else None)
                 loss = self._total_loss(params)
                 if len(order) == 1 or previous - loss <= SWEEP_TOLERANCE * abs(loss):
                     break
@@ -586,12 +589,19 @@ class Landscape:
                                    max_degree=MAX_DEGREE)
         return None if read is None else read(ex)
 
-    def _move(self, params, i: int, active, warm: bool = False) -> dict:
+    def _minimum_before(self, active) -> float | None:
+        """Where the newest active chart's minimum lay at the saddle before it escaped: measured there on the same
+        section (the same reference, the same learned modes), the bracket of its move to it (:meth:`_move`)."""
+        held = self._memo.get(tuple(active[:-1]))
+        found = None if held is None else held.minimum.get(active[-1])
+        return None if found is None else float(found[0])
+
+    def _move(self, params, i: int, active, warm: bool = False, guess: float | None = None) -> dict:
         """``params`` with chart ``i`` moved to its minimum along its section (``warm``: started at the chart's
-        coordinate, for a chart already learned, which sits at or near its minimum)."""
+        coordinate, for a chart already learned, which sits at or near its minimum; ``guess``: where its minimum
+        was found on this section before: the newly escaped chart's at the saddle it escaped from)."""
         geo = self._geo(params, i, active)
         try:
-            guess = None
             if warm:
                 guess = float(np.asarray(geo.coordinates({key: params[key] for key in self.model.params})).ravel()[0])
             return self._set(params, geo, self._minimum(geo, i, guess=guess)[0])

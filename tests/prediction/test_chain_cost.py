@@ -126,3 +126,33 @@ def test_the_chain_on_interpolated_line_losses_gives_the_direct_chains_steps(mon
     assert [p.step for p in fast.predicted] == pytest.approx([p.step for p in slow.predicted], rel=1e-6)
     assert [s.loss for s in fast.saddles] == pytest.approx([s.loss for s in slow.saddles], rel=1e-9)
     assert passes[0] < 0.8 * passes[1]   # measured: 1600 against 2295
+
+
+def test_a_newly_escaped_chart_moves_from_its_measured_minimum(monkeypatch):
+    """Landscape._move of the chart that has just escaped searches a bracket around its minimum as the previous
+    saddle measured it on the same section (_minimum_before), not the whole chart box: the same saddles and steps
+    (the searches' resolution, 1e-8 relative) in fewer chart-loss points."""
+    import shockflow.prediction.saddle_chain as sc
+    from shockflow.cases import load_case
+    from shockflow.runners.prediction import predict_from_start
+    from shockflow.runners.training import build_model_and_data
+
+    case = load_case("mlp-tanh-teacher", overrides=MLP)
+    model, _, data, _ = build_model_and_data(case, case.seed or 0)
+    settings = case.settings.training.train_settings(case.seed or 0)
+    points = [0]
+    line = bl.line_losses
+
+    def counted_line(model, base, direction, r, X, y):
+        points[0] += np.size(r)
+        return line(model, base, direction, r, X, y)
+
+    monkeypatch.setattr(bl, "line_losses", counted_line)
+    warm = predict_from_start(case, model.copy(), data, settings)
+    n_warm, points[0] = points[0], 0
+    monkeypatch.setattr(sc.Landscape, "_minimum_before", lambda self, active: None)
+    cold = predict_from_start(case, model.copy(), data, settings)
+    assert len(warm.predicted) == len(cold.predicted) == 5
+    assert [p.step for p in warm.predicted] == pytest.approx([p.step for p in cold.predicted], rel=1e-8)
+    assert [s.loss for s in warm.saddles] == pytest.approx([s.loss for s in cold.saddles], rel=1e-10)
+    assert n_warm < points[0]
