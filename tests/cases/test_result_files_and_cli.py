@@ -129,3 +129,25 @@ def test_committed_reference_page_equals_the_generated_one():
 
     committed = (REPO / "docs" / "case-reference.md").read_text()
     assert committed == reference_page(), "regenerate: python -m shockflow.cases.reference > docs/case-reference.md"
+
+
+def test_a_builtin_case_is_found_by_its_name_alone():
+    """builtin_case_path finds a case's file by its stem (with or without .toml) without reading the others: the
+    listing's path for every built-in case, None for an unknown name and for anything that is not a bare stem."""
+    from shockflow.cases.builtin import builtin_case_path, builtin_cases
+
+    cases = builtin_cases()
+    assert len(cases) > 20
+    for c in cases:
+        assert builtin_case_path(c.name) == c.path == builtin_case_path(c.name + ".toml")
+    for name in ("no-such-case", "", ".toml", "../cases/two-layer-staircase", "cases/two-layer-staircase"):
+        assert builtin_case_path(name) is None
+
+
+def test_package_versions_are_read_once_and_handed_out_as_fresh_dicts():
+    from shockflow.logs import package_versions
+
+    first = package_versions()
+    first["numpy"] = "changed by a caller"
+    second = package_versions()
+    assert second["numpy"] != "changed by a caller" and set(second) >= {"python", "numpy", "scipy", "h5py", "shockflow"}
