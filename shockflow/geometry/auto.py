@@ -917,13 +917,9 @@ class AutoGeometry(Geometry):
         the per-output constant functions (``m = o``), else empty; it counts where ``ε |h_j| ≥ ε² |g_j|`` for some
         mode (the first order as large as the mode's own at the probe's strength).  A chain of depth L reads
         ``g_j = (f(ε d_j) − f_origin) / ε^L`` (its origin has no intercept: φ(0) = 0 is required)."""
-        cached = getattr(self, "_function_cache", None)
-        if cached is not None and cached[0] is X:
-            return cached[1], cached[2], cached[3]
         shared = self._for_data(self._set_state(), "functions", X)
         if shared is not None:
             self._check_mode_function(shared[1])
-            object.__setattr__(self, "_function_cache", (X, *shared))
             return shared
         self._require_modes()
         E = np.asarray(self.modes, dtype=np.float64)
@@ -958,7 +954,6 @@ class AutoGeometry(Geometry):
         outputs = self.model.output_dim
         N = np.kron(np.ones((f0.size // outputs, 1)), np.eye(outputs)) if intercept else np.empty((f0.size, 0))
         self._set_state()["functions"] = (weakref.ref(X), (f0, G, N))
-        object.__setattr__(self, "_function_cache", (X, f0, G, N))
         return f0, G, N
 
     def _check_mode_function(self, G) -> None:

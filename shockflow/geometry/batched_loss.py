@@ -66,29 +66,29 @@ from typing import Callable, Mapping
 import numpy as np
 
 from shockflow.geometry.moments import moments_apply, moments_loss
+from shockflow.models.activations import softmax_in_place
 from shockflow.models.base import Model
 
 __all__ = ["batched_loss", "batched_outputs", "batched_sample_losses", "line_losses", "remembered_losses"]
 
 
-def _silent_units(W, A, b=None) -> np.ndarray | None:
-    """The units that add nothing to any parameter set's outputs, or None where every unit may: no input weight and
-    no readout in any set (``W (B, m, ·)``, ``A (B, o, m)``) and a finite bias, so the unit adds ``0 · φ(b) = 0``
+def _without_silent_units(W, A, b=None):
+    """``(W, A, b)`` without the units that add nothing to any parameter set's outputs: no input weight and no
+    readout in any set (``W (B, m, ·)``, ``A (B, o, m)``) and a finite bias, so the unit adds ``0 · φ(b) = 0``
     exactly.  The units of a point near zero weights (the modes' search perturbs one or two of them) are mostly
     silent; the forward pass then computes the others only (module docstring, "Silent units")."""
     silent = ~(np.any(A, axis=(0, 1)) | np.any(W.reshape(W.shape[0], W.shape[1], -1), axis=(0, 2)))
     if b is not None:
         silent &= np.all(np.isfinite(b), axis=0)
-    return silent if silent.any() else None
+    if not silent.any():
+        return W, A, b
+    used = ~silent
+    return W[:, used], A[:, :, used], None if b is None else b[:, used]
 
 
 def _mlp(model, P, X):
-    W, A = P["W"], P["a"].reshape(P["W"].shape[0], model.output_dim, model.width)
-    b = P["b"] if getattr(model, "bias", False) else None
-    silent = _silent_units(W, A, b)
-    if silent is not None:
-        W, A = W[:, ~silent], A[:, :, ~silent]
-        b = None if b is None else b[:, ~silent]
+    W, A, b = _without_silent_units(P["W"], P["a"].reshape(P["W"].shape[0], model.output_dim, model.width),
+                                    P["b"] if getattr(model, "bias", False) else None)
     B, m, d = W.shape
     Z = (X @ W.reshape(B * m, d).T).reshape(X.shape[0], B, m)  # one product for every parameter set
     if b is not None:
@@ -134,8 +134,6 @@ def _phase_retrieval(model, P, X):
 
 
 def _attention_qk(model, P, X):
-    from shockflow.models.activations import softmax_in_place
-
     Q = np.einsum("ntD,bhDk->bnhtk", X, P["W_Q"], optimize=True)
     K = np.einsum("ntD,bhDk->bnhtk", X, P["W_K"], optimize=True)
     Pr = softmax_in_place(np.einsum("bnhtk,bnhsk->bnhts", Q, K, optimize=True) / np.sqrt(model.d_k))
@@ -146,13 +144,9 @@ def _attention_qk(model, P, X):
 
 def _conv(model, P, X):
     B = P["K"].shape[0]
-    K = P["K"].reshape(B, model.out_channels, model.patch_dim)
-    A = P["a"].reshape(B, model.output_dim, model.out_channels)
-    b = P["b"] if model.bias else None
-    silent = _silent_units(K, A, b)
-    if silent is not None:
-        K, A = K[:, ~silent], A[:, :, ~silent]
-        b = None if b is None else b[:, ~silent]
+    K, A, b = _without_silent_units(P["K"].reshape(B, model.out_channels, model.patch_dim),
+                                    P["a"].reshape(B, model.output_dim, model.out_channels),
+                                    P["b"] if model.bias else None)
     Pt = model.patches(X)                                                        # (n, P, D)
     Z = np.einsum("npd,bcd->bnpc", Pt, K, optimize=True)
     if b is not None:
@@ -410,8 +404,6 @@ def _attention_qk_line(model, P0, Pd, X):
 
 
 def _attention_qk_line_outputs(model, parts, r, work):
-    from shockflow.models.activations import softmax_in_place
-
     S0, S1, S2, xc = parts
     S = work[:r.size]
     rr = r.reshape(-1, 1, 1, 1, 1)

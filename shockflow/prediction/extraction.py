@@ -261,7 +261,7 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
     Returns ``(geometry, x_min, L̄(x_min))``."""
     kw = dict(kwargs)
     geo = bind_geometry(name, model, kw, X, y) if geo is None else geo
-    skipped = []    # boxes widened on their probe alone: (geometry, its keywords)
+    skipped = []    # the geometries of the boxes passed unseen or on their probe alone
     for attempt in range(_WIDEN):
         lo, hi = geo.chart.lower[0], geo.chart.upper[0]
         pts = np.linspace(lo, hi, samples)
@@ -269,7 +269,7 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
         below = passable and reach is not None and geo.chart.upper[0] < reach
         looked = probe(geo, X, y) if passable and not below else None
         if below or (looked is not None and int(np.argmin(looked[1])) == 0 and looked[1][0] < looked[1][1]):
-            skipped.append((geo, dict(kw)))
+            skipped.append(geo)
         else:
             L = chart_loss_at(geo, pts[:, None], X, y)
             k = int(np.argmin(L)) if mirrored else downhill_index(geo, pts, L, x0, X, y)
@@ -292,10 +292,10 @@ def _find_minimum(name, model, kwargs, x0: float, mirrored: bool, X, y, samples:
 
 
 def _first_interior(skipped, larger, samples: int, X, y):
-    """The first of the ``skipped`` boxes (``(geometry, keywords)``, mirrored charts passed on their probes) whose
+    """The first of the ``skipped`` boxes (geometries of mirrored charts passed without their fits) whose
     minimum over its ``samples`` points is interior, read from the ``larger`` box's chart loss (its interpolant
     holds the smaller boxes); None if none is."""
-    for geo, _ in skipped:
+    for geo in skipped:
         pts = np.linspace(geo.chart.lower[0], geo.chart.upper[0], samples)
         if int(np.argmin(chart_loss_at(larger, pts[:, None], X, y))) < samples - 3:
             return geo

@@ -53,7 +53,7 @@ def _landscape(extraction, chart, model, X, y, cells: int):
     (cubic splines through ``cells`` values of ``L̄`` and ``a``; mirrored charts: ``x ≥ 0``, ``L̄`` even)."""
     from scipy.interpolate import CubicSpline
 
-    from shockflow.geometry.chart_interpolant import ChartInterpolant, chart_loss_at, interpolable
+    from shockflow.geometry.chart_interpolant import MAX_DEGREE, chart_loss_at, interpolable, interpolated_reader
     from shockflow.prediction.extraction import bind_geometry, chart_geometry
 
     name, kw = chart_geometry(extraction, chart)
@@ -74,8 +74,9 @@ def _landscape(extraction, chart, model, X, y, cells: int):
     xs = np.linspace(lo, hi, cells)
     # L̄ on [lo, hi] from an interpolant of that range (of the stated accuracy: chart_interpolant), not of the
     # widened geometry's whole box, up to 4x longer (its fit cost twice the points)
-    fit = ChartInterpolant.fit(lambda p: geo.chart_loss(p, X, y), lo, hi) if interpolable(geo) and hi > lo else None
-    L = fit(xs[:, None]) if fit is not None else chart_loss_at(geo, xs[:, None], X, y)
+    read = (interpolated_reader(lambda p: geo.chart_loss(p, X, y), lo, hi, start=16, max_degree=MAX_DEGREE)
+            if interpolable(geo) else None)
+    L = read(xs) if read is not None else chart_loss_at(geo, xs[:, None], X, y)
     # the force from cubic splines (a difference quotient of the samples is not accurate enough: the first
     # unstable rate moved by 7 % between 1600 and 16000 samples), tabulated TABLE times finer for the loop
     fine = np.linspace(lo, hi, TABLE * cells)

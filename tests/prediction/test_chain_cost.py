@@ -128,7 +128,7 @@ def test_the_chain_on_interpolated_line_losses_gives_the_direct_chains_steps(mon
     assert passes[0] < 0.8 * passes[1]   # measured: 1600 against 2295
 
 
-def test_a_newly_escaped_chart_moves_from_its_measured_minimum(monkeypatch):
+def test_a_newly_escaped_chart_moves_from_its_measured_minimum(monkeypatch, count_line_points):
     """Landscape._move of the chart that has just escaped searches a bracket around its minimum as the previous
     saddle measured it on the same section (_minimum_before), not the whole chart box: the same saddles and steps
     (the searches' resolution, 1e-8 relative) in fewer chart-loss points."""
@@ -140,14 +140,7 @@ def test_a_newly_escaped_chart_moves_from_its_measured_minimum(monkeypatch):
     case = load_case("mlp-tanh-teacher", overrides=MLP)
     model, _, data, _ = build_model_and_data(case, case.seed or 0)
     settings = case.settings.training.train_settings(case.seed or 0)
-    points = [0]
-    line = bl.line_losses
-
-    def counted_line(model, base, direction, r, X, y):
-        points[0] += np.size(r)
-        return line(model, base, direction, r, X, y)
-
-    monkeypatch.setattr(bl, "line_losses", counted_line)
+    points = count_line_points()
     warm = predict_from_start(case, model.copy(), data, settings)
     n_warm, points[0] = points[0], 0
     monkeypatch.setattr(sc.Landscape, "_minimum_before", lambda self, active: None)

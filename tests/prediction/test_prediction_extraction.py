@@ -104,29 +104,19 @@ def test_the_escape_profile_ends_where_the_strength_on_every_point_crosses_half(
         assert calls[-2] == 601 and calls[-1] <= 20   # every point against the coarse points and the bisection
 
 
-def _minimum_searches(case_name, monkeypatch, look=None):
+def _minimum_searches(case_name, monkeypatch, count_line_points, look=None):
     """_find_minimum on the first charts of a suite case at n = 512: ``(geometry extent, x_min, L_min)`` per chart
     and the chart-loss points evaluated, with the probes (``look``: a replacement of extraction.probe, None: none)."""
-    import importlib
-
     import shockflow.prediction.extraction as ex
     from shockflow.geometry import geometry_class
     from shockflow.runners.training import build_model_and_data
 
-    bl = importlib.import_module("shockflow.geometry.batched_loss")
     case = load_case(case_name, overrides=["data.n=512"])
     model, _, data, _ = build_model_and_data(case, case.seed or 0)
     kwargs, raw, key = geometry_class("auto").discover_charts(model, data.X, data.y, {})
     if look is not None:
         monkeypatch.setattr(ex, "probe", look)
-    points = [0]
-    line = bl.line_losses
-
-    def counted(model, base, direction, r, X, y):
-        points[0] += np.size(r)
-        return line(model, base, direction, r, X, y)
-
-    monkeypatch.setattr(bl, "line_losses", counted)
+    points = count_line_points()
     found = []
     for sel in raw[:3]:
         geo = ex.bind_geometry("auto", model, dict(kwargs, **{key: sel}), data.X, data.y)
@@ -138,15 +128,16 @@ def _minimum_searches(case_name, monkeypatch, look=None):
     return found, points[0]
 
 
-def test_the_minimum_search_probes_its_boxes_and_finds_the_widened_searchs_minimum(monkeypatch):
+def test_the_minimum_search_probes_its_boxes_and_finds_the_widened_searchs_minimum(monkeypatch, count_line_points):
     """_find_minimum's probes (9 points of each box, reused by its interpolant): the same box, minimum and loss bit
     for bit as the search that fits every box it widens through, in fewer chart-loss evaluations; and where a probe
     misjudges a box (told here that the box's upper end is its lowest point), the box is decided again from the
     larger box's interpolant and the search still returns it."""
     import shockflow.prediction.extraction as ex
 
-    reference, n_reference = _minimum_searches("mlp-tanh-teacher", monkeypatch, look=lambda geo, X, y: None)
-    probed, n_probed = _minimum_searches("mlp-tanh-teacher", monkeypatch)
+    reference, n_reference = _minimum_searches("mlp-tanh-teacher", monkeypatch, count_line_points,
+                                                 look=lambda geo, X, y: None)
+    probed, n_probed = _minimum_searches("mlp-tanh-teacher", monkeypatch, count_line_points)
     assert probed == reference
     assert max(extent for extent, _, _ in reference) > 1.0      # the search widened: the probes had boxes to pass
     assert n_probed < 0.85 * n_reference
@@ -157,7 +148,7 @@ def test_the_minimum_search_probes_its_boxes_and_finds_the_widened_searchs_minim
         points, values = real(geo, X, y)
         return points, np.concatenate([[values.min() - 1.0], values[1:]])   # "the upper end is lowest"
 
-    fooled, _ = _minimum_searches("mlp-tanh-teacher", monkeypatch, look=misjudged)
+    fooled, _ = _minimum_searches("mlp-tanh-teacher", monkeypatch, count_line_points, look=misjudged)
     assert fooled == reference
 
 
@@ -178,26 +169,16 @@ def test_an_interpolant_fitted_from_a_probe_is_the_one_fitted_without():
     assert sum(calls) == n_plain - (PROBE_DEGREE + 1)
 
 
-def test_each_chart_starts_its_minimum_search_where_the_previous_minimum_lay(monkeypatch):
+def test_each_chart_starts_its_minimum_search_where_the_previous_minimum_lay(monkeypatch, count_line_points):
     """extract hands each chart's minimum search the previous chart's minimum (``reach``): the boxes below it are
     passed unseen and decided again from the larger box, so every chart's box, minimum, initial data and escape
     profile are bit for bit those of searches from the first box, in fewer chart-loss points."""
-    import importlib
-
     import shockflow.prediction.extraction as ex
     from shockflow.runners.training import build_model_and_data
 
-    bl = importlib.import_module("shockflow.geometry.batched_loss")
     case = load_case("mlp-tanh-teacher", overrides=["data.n=512"])
     model, _, data, settings = build_model_and_data(case, case.seed or 0)
-    points = [0]
-    line = bl.line_losses
-
-    def counted(model, base, direction, r, X, y):
-        points[0] += np.size(r)
-        return line(model, base, direction, r, X, y)
-
-    monkeypatch.setattr(bl, "line_losses", counted)
+    points = count_line_points()
     out = {}
     find = ex._find_minimum
     for label in ("from the first box", "from the previous minimum"):
