@@ -144,10 +144,17 @@ def test_a_builtin_case_is_found_by_its_name_alone():
         assert builtin_case_path(name) is None
 
 
-def test_package_versions_are_read_once_and_handed_out_as_fresh_dicts():
-    from shockflow.logs import package_versions
+def test_package_versions_are_read_once_and_handed_out_as_fresh_dicts(monkeypatch):
+    from importlib import metadata
 
+    from shockflow.logs import package_versions, provenance
+
+    reads = []
+    version = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: (reads.append(name), version(name))[1])
+    provenance._versions.cache_clear()
     first = package_versions()
+    assert package_versions() == first and len(reads) == len(set(reads)) == len(first) - 1   # python's is not read
     first["numpy"] = "changed by a caller"
     second = package_versions()
     assert second["numpy"] != "changed by a caller" and set(second) >= {"python", "numpy", "scipy", "h5py", "shockflow"}
