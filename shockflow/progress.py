@@ -113,7 +113,7 @@ class _Silent:
 def _bar_class():
     """``tqdm.auto``'s bar without its monitor thread (``monitor_interval = 0``): every phase updates its bar
     itself, and a thread left behind by the first bar would make the process threaded for good (the figure
-    helper forks only an unthreaded process: :func:`shockflow.figures.worker._can_fork`)."""
+    helper and the training beside a run fork only an unthreaded process: :func:`shockflow.forking.can_fork`)."""
     from tqdm.auto import tqdm
 
     return type("ShockflowBar", (tqdm,), {"monitor_interval": 0})

@@ -46,6 +46,9 @@ class CaseError(ValueError):
             message = head + f"{count} problems\n" + "\n".join("  " + line for line in lines)
         super().__init__(message)
 
+    def __reduce__(self):   # pickled with its fields (the training of a run answers from a second process)
+        return type(self), (self.file, self.problems, self.missing), self.__dict__
+
     @classmethod
     def at(cls, case, key: str, message: str) -> "CaseError":
         """One problem at ``key`` of a loaded case (its file, or ``"<string>"`` for a case from text)."""

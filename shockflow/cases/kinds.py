@@ -28,7 +28,9 @@ _loaded = False
 @dataclass(frozen=True)
 class RunOptions:
     """How a case is run: where results go, the seed (None: the case's own), output, progress, figures
-    (and their format, png|svg|pdf, and resolution)."""
+    (and their format, png|svg|pdf, and resolution); ``train_beside`` (``shockflow run``): the network trains in a
+    second process while this one predicts, None (default) when a core is idle, True whenever a process can be
+    forked, False never (:class:`shockflow.forking.Beside`)."""
 
     out: str = "shockflow-results"
     seed: int | None = None
@@ -37,6 +39,7 @@ class RunOptions:
     figures: bool = True
     figure_format: str = "png"
     dpi: float | None = None
+    train_beside: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ fills them in; the run renames them, with the rest of its files when they are co
 clean: a figure that fails, in either process, is a :class:`FigureWorkerError` naming the figure and the reason
 (the command line reports it as a failure of the run, exit 1); a helper that dies answers nothing and the error
 says so.  On any exception (Ctrl-C included) the helper is killed and reaped before the temporaries are removed.
-A helper is forked only on an idle core (:func:`_idle_core`), with ``os.fork`` and no other Python thread
+A helper is forked only on an idle core (:func:`shockflow.forking.idle_core`), with ``os.fork`` and no other Python thread
 running (a notebook's kernel: forking a threaded process is unsafe); otherwise :meth:`FigureWorker.draw` draws in
 the process, as :func:`~shockflow.figures.draw_result` does.
 """
@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import signal
-import struct
-import threading
 from pathlib import Path
 
 from shockflow.figures.result import draw_result, figure_jobs
+from shockflow.forking import can_fork, idle_core, receive, send
 from shockflow.storage import atomic_path
 
 __all__ = ["FigureWorker", "FigureWorkerError"]
@@ -40,19 +38,10 @@ class FigureWorkerError(RuntimeError):
 
 
 def _can_fork() -> bool:
-    """``os.fork`` exists, no other Python thread runs (forking a threaded process is unsafe) and matplotlib is there."""
+    """A fork is safe (:func:`shockflow.forking.can_fork`) and matplotlib is there."""
     import importlib.util
 
-    return hasattr(os, "fork") and threading.active_count() == 1 and importlib.util.find_spec("matplotlib") is not None
-
-
-def _idle_core() -> bool:
-    """A helper pays only on a core nobody else uses (the rule of the solvers' threads,
-    :mod:`solvers.conservation.thread_policy`): on a busy machine the kernel shares one session's time among its
-    processes (autogroup scheduling), so a second process there adds its start-up and gains nothing."""
-    from solvers.conservation.thread_policy import competing_tasks, usable_cores
-
-    return usable_cores() - 1 - competing_tasks() >= 1
+    return can_fork() and importlib.util.find_spec("matplotlib") is not None
 
 
 class FigureWorker:
@@ -84,7 +73,7 @@ class FigureWorker:
         """The figures of :func:`~shockflow.figures.draw_result` (same arguments but ``progress``), drawn by this
         process and a helper (by this process alone when there is none); returns their paths."""
         jobs = figure_jobs(result, out, loss=loss, format=format, stem=stem, chain=chain)
-        if len(jobs) < 2 or self._start is False or not _can_fork() or not (self._start or _idle_core()):
+        if len(jobs) < 2 or self._start is False or not _can_fork() or not (self._start or idle_core()):
             return draw_result(result, out, loss=loss, format=format, dpi=dpi, stem=stem, chain=chain)
         _warm()  # before the fork: both processes have matplotlib, its fonts and caches
         order = sorted(range(len(jobs)), key=lambda k: -_axes_estimate(jobs[k], result))
@@ -104,7 +93,7 @@ class FigureWorker:
                 self.pid = pid if pid > 0 else None
                 os.close(errors_w)
                 errors = _take(queue_r, jobs, files, dpi)
-                theirs = _receive(errors_r) if pid > 0 else []
+                theirs = receive(errors_r) if pid > 0 else []
                 if pid > 0:
                     os.waitpid(pid, 0)
                 self.pid = None
@@ -127,7 +116,7 @@ def _help(queue_r: int, errors_r: int, errors_w: int, jobs, files, dpi) -> None:
     try:
         os.close(errors_r)
         signal.signal(signal.SIGINT, signal.SIG_DFL)   # a Ctrl-C ends it at once; the run cleans up
-        _send(errors_w, _take(queue_r, jobs, files, dpi))
+        send(errors_w, _take(queue_r, jobs, files, dpi))
         code = 0
     finally:
         os._exit(code)
@@ -167,31 +156,3 @@ def _take(queue_r: int, jobs, files, dpi) -> list[str]:
             write_figure(job.draw(), files[taken[0]], job.format, dpi)
         except Exception as exc:  # noqa: BLE001 - reported by FigureWorker.draw, which raises
             errors.append(f"drawing {job.path.name}: {type(exc).__name__}: {exc}")
-
-
-# -- messages: a length, then a pickle ---------------------------------------------------------------------
-def _send(fd: int, obj) -> None:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    view = memoryview(struct.pack("<Q", len(data)) + data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _receive(fd: int):
-    """The next message, or None at the end of the pipe (the other side closed it or died)."""
-    head = _read_exactly(fd, 8)
-    if head is None:
-        return None
-    body = _read_exactly(fd, struct.unpack("<Q", head)[0])
-    return None if body is None else pickle.loads(body)
-
-
-def _read_exactly(fd: int, n: int) -> bytes | None:
-    parts, left = [], n
-    while left:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            return None
-        parts.append(chunk)
-        left -= len(chunk)
-    return b"".join(parts)

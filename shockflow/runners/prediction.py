@@ -15,6 +15,7 @@ result's main solution (``Result.times``/``values``) is the first chart's (docs/
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ import numpy as np
 
 from shockflow.blas_threads import blas_threads
 from shockflow.cases.errors import CaseError
+from shockflow.forking import Beside
 from shockflow.storage.atomic import committed_together
 from shockflow.prediction.predict import WALL, PredictionStage, initial_gamma, predict_case, shock_records
 from shockflow.prediction.trajectory import with_trajectory
@@ -232,14 +234,52 @@ def predict_from_start(case, initial, data, settings, *, log_temperature=float("
     return predict_case(case, initial, data, settings, None, log_temperature=log_temperature, progress=progress)
 
 
+#: the least expected training time (seconds) for which ``shockflow run`` trains in a second process by default.
+#: Two processes slow each other down (fork, copy-on-write page faults, one BLAS thread each): measured in one
+#: process on the 2-vCPU VM of issue 23, load 0.5, warm, median of five, the default case (0.13 s of training)
+#: 0.54 s alone and 0.62 s with the training beside; ``mlp-tanh-teacher`` (2.2 s) 5.15 s alone, 4.1-4.4 s beside.
+BESIDE_FROM_SECONDS = 0.5
+
+
+def expected_training_seconds(model, data, settings) -> float:
+    """The training's time as ``settings.steps`` gradients of one batch, timed here (the faster of two; a model
+    that fails on the data: 0, so that the training meets the failure in this process)."""
+    batch = settings.batch_size or data.n
+    X, y = data.X[:batch], data.y[:batch]
+    best = float("inf")
+    try:
+        for _ in range(2):
+            start = time.perf_counter()
+            model.loss_and_grad(X, y)
+            best = min(best, time.perf_counter() - start)
+    except Exception:   # noqa: BLE001 - the training reports it, with its place
+        return 0.0
+    return best * settings.steps
+
+
+def trained_and_observed(case, model, data, settings, *, quiet: bool = True):
+    """The training of ``shockflow run`` (no log file: the run writes it) and the transitions its loss curve shows:
+    ``(TrainingRecord, observed transitions)``.  A refused setting is a :class:`CaseError` at ``training``."""
+    from shockflow.runners.training import observed_transitions
+    from shockflow.training import train
+
+    try:
+        record = train(model, data, settings, log_path=None, quiet=quiet)
+    except (TypeError, ValueError) as exc:
+        raise CaseError.at(case, "training", str(exc)) from None
+    # -- only now the loss curve
+    return record, observed_transitions(case, record.series["step"], record.series["loss"])
+
+
 @committed_together
 @blas_threads()
 def run_prediction_case(case, options) -> RunOutcome:
     """Train, extract, solve, predict, observe, compare, write (module docstring)."""
+    from shockflow.logs import write_training_log
     from shockflow.prediction import match_transitions
-    from shockflow.runners.training import build_model_and_data, observed_transitions, refuse_unmodelled, verify_geometry
+    from shockflow.runners.training import build_model_and_data, refuse_unmodelled, verify_geometry
     from shockflow.storage import write_result
-    from shockflow.training import train
+    from solvers.compiled_code import prepare_compiled_code
     from shockflow.prediction.truth import parameter_truth, snapshots_resolve
     from shockflow.prediction.comparison import observed_steps, with_uncharted_drops, write_score
 
@@ -264,19 +304,23 @@ def run_prediction_case(case, options) -> RunOutcome:
             trained = WeightNormalised(geometry.build("sphere", model=model, **case.settings.geometry.kwargs()), model)
         except (geometry.GeometryError, TypeError) as exc:
             raise CaseError.at(case, "geometry", str(exc)) from None
-    try:
-        record = train(trained, data, settings, log_path=log_path, quiet=not show)
-    except (TypeError, ValueError) as exc:
-        raise CaseError.at(case, "training", str(exc)) from None
+    # the training and its loss curve's transitions, beside the prediction when a core is idle (the prediction
+    # needs neither: shockflow.forking.Beside); its log is written here, with the run's other files
+    beside = options.train_beside
+    if beside is None and expected_training_seconds(trained, data, settings) < BESIDE_FROM_SECONDS:
+        beside = False
+    with Beside(trained_and_observed, case, trained, data, settings, quiet=not show, start=beside,
+                before_fork=prepare_compiled_code) as training:
+        # -- the prediction: initial parameters, data, optimiser settings; no loss series, no snapshots
+        stage = predict_from_start(case, initial, data, settings, progress=show and not training.forked)
+        record, observed = training.result()
+    write_training_log(record, log_path)
     T = float(record.noise["temperature"][0]) if record.noise else float("nan")
-    # -- the prediction: initial parameters, data, optimiser settings; no loss series, no snapshots
-    stage = predict_from_start(case, initial, data, settings, log_temperature=T, progress=show)
+    stage = dataclasses.replace(stage, extraction=dataclasses.replace(stage.extraction, log_temperature=T))
     # the run's quotient trajectory on each chart (for the parameter truth and the figures only)
     stage = with_trajectory(stage, initial, dict(record.snapshots), chart_key=case.settings.extraction.chart_key,
                             X=data.X, y=data.y)
-    # -- only now the loss curve
     steps, loss = record.series["step"], record.series["loss"]
-    observed = observed_transitions(case, steps, loss)
     predicted_steps = [p.step for p in stage.predicted]
     max_ratio = case.settings.prediction.max_ratio
     loss_comparison = match_transitions(predicted_steps, observed_steps(observed), max_ratio=max_ratio,

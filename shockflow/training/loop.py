@@ -45,6 +45,9 @@ class TrainingDiverged(FloatingPointError):
         self.step = step
         self.quantity = quantity
 
+    def __reduce__(self):   # pickled with its fields (a run trains in a second process: shockflow.forking)
+        return type(self), (str(self.args[0]), self.step, self.quantity), self.__dict__
+
 
 def resolve_model(model, settings: TrainSettings):
     """A Model instance: ``model`` itself, or ``shockflow.models.build(**spec)`` for a spec dict.

@@ -93,7 +93,7 @@ def test_by_default_a_helper_is_forked_only_on_an_idle_core(tmp_path, monkeypatc
     fork = os.fork
     for idle in (False, True):
         forks = []
-        monkeypatch.setattr(worker_module, "_idle_core", lambda: idle)
+        monkeypatch.setattr(worker_module, "idle_core", lambda: idle)
         monkeypatch.setattr(os, "fork", lambda: forks.append(1) or fork())
         (tmp_path / str(idle)).mkdir()
         FigureWorker().draw(result, tmp_path / str(idle))

@@ -1,0 +1,152 @@
+"""The training of ``shockflow run`` in a second process beside the prediction (shockflow/forking.py): the same
+files and numbers as in one process; values and exceptions cross; a process that cannot answer is replaced by the
+same work here; nothing is left running."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from shockflow import forking
+from shockflow.cases import RunOptions, load_case
+from shockflow.cases.errors import CaseError, Problem
+from shockflow.forking import Beside
+from shockflow.training.loop import TrainingDiverged
+
+pytestmark = pytest.mark.skipif(not forking.can_fork(), reason="no fork, or other threads running")
+
+
+def _no_children_left() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)   # (0, 0): one still running; (pid, status): one not reaped
+    except ChildProcessError:
+        return True
+    return False
+
+
+def _pid_and(value):
+    return os.getpid(), value
+
+
+def test_the_value_comes_from_a_second_process_and_without_a_fork_from_this_one():
+    with Beside(_pid_and, np.arange(5.0), start=True) as beside:
+        assert beside.forked
+        pid, value = beside.result()
+    assert pid != os.getpid() and np.array_equal(value, np.arange(5.0)) and _no_children_left()
+    calls = []
+    with Beside(lambda: calls.append(os.getpid()) or "here", start=False) as beside:
+        assert calls == [os.getpid()] and not beside.forked   # ran at once, in the constructor
+        assert beside.result() == "here" and calls == [os.getpid()]
+
+
+def _raise(exc):
+    raise exc
+
+
+@pytest.mark.parametrize("exc", [CaseError("case.toml", [Problem("training.lr", "expected a positive number")]),
+                                 TrainingDiverged("training diverged at step 12: training loss is inf", 12,
+                                                  "training loss")])
+def test_an_exception_crosses_with_its_type_and_fields(exc):
+    with Beside(_raise, exc, start=True) as beside, pytest.raises(type(exc)) as raised:
+        beside.result()
+    assert str(raised.value) == str(exc) and vars(raised.value).keys() >= (vars(exc).keys() - {"__notes__"})
+    assert any("process beside" in note for note in raised.value.__notes__)
+    if isinstance(exc, TrainingDiverged):
+        assert (raised.value.step, raised.value.quantity) == (12, "training loss")
+    else:
+        assert raised.value.keys == ("training.lr",)
+    assert _no_children_left()
+
+
+class _Unpicklable(RuntimeError):
+    def __init__(self, message):
+        super().__init__(message)
+        self.lock = threading.Lock()   # no pickle takes it, whatever handles exceptions (tblib, installed by dask)
+
+
+def _fails_oddly(calls):
+    calls.append(os.getpid())
+    raise _Unpicklable("odd")
+
+
+def _dies_beside(parent):
+    if os.getpid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return "computed here"
+
+
+def test_a_process_that_cannot_answer_is_replaced_by_the_same_work_here():
+    calls = []
+    with Beside(_fails_oddly, calls, start=True) as beside, pytest.raises(_Unpicklable, match="odd"):
+        beside.result()
+    assert calls == [os.getpid()]   # the parent's own call (the child's list is its own)
+    with Beside(_dies_beside, os.getpid(), start=True) as beside:
+        assert beside.result() == "computed here"
+    assert _no_children_left()
+
+
+def test_leaving_the_block_early_kills_and_reaps_the_process():
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        with Beside(time.sleep, 60, start=True):
+            raise KeyboardInterrupt
+    assert time.perf_counter() - start < 10 and _no_children_left()
+
+
+def _blas_setting():
+    return os.environ.get("SHOCKFLOW_BLAS_THREADS")
+
+
+def test_the_process_beside_takes_one_blas_thread_unless_the_user_chose(monkeypatch):
+    for name in ("SHOCKFLOW_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    with Beside(_blas_setting, start=True) as beside:
+        assert beside.result() == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    with Beside(_blas_setting, start=True) as beside:
+        assert beside.result() is None
+    assert os.environ.get("SHOCKFLOW_BLAS_THREADS") is None   # this process's environment is left alone
+
+
+def test_a_run_trained_beside_writes_what_a_run_in_one_process_writes(tmp_path):
+    from shockflow.logs import read_training_log
+    from shockflow.runners.prediction import run_prediction_case
+    from shockflow.storage import read_result
+
+    case = load_case("two-layer-staircase", ["data.n=1024", "training.steps=800", "extraction.cells=201"])
+    outcomes = {flag: run_prediction_case(case, RunOptions(out=str(tmp_path / str(flag)), quiet=True, progress=False,
+                                                           figures=False, train_beside=flag))
+                for flag in (False, True)}
+    one, two = outcomes[False], outcomes[True]
+    assert [p.step for p in one.stage.predicted] == [p.step for p in two.stage.predicted]
+    assert [t.midpoint for t in one.observed] == [t.midpoint for t in two.observed] and one.observed
+    assert one.truth.steps == two.truth.steps and one.comparison.score() == two.comparison.score()
+    assert read_training_log(one.log_file).same_as(read_training_log(two.log_file))
+    a, b = read_result(one.result_file), read_result(two.result_file)
+    for group in ("predicted", "observed", "matches"):
+        for key, column in a.transitions[group].items():
+            assert np.array_equal(column, b.transitions[group][key]), (group, key)
+    assert sorted(p.name for p in (tmp_path / "True").iterdir()) == sorted(p.name for p in (tmp_path / "False").iterdir())
+    assert _no_children_left()
+
+
+def test_a_training_that_diverges_beside_the_prediction_is_exit_1_with_its_step(tmp_path, capsys, monkeypatch):
+    import shockflow.runners.prediction as prediction
+    from shockflow.cli import main
+
+    monkeypatch.setattr(prediction, "BESIDE_FROM_SECONDS", 0.0)   # beside whatever the size
+    monkeypatch.setattr(forking, "idle_core", lambda: True)
+    forks = []
+    fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or fork())
+    code = main(["run", "two-layer-staircase", "--out", str(tmp_path), "--quiet", "--no-figures",
+                 "--set", "data.n=512", "--set", "training.steps=300", "--set", "training.lr=5.0"])
+    err = capsys.readouterr().err
+    assert forks == [1] and code == 1
+    assert "training diverged at step" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == [] and _no_children_left()
