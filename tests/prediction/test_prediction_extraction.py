@@ -69,7 +69,7 @@ def test_sgd_run_has_a_viscous_problem_stored_and_stays_within_ten_percent(tmp_p
 
 @pytest.mark.parametrize("case_name", ["mlp-tanh-teacher", "mlp-erf-frozen-bias"])
 def test_the_escape_profile_ends_where_the_strength_on_every_point_crosses_half(case_name, monkeypatch):
-    # the learned strength along the escape path is read at a few coarse points and bisected
+    # the learned strength along the escape path is read at a few coarse points and its crossing searched
     # (extraction._FUNCTION_STRENGTH_POINTS): the profile is the one read from the strength at all 601 points
     import shockflow.prediction.extraction as ex
     from shockflow.geometry import geometry_class
@@ -101,7 +101,34 @@ def test_the_escape_profile_ends_where_the_strength_on_every_point_crosses_half(
         assert 10 < x.size < 601                   # the path is cut where the mode is half learned
         np.testing.assert_array_equal(x, full_x)
         np.testing.assert_array_equal(rate, full_rate)
-        assert calls[-2] == 601 and calls[-1] <= 20   # every point against the coarse points and the bisection
+        assert calls[-2] == 601 and calls[-1] <= 10   # every point against the coarse points and the search (8 here)
+
+
+@pytest.mark.parametrize("shape", ["linear", "exponential", "logistic", "step", "flat-then-jump"])
+def test_the_crossing_search_finds_the_adjacent_pair_of_a_monotone_series_within_thrice_the_bisections(shape):
+    import shockflow.prediction.extraction as ex
+
+    rng = np.random.default_rng(7)
+    i = np.arange(601, dtype=np.float64)
+    for _ in range(40):
+        c = rng.uniform(0.2, 0.9) * 600
+        values = {"linear": i - c, "exponential": np.exp(0.03 * (i - c)) - 1.0,
+                  "logistic": 1.0 / (1.0 + np.exp(-(i - c) / rng.uniform(2, 60))) - 0.5,
+                  "step": np.where(i >= c, 1.0, -1.0),
+                  "flat-then-jump": np.where(i >= c, 1.0 + i, -1e-9 * (600 - i))}[shape]
+        lo, hi = int(rng.integers(0, int(c) - 2)) if int(c) > 2 else 0, 600
+        calls = []
+
+        def f(k):
+            calls.append(k)
+            return bool(values[k] >= 0), float(values[k])
+
+        pair = ex._adjacent_crossing(f, lo, hi, float(values[lo]), float(values[hi]))
+        first = int(np.flatnonzero(values >= 0)[0])
+        assert pair == (first - 1, first)
+        assert len(calls) <= 3 * int(np.ceil(np.log2(hi - lo))) + 2
+        if shape == "linear":
+            assert len(calls) <= 2
 
 
 def _minimum_searches(case_name, monkeypatch, count_line_points, look=None):
