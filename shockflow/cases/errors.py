@@ -51,8 +51,24 @@ class CaseError(ValueError):
 
     @classmethod
     def at(cls, case, key: str, message: str) -> "CaseError":
-        """One problem at ``key`` of a loaded case (its file, or ``"<string>"`` for a case from text)."""
-        return cls(str(case.path) if case.path is not None else "<string>", [Problem(key, message)])
+        """One problem at ``key`` of a loaded case (its file, or ``"<string>"`` for a case from text); a key an
+        override of the case set (``--set``) says so."""
+        error = cls(str(case.path) if case.path is not None else "<string>", [Problem(key, message)])
+        return error.from_overrides(getattr(case, "overrides", ()))
+
+    def from_overrides(self, overrides) -> "CaseError":
+        """This error with each problem at a key that an override (``--set KEY=VALUE``) set, or set inside, naming
+        that override: the value came from the command line, not from the file."""
+        given = [(str(o).partition("=")[0].strip(), str(o)) for o in overrides or ()]
+        if not given:
+            return self
+        problems = []
+        for p in self.problems:
+            named = [item for key, item in given if p.key and key and (key == p.key or key.startswith(p.key + ".")
+                                                                       or p.key.startswith(key + "."))]
+            problems.append(Problem(p.key, f"{p.message} (from the override {', '.join(map(repr, named))})")
+                            if named else p)
+        return type(self)(self.file, problems, self.missing)
 
     @property
     def keys(self) -> tuple[str, ...]:

@@ -189,7 +189,15 @@ def _check_tree(node, key: str = "", depth: int = 0) -> str | None:
 
 
 def parse_case(text: str, *, file: str = "<string>", path: Path | None = None, overrides=()) -> Case:
-    """Validate the TOML ``text`` of a case (see the module docstring); raise :class:`CaseError`."""
+    """Validate the TOML ``text`` of a case (see the module docstring); raise :class:`CaseError` (a problem at a key
+    an override set names the override)."""
+    try:
+        return _parse_case(text, file=file, path=path, overrides=overrides)
+    except CaseError as exc:
+        raise exc.from_overrides(overrides) from None
+
+
+def _parse_case(text: str, *, file: str, path: Path | None, overrides) -> Case:
     text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark (Windows editors) is not part of the TOML
     if len(text) > MAX_CASE_BYTES:
         raise CaseError(file, [Problem("", f"expected a case file of at most {MAX_CASE_BYTES} characters, "

@@ -178,3 +178,23 @@ def test_interrupted_write_leaves_no_half_written_file(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         pde_run.run_pde_case(case, RunOptions(out=str(tmp_path), figures=False))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_problem_at_a_key_an_override_set_names_the_override_and_the_others_do_not():
+    from shockflow.cases import load_case
+
+    with pytest.raises(CaseError) as err:
+        load_case("mlp-tanh-teacher", ["training.lr=-0.01", "data.noise=0.02"])
+    (problem,) = err.value.problems
+    assert problem.key == "training.lr" and problem.message.endswith("(from the override 'training.lr=-0.01')")
+    from shockflow.runners.training import build_model_and_data
+
+    with pytest.raises(CaseError) as err:   # found when the network is built (CaseError.at)
+        build_model_and_data(load_case("mlp-tanh-teacher", ["model.width=0", "data.noise=0.02"]), 0)
+    (problem,) = err.value.problems      # the model's table names the entry
+    assert problem.key == "model" and problem.message.endswith("(from the override 'model.width=0')")
+    # a problem the run finds later (CaseError.at) names it too, and a key no override touched does not
+    case = load_case("mlp-tanh-teacher", ["training.steps=10"])
+    assert "(from the override 'training.steps=10')" in str(CaseError.at(case, "training.steps", "too short"))
+    assert "override" not in str(CaseError.at(case, "training.lr", "too large"))
+    assert "override" not in str(CaseError.at(load_case("mlp-tanh-teacher"), "training.steps", "too short"))
