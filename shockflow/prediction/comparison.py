@@ -214,7 +214,9 @@ def with_uncharted_drops(truth, transitions, *, max_ratio: float = DEFAULT_MAX_R
     """The parameter truth ``truth`` (:class:`shockflow.prediction.truth.ParameterTruth`) with every loss-curve
     detection of ``transitions`` that lies farther than a factor ``max_ratio`` from each of its steps added as a
     true transition of chart :data:`UNCHARTED` (its step the detection's midpoint, its bracket the detection's
-    onset and end; one per ``count`` of a merged detection); module docstring."""
+    onset and end; one per ``count`` of a merged detection, less one per true step inside that bracket: a
+    detection whose span holds a charted transition is, for that one, its drop, its midpoint misplaced by the fit
+    of a slow tail); module docstring."""
     from dataclasses import replace
 
     from shockflow.prediction.truth import TrueTransition
@@ -225,8 +227,9 @@ def with_uncharted_drops(truth, transitions, *, max_ratio: float = DEFAULT_MAX_R
     for t in transitions:
         mid = float(t.midpoint)
         if mid > 0 and not np.any((charted > 0) & (np.abs(np.log(np.maximum(charted, 1e-300) / mid)) <= window)):
+            inside = int(np.count_nonzero((charted >= float(t.onset)) & (charted <= float(t.end))))
             extra += [TrueTransition(UNCHARTED, mid, math.nan, math.nan, (float(t.onset), float(t.end)))] * \
-                getattr(t, "count", 1)
+                max(getattr(t, "count", 1) - inside, 0)
     return replace(truth, transitions=tuple(truth.transitions) + tuple(extra)) if extra else truth
 
 

@@ -438,9 +438,9 @@ def uncharted_modes(extraction) -> list:
 def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, optimiser, X, y, frozen, common,
                  pr, progress):
     """The chart of the chain's last saddle (:mod:`shockflow.prediction.saddle_plateau`): ``(chart, solution, shock,
-    transition or None, Abstention or None, Saddle)``, None where that saddle has no unstable direction (or no
-    stationary point next to it), an :class:`~shockflow.prediction.mapping.Abstention` where its escape cannot be
-    followed.  ``start``: the extraction of the origin's charts; ``landscape``: the chain's
+    transition or None, Abstention or None, Saddle)``, None where that saddle has no unstable direction, an
+    :class:`~shockflow.prediction.mapping.Abstention` where no stationary point is found next to it or its escape
+    cannot be followed.  ``start``: the extraction of the origin's charts; ``landscape``: the chain's
     (:class:`~shockflow.prediction.saddle_chain.Landscape`; None: no chain ran, one is made here)."""
     from shockflow.prediction.mapping import Abstention, InvalidPrediction
     from shockflow.prediction.saddle_chain import Landscape, Saddle, SaddleFailure

@@ -374,7 +374,8 @@ def _line_scale(loss: NetworkLoss, theta, L_star: float, u) -> tuple[float, floa
 
 def saddle_escape(model, theta_s, start_step: float, optimiser, X, y, *, frozen=()) -> SaddleEscape | None:
     """The chain's last saddle next to ``theta_s`` (the block saddle, reached at ``start_step``) and its approach
-    (module docstring, 1–4).  None where there is no stationary point next to it or it has no unstable direction."""
+    (module docstring, 1–4).  None where it has no unstable direction (a minimum: no later transition); a
+    :class:`SaddlePlateauError` where no stationary point is found next to it (undecided: the caller abstains)."""
     optimiser._check()
     loss = NetworkLoss(model, X, y, tuple(frozen))
     theta_s = np.asarray(theta_s, dtype=np.float64)
@@ -382,7 +383,11 @@ def saddle_escape(model, theta_s, start_step: float, optimiser, X, y, *, frozen=
     # falling; a Hessian's lowest eigenpairs cost 150-500 Hessian-vector products)
     theta_star, residual = stationary_point(loss, theta_s)
     if not residual <= STATIONARY:
-        return None
+        # undecided, not "no transition": the loss may go on falling from there, or the search missed a saddle; the
+        # caller abstains with this reason (a true transition after it is then a miss of the score, and named)
+        raise SaddlePlateauError(f"no stationary point next to it: the gradient's norm came down to {residual:.2g} of "
+                                 f"its value there, not to {STATIONARY:g} (the loss may go on falling from it, or the "
+                                 f"search missed a saddle): a later transition from it has no chart")
     vals, V, kappas = negative_curvature(loss, theta_star)
     if V.shape[1] == 0:
         return None

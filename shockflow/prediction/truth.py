@@ -168,7 +168,13 @@ def parameter_truth(extraction) -> ParameterTruth | None:
         # run (a magnitude: a singular value read against a signed section) is compared with the minimum's magnitude
         toward = abs(target) if np.all(s >= 0) else -abs(target) if np.all(s <= 0) else target
         away = bool(np.isfinite(toward) and (s[-1] - s[0]) * (toward - s[0]) < 0)
-        if away or (np.isfinite(target) and moved < 0.5 * abs(target - s[0])):
+        # a chart whose minimum lies next to its start (within half the start's strength: nothing to escape from)
+        # and a run that ends nearer zero than it started and farther from that minimum: the mode decayed, it did not
+        # learn (a relu channel that dies, 9.4e-7 to -6.3e-9 against its minimum's 9.2e-7; one that grows through
+        # zero to the other side, 1.7e-6 to -0.15 past a minimum found on its start's side, does learn)
+        left = bool(np.isfinite(target) and abs(target - s[0]) < 0.5 * abs(s[0]) and abs(s[-1]) < abs(s[0])
+                    and abs(s[-1] - target) > abs(s[0] - target))
+        if away or left or (np.isfinite(target) and moved < 0.5 * abs(target - s[0])):
             not_learned.append(c.label)
             continue
         hit = half_learned_step(steps, s)

@@ -141,3 +141,22 @@ def test_a_loss_drop_no_chart_explains_is_a_true_transition():
     assert c.recall == 2 / 5 and c.median_relative_error_all == 1.0
     # a wider window explains more: 1000 is within a factor 3 of 400
     assert [t.step for t in with_uncharted_drops(truth, drops, max_ratio=3.0).transitions[2:]] == [30.0]
+
+
+def test_a_detection_whose_span_holds_a_charted_transition_is_that_transition_s_drop():
+    """cnn2d-images at seed 4: one drop (the loss 5.25 -> 0.84 over steps 100-200, chart r0 at 146) and a slow tail
+    (0.84 -> 0.14 by 600); the detector fitted the tail as a switch-on at 68.7 spanning 53-467, farther than a factor
+    2 from 146, and it was counted as an uncharted true transition (a miss: recall 1/2).  A merged detection of count
+    2 whose span holds one charted step still adds the other."""
+    from types import SimpleNamespace
+
+    from shockflow.prediction.comparison import UNCHARTED, with_uncharted_drops
+    from shockflow.prediction.truth import ParameterTruth, TrueTransition
+
+    truth = ParameterTruth((TrueTransition("r0", 146.2, 0.0, 1.0, (145.0, 150.0)),))
+    tail = SimpleNamespace(midpoint=68.7, onset=53.1, end=467.2, count=1)
+    assert with_uncharted_drops(truth, [tail], max_ratio=2.0) is truth
+    merged = SimpleNamespace(midpoint=68.7, onset=53.1, end=467.2, count=2)
+    away = SimpleNamespace(midpoint=1500.0, onset=1200.0, end=1800.0, count=1)
+    full = with_uncharted_drops(truth, [merged, away], max_ratio=2.0)
+    assert [(t.chart, t.step) for t in full.transitions[1:]] == [(UNCHARTED, 68.7), (UNCHARTED, 1500.0)]
