@@ -126,11 +126,16 @@ def step_ratios(repeats: int = 15, steps: int = 200) -> list[dict]:
 
 
 def case_phases(case, overrides=()) -> dict:
-    """Training, extraction and solve seconds of one `shockflow run` of ``case`` (no figures)."""
+    """Training, extraction and solve seconds of one `shockflow run` of ``case`` (no figures), in one process: a
+    run whose training is long enough trains beside its prediction (shockflow.forking.Beside), where neither phase
+    is timed alone, so the run is made with ``train_beside=False`` where the tree has it."""
+    import dataclasses
+
     import shockflow.prediction.extraction as extraction
     import shockflow.prediction.predict as predict
     import shockflow.training as training
-    from shockflow.cli import main
+    from shockflow.cases import RunOptions, load_case
+    from shockflow.runners.prediction import run_prediction_case
 
     phases = {"training": 0.0, "extraction": 0.0, "solves": 0.0}
     saved, active = [], []
@@ -158,15 +163,12 @@ def case_phases(case, overrides=()) -> dict:
     timed(predict, "_solve_resolved", "solves")   # the chart solves under the resolution rule, with their reports
     timed(predict, "_solve", "solves")
     timed(predict, "_report", "solves")
+    one_process = {"train_beside": False} if "train_beside" in {f.name for f in dataclasses.fields(RunOptions)} else {}
     try:
         with tempfile.TemporaryDirectory() as out:
-            args = ["run", case, "--quiet", "--no-figures", "--out", out]
-            for o in overrides:
-                args += ["--set", o]
             load = os.getloadavg()[0]
-            code = main(args)
-            if code != 0:
-                raise SystemExit(f"shockflow run {case} exited with {code}")
+            run_prediction_case(load_case(case, list(overrides)),
+                                RunOptions(out=out, quiet=True, progress=False, figures=False, **one_process))
     finally:
         for owner, attr, inner in saved:
             setattr(owner, attr, inner)
