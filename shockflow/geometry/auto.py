@@ -181,8 +181,10 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     eigenvalue ``λ_k`` moves by ``e_kᵀ (Y_μ − Y) e_k / n`` per sample (first-order perturbation); one not
     one standard error above zero cannot be told from the sample's noise (a rank-2 teacher head's QK
     form has four positive eigenvalues at n = 2048, two of them 0.96 and 0.7 standard errors).
-    Cost: ``2p`` full-batch gradient passes (``p`` parameters per unit) for ``Y`` and one batched forward pass
-    at ``6p + 1`` parameter sets for the standard errors (:func:`_rayleigh_errors`).
+    Cost: ``2p`` full-batch gradient passes (``p`` parameters per unit) for ``Y``, of a network of units 0 and 1
+    alone where the family has that form (:func:`shockflow.models.units.units_only`: the others are silent at the
+    origin), and one batched forward pass at ``6p + 1`` parameter sets for the standard errors
+    (:func:`_rayleigh_errors`).
 
     ``frozen``: parameter names held at their initial values (``[training] frozen``): the origin is that of
     the free parameters (:func:`free_origin`), ``Y`` is taken over a unit's free entries only and the modes
@@ -192,21 +194,29 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     if _chain(model) is not None:
         _refuse_frozen_chain(model, frozen)
         return find_chain_modes(model, X, y, max_modes=max_modes, min_rate_ratio=min_rate_ratio)
+    from shockflow.models.units import unit_layout, units_only
+
     layout = _layout(model)
     p, d = layout.unit_dim, layout.units
     zero = model.copy()
     origin, free = free_origin(model, layout, frozen)
     X = np.asarray(X, dtype=np.float64)
     first, second = layout.index[0], (layout.index[1] if d > 1 else None)
-    wanted = np.concatenate([first, second]) if second is not None else first
+    # the gradients of units 0 and 1 with unit 0 moved: the other units are silent at the origin, so a network of
+    # these units alone gives them where the family has that form (units_only; 2 units' passes instead of d)
+    alone = units_only(zero, origin, [0, 1] if d > 1 else [0]) if d > 2 else None
+    net, at = (zero, origin) if alone is None else alone
+    inner = layout if alone is None else unit_layout(net)
+    moved = inner.index[0]
+    wanted = np.concatenate([moved, inner.index[1]]) if second is not None else moved
     S = np.zeros((p, p))                # −(H − H_pair) of the mean loss, columns j
     for j in np.flatnonzero(free):
         cols = []
         for sign in (1.0, -1.0):
-            theta = origin.copy()
-            theta[first[j]] += sign * h
-            zero.set_parameter_vector(theta)
-            cols.append(zero.grad_vector(zero.loss_and_grad(X, y)[1])[wanted])
+            theta = at.copy()
+            theta[moved[j]] += sign * h
+            net.set_parameter_vector(theta)
+            cols.append(net.grad_vector(net.loss_and_grad(X, y)[1])[wanted])
         column = (cols[0] - cols[1]) / (2.0 * h)
         S[:, j] = -column[:p]
         if second is not None:

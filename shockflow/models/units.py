@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ChainLayout", "UnitLayout", "UNIT_LAYOUTS", "chain_layout", "supported_models", "unit_layout", "unit_matrix"]
+__all__ = ["ChainLayout", "UnitLayout", "UNIT_LAYOUTS", "chain_layout", "supported_models", "unit_layout", "unit_matrix",
+           "units_only"]
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,36 @@ def unit_matrix(model) -> np.ndarray:
     return unit_layout(model).unit_matrix(model.parameter_vector())
 
 
+
+
+def units_only(model, theta, keep):
+    """``(network, θ')``: ``model`` at the flat parameters ``theta`` with only its units ``keep`` (in that order), a
+    network of the same family whose unit ``i`` is unit ``keep[i]`` and whose loss and gradient on those units are
+    ``model``'s, because every unit left out is silent at ``theta`` (a zero readout adds ``0 · φ(·) = 0``, whatever
+    its input weights and bias).  None where a unit left out is not silent, or for a family whose units' terms
+    depend on their number or that has no such form here (only the two-layer MLP with the readout scale 1 has it:
+    the mean-field net's ``1/m`` does not qualify).  The modes' search (:func:`shockflow.geometry.auto.find_modes`)
+    differentiates the loss at the origin with one or two units moved: 2 units' gradients instead of 32."""
+    if getattr(model, "name", None) != "mlp" or model._readout_scale() != 1.0:
+        return None
+    keep = np.asarray(keep, dtype=np.int64)
+    index = unit_layout(model).index
+    readout = index[:, -model.output_dim:]               # a unit's last entries: its readout column (_layout_mlp)
+    dropped = np.setdiff1d(np.arange(index.shape[0]), keep)
+    theta = np.asarray(theta, dtype=np.float64)
+    if np.any(theta[readout[dropped]] != 0.0) or not np.all(np.isfinite(theta)):
+        return None
+    small = model.copy()
+    small.width = int(keep.size)
+    small._config = {**small._config, "width": int(keep.size)}
+    full = model.copy()
+    full.set_parameter_vector(theta)
+    small.params["W"] = full.params["W"][keep].copy()
+    if model.bias:
+        small.params["b"] = full.params["b"][keep].copy()
+    a = full.params["a"]
+    small.params["a"] = (a[keep] if a.ndim == 1 else a[:, keep]).copy()
+    return small, small.parameter_vector()
 
 
 #: models that are chains of weight matrices (one weight per layer in every product)
