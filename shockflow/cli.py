@@ -53,10 +53,17 @@ def _clean(value):
 
 
 def _print_json(obj) -> None:
+    _STATE["printed"] = True
     print(json.dumps(_clean(obj), allow_nan=False))
 
 
+#: the command running now: the errors it reported, and whether it printed its JSON object (a failed command that
+#: did not: ``--json`` prints the last error as one, so that stdout holds one object whatever happened)
+_STATE: dict = {"errors": [], "printed": False}
+
+
 def _error(message: str) -> None:
+    _STATE["errors"].append(message)
     print(f"shockflow: error: {message}", file=sys.stderr)
 
 
@@ -787,6 +794,16 @@ def _command(argv: list[str] | None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
+    _STATE.update(errors=[], printed=False)
+    code = _dispatch(args)
+    if code != EXIT_OK and getattr(args, "json", False) and _STATE["errors"] and not _STATE["printed"]:
+        # a script reading stdout gets an object there too: the error and the exit code (stderr has the message)
+        _print_json({"error": _STATE["errors"][-1], "exit_code": code})
+    return code
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """The command of ``args``, inside the one error boundary: its exit code."""
     from shockflow.progress import configure_logging
 
     configure_logging(quiet=bool(getattr(args, "quiet", False) or getattr(args, "json", False)))

@@ -250,3 +250,20 @@ def test_a_ctrl_c_swallowed_by_a_library_is_still_exit_130(cli, workdir, monkeyp
     code, _, err = cli("solve", "burgers-sine", "--out", "out")
     assert code == 130 and "interrupted" in err
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is restored
+
+
+def test_with_json_a_failed_command_prints_one_object_naming_the_error_and_the_exit_code(cli, workdir):
+    import json
+
+    code, out, err = cli("run", "mlp-tanh-teacher", "--set", "training.lr=-1", "--json", "--out", "out")
+    assert code == 2 and "training.lr" in err
+    (line,) = out.strip().splitlines()
+    obj = json.loads(line)
+    assert obj == {"error": err.strip().removeprefix("shockflow: error: "), "exit_code": 2}
+    # a command whose own object reports the failure (validate's "valid": false) prints that one only
+    code, out, _ = cli("validate", "mlp-tanh-teacher", "--set", "training.lr=-1", "--json")
+    (line,) = out.strip().splitlines()
+    assert code == 2 and json.loads(line)["valid"] is False
+    # without --json nothing goes to stdout
+    code, out, _ = cli("run", "mlp-tanh-teacher", "--set", "training.lr=-1", "--out", "out")
+    assert code == 2 and out == ""
