@@ -38,7 +38,7 @@ from pathlib import Path
 
 from shockflow import __version__
 
-EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
 
 def _clean(value):
@@ -708,7 +708,11 @@ def _failure(exc: BaseException) -> str:
 
     packages = [Path(p.__file__).resolve().parent for p in (shockflow, solvers)]
     place = ""
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+    frames = traceback.extract_tb(exc.__traceback__)
+    raised_in = getattr(exc, "raised_in", None)   # raised in a process beside (shockflow.forking.Beside): its frame
+    if raised_in is not None:
+        frames = [traceback.FrameSummary(raised_in[0], raised_in[1], raised_in[2])]
+    for frame in reversed(frames):
         file = Path(frame.filename).resolve()
         root = next((pkg for pkg in packages if file.is_relative_to(pkg)), None)
         if root is not None:
@@ -718,16 +722,28 @@ def _failure(exc: BaseException) -> str:
     return f"the run failed{place}: {type(exc).__name__}: {reason[:500]}"
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a job scheduler, ``kill``, ``timeout``), raised like a Ctrl-C so that the same clean-up runs on the way
+    up (temporaries removed, a process beside killed and reaped); exit 143."""
+
+
 class _InterruptWatch:
-    """Within the block, SIGINT is recorded before it raises KeyboardInterrupt, so that an interruption swallowed
-    by a library on its way up is still reported (exit 130).  Outside the main thread: a no-op."""
+    """Within the block, SIGINT and SIGTERM are recorded before they raise (KeyboardInterrupt, :class:`_Terminated`),
+    so that an interruption swallowed by a library on its way up is still reported (exit 130, 143).  Outside the main
+    thread: a no-op."""
 
     def __init__(self):
         self.seen = False
-        self._previous = None
+        self.terminated = False
+        self._previous = {}
 
     def _handler(self, signum, frame):
+        import signal
+
         self.seen = True
+        if signum == signal.SIGTERM:
+            self.terminated = True
+            raise _Terminated
         raise KeyboardInterrupt
 
     def __enter__(self):
@@ -735,14 +751,16 @@ class _InterruptWatch:
         import threading
 
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handler)
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._handler)
         return self
 
     def __exit__(self, *exc):
         import signal
 
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
+        self._previous = {}
         return False
 
 
@@ -825,12 +843,12 @@ def _dispatch(args: argparse.Namespace) -> int:
                 with confine_writes(root):
                     code = args.run(args)
         if interrupts.seen:  # a Ctrl-C that a library swallowed (h5py closing a file): never exit 0 after it
-            raise KeyboardInterrupt
+            raise _Terminated if interrupts.terminated else KeyboardInterrupt
         return code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if debug:
             raise
-        return _interrupted(root, before)
+        return _interrupted(root, before, terminated=isinstance(exc, _Terminated) or interrupts.terminated)
     except MemoryError:
         if debug:
             raise
@@ -850,17 +868,19 @@ def _dispatch(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
 
 
-def _interrupted(root, before) -> int:
-    """Exit 130, saying which files the interrupted command had finished (a run's are committed together)."""
+def _interrupted(root, before, terminated: bool = False) -> int:
+    """Exit 130 (Ctrl-C) or 143 (SIGTERM), saying which files the interrupted command had finished (a run's are
+    committed together; the unfinished ones' temporaries are removed on the way up)."""
     from shockflow.storage.outdir import written_since
 
+    what = "terminated (SIGTERM)" if terminated else "interrupted"
     done = written_since(root, before) if root is not None else []
     if done:
-        _error(f"interrupted; files finished before the interruption: {', '.join(done)} (in {root}); "
+        _error(f"{what}; files finished before the interruption: {', '.join(done)} (in {root}); "
                "the unfinished ones were not written")
     else:
-        _error("interrupted; no file was written")
-    return EXIT_INTERRUPTED
+        _error(f"{what}; no file was written")
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 if __name__ == "__main__":
     sys.exit(main())

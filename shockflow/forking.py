@@ -22,7 +22,7 @@ import sys
 import threading
 import traceback
 
-__all__ = ["Beside", "can_fork", "idle_core", "send", "receive"]
+__all__ = ["Beside", "can_fork", "die_with_parent", "idle_core", "send", "receive"]
 
 
 def can_fork() -> bool:
@@ -69,6 +69,7 @@ class Beside:
         for stream in (sys.stdout, sys.stderr):   # nothing buffered is written twice
             with contextlib.suppress(Exception):
                 stream.flush()
+        parent = os.getpid()
         try:
             pid = os.fork()
         except OSError:   # no process to be had (EAGAIN, ENOMEM): compute here
@@ -77,7 +78,7 @@ class Beside:
             return
         if pid == 0:   # the process beside: never returns
             os.close(read)
-            _answer(write, function, args, kwargs, threads)
+            _answer(write, function, args, kwargs, threads, parent)
         os.close(write)
         self.pid, self._answer_r, self.forked = pid, read, True
 
@@ -88,31 +89,41 @@ class Beside:
         try:
             message = receive(self._answer_r)
         finally:
-            self._reap()
+            status = self._reap()
         if message is not None and message[0] == "value":
             self._value, self._done = message[1], True
             return self._value
         if message is not None and message[0] == "raised":
-            exc = message[1]
-            exc.add_note(f"(raised in the process beside, {message[2]})")
+            exc, where = message[1], message[2]
+            exc.raised_in = where   # (file, line, function) of the raise, for the message of the failure
+            exc.add_note(f"(raised in the process beside, {where[0]}:{where[1]} in {where[2]})")
             raise exc
-        function, args, kwargs = self._call   # no answer: the same work here
+        function, args, kwargs = self._call   # no answer: the same work here, said
+        from shockflow.progress import logger
+
+        why = ("its exception does not cross between processes" if message is not None else
+               f"it ended by signal {os.WTERMSIG(status)}" if status is not None and os.WIFSIGNALED(status) else
+               "it ended without an answer")
+        logger.warning("the process beside did not answer (%s): its work is done again here", why)
         self._value, self._done = function(*args, **kwargs), True
         return self._value
 
-    def _reap(self, kill: bool = False) -> None:
+    def _reap(self, kill: bool = False) -> int | None:
+        """Close the pipe, kill the process if asked, wait for it; its wait status (None: none to wait for)."""
         if self._answer_r is not None:
             with contextlib.suppress(OSError):
                 os.close(self._answer_r)
             self._answer_r = None
         if self.pid is None:
-            return
+            return None
         pid, self.pid = self.pid, None
         if kill:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
+        try:
+            return os.waitpid(pid, 0)[1]
+        except ChildProcessError:
+            return None
 
     def __enter__(self) -> Beside:
         return self
@@ -121,11 +132,26 @@ class Beside:
         self._reap(kill=True)
 
 
-def _answer(fd: int, function, args, kwargs, threads: int) -> None:
+def die_with_parent(parent: int) -> None:
+    """In a forked process: end it when ``parent`` ends, however (Linux: ``PR_SET_PDEATHSIG``; a parent killed by
+    SIGTERM or SIGKILL cannot kill its children itself), and at once if it has already; the parent's signal
+    handlers are replaced by the defaults (a Ctrl-C or a SIGTERM ends it; the parent cleans up)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)   # PR_SET_PDEATHSIG = 1
+    if os.getppid() != parent:   # the parent ended before the request took effect
+        os._exit(1)
+
+
+def _answer(fd: int, function, args, kwargs, threads: int, parent: int) -> None:
     """The process beside: compute, answer, leave (``os._exit``: no handler of the parent's runs twice)."""
     code = 1
     try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)   # a Ctrl-C ends it at once; the caller cleans up
+        die_with_parent(parent)
         from shockflow.blas_threads import USER_VARIABLES
 
         if not any(os.environ.get(v, "").strip() for v in ("SHOCKFLOW_BLAS_THREADS", *USER_VARIABLES)):
@@ -133,8 +159,7 @@ def _answer(fd: int, function, args, kwargs, threads: int) -> None:
         try:
             message = ("value", function(*args, **kwargs))
         except Exception as exc:   # noqa: BLE001 - raised again by the caller
-            frames = traceback.extract_tb(exc.__traceback__)
-            where = f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else "its call"
+            where = _raised_in(exc)
             message = ("raised", exc, where)
             try:
                 pickle.loads(pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL))
@@ -144,6 +169,18 @@ def _answer(fd: int, function, args, kwargs, threads: int) -> None:
         code = 0
     finally:
         os._exit(code)
+
+
+def _raised_in(exc: BaseException) -> tuple[str, int, str]:
+    """``(file, line, function)`` of the innermost frame of the package that raised ``exc`` (the last frame where
+    none is the package's): what the command line names as the place of a failure."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ("?", 0, "?")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the directory holding shockflow/, solvers/
+    ours = [f for f in frames if os.path.abspath(f.filename).startswith(root + os.sep)]
+    frame = (ours or frames)[-1]
+    return (frame.filename, int(frame.lineno or 0), frame.name)
 
 
 # -- messages: a length, then a pickle ---------------------------------------------------------------------

@@ -27,7 +27,7 @@ import signal
 from pathlib import Path
 
 from shockflow.figures.result import draw_result, figure_jobs
-from shockflow.forking import can_fork, idle_core, receive, send
+from shockflow.forking import can_fork, die_with_parent, idle_core, receive, send
 from shockflow.storage import atomic_path
 
 __all__ = ["FigureWorker", "FigureWorkerError"]
@@ -85,11 +85,11 @@ class FigureWorker:
             errors_r, errors_w = os.pipe()
             try:
                 try:
-                    pid = os.fork()
+                    parent, pid = os.getpid(), os.fork()
                 except OSError:  # no process to be had (EAGAIN, ENOMEM): this process draws them all
                     pid = -1
                 if pid == 0:  # the helper: never returns
-                    _help(queue_r, errors_r, errors_w, jobs, files, dpi)
+                    _help(queue_r, errors_r, errors_w, jobs, files, dpi, parent)
                 self.pid = pid if pid > 0 else None
                 os.close(errors_w)
                 errors = _take(queue_r, jobs, files, dpi)
@@ -110,12 +110,12 @@ class FigureWorker:
         return tuple(job.path for job in jobs)
 
 
-def _help(queue_r: int, errors_r: int, errors_w: int, jobs, files, dpi) -> None:
+def _help(queue_r: int, errors_r: int, errors_w: int, jobs, files, dpi, parent: int) -> None:
     """The helper: take figures from the queue until it is empty, answer with the errors, leave."""
     code = 1
     try:
         os.close(errors_r)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)   # a Ctrl-C ends it at once; the run cleans up
+        die_with_parent(parent)   # a Ctrl-C or SIGTERM ends it at once, and so does the run's end; the run cleans up
         send(errors_w, _take(queue_r, jobs, files, dpi))
         code = 0
     finally:

@@ -267,3 +267,26 @@ def test_with_json_a_failed_command_prints_one_object_naming_the_error_and_the_e
     # without --json nothing goes to stdout
     code, out, _ = cli("run", "mlp-tanh-teacher", "--set", "training.lr=-1", "--out", "out")
     assert code == 2 and out == ""
+
+
+def test_a_sigterm_is_exit_143_and_the_run_s_files_are_committed_together_or_not_at_all(cli, workdir, monkeypatch):
+    import dataclasses
+    import importlib
+    import signal
+
+    from shockflow.storage import atomic_open
+    from shockflow.storage.atomic import committed_together
+
+    kinds = importlib.import_module("shockflow.cases.kinds")
+
+    def writes_then_terminated(case, options):   # a job scheduler's SIGTERM while the run writes
+        with atomic_open(f"{options.out}/{case.name}.h5") as fh:
+            fh.write("result")
+        signal.raise_signal(signal.SIGTERM)
+
+    monkeypatch.setitem(kinds._KINDS, "pde", dataclasses.replace(get_kind("pde"),
+                                                                 run=committed_together(writes_then_terminated)))
+    code, _, err = cli("solve", "burgers-sine", "--out", "out")
+    assert code == 143 and "terminated (SIGTERM); no file was written" in err
+    assert not any((workdir / "out").iterdir())                        # no temporary left either
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL          # the handler is restored

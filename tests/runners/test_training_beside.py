@@ -56,6 +56,8 @@ def test_an_exception_crosses_with_its_type_and_fields(exc):
         beside.result()
     assert str(raised.value) == str(exc) and vars(raised.value).keys() >= (vars(exc).keys() - {"__notes__"})
     assert any("process beside" in note for note in raised.value.__notes__)
+    file, line, function = raised.value.raised_in          # where the failure is named (the command line's message)
+    assert file.endswith("test_training_beside.py") and function == "_raise" and line > 0
     if isinstance(exc, TrainingDiverged):
         assert (raised.value.step, raised.value.quantity) == (12, "training loss")
     else:
@@ -80,14 +82,46 @@ def _dies_beside(parent):
     return "computed here"
 
 
-def test_a_process_that_cannot_answer_is_replaced_by_the_same_work_here():
+def test_a_process_that_cannot_answer_is_replaced_by_the_same_work_here_and_says_so(caplog):
     calls = []
     with Beside(_fails_oddly, calls, start=True) as beside, pytest.raises(_Unpicklable, match="odd"):
         beside.result()
     assert calls == [os.getpid()]   # the parent's own call (the child's list is its own)
-    with Beside(_dies_beside, os.getpid(), start=True) as beside:
-        assert beside.result() == "computed here"
+    with caplog.at_level("WARNING", logger="shockflow"):
+        with Beside(_dies_beside, os.getpid(), start=True) as beside:
+            assert beside.result() == "computed here"
+    assert any("did not answer (it ended by signal 9)" in r.getMessage() for r in caplog.records)
     assert _no_children_left()
+
+
+_PARENT = """
+import time
+from shockflow.forking import Beside
+beside = Beside(time.sleep, 60, start=True)
+print(beside.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def test_the_process_beside_ends_with_its_parent_however_the_parent_ends(tmp_path):
+    import subprocess
+    import sys
+
+    for how in (signal.SIGKILL, signal.SIGTERM):
+        parent = subprocess.Popen([sys.executable, "-c", _PARENT], stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+        child = int(parent.stdout.readline())
+        parent.send_signal(how)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(child, signal.SIGKILL)
+            pytest.fail(f"the process beside outlived its parent ({how!r})")
 
 
 def test_leaving_the_block_early_kills_and_reaps_the_process():
@@ -150,3 +184,24 @@ def test_a_training_that_diverges_beside_the_prediction_is_exit_1_with_its_step(
     assert forks == [1] and code == 1
     assert "training diverged at step" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == [] and _no_children_left()
+
+
+def test_a_sigterm_to_a_run_training_beside_is_exit_143_and_leaves_no_file_and_no_process(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import shockflow.forking as f, shockflow.runners.prediction as p, sys; f.idle_core = lambda: True; "
+            "p.BESIDE_FROM_SECONDS = 0.0; from shockflow.cli import main; sys.exit(main(sys.argv[1:]))")
+    out = tmp_path / "out"
+    run = subprocess.Popen([sys.executable, "-c", code, "run", "mlp-tanh-teacher", "--no-figures", "--out", str(out),
+                            "--set", "training.steps=20000"], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "train: started" not in (line := run.stderr.readline()):
+        pass
+    run.send_signal(signal.SIGTERM)
+    err = line + run.stderr.read()
+    assert run.wait(timeout=30) == 143
+    assert "terminated (SIGTERM); no file was written" in err and "Traceback" not in err
+    assert list(out.iterdir()) == []
+    listing = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout
+    assert not [l for l in listing.splitlines() if str(out) in l]
