@@ -28,15 +28,9 @@ def _pixels(path: Path) -> np.ndarray:
         return np.asarray(image.convert("RGBA"))
 
 
-def _no_children_left() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)   # (0, 0): one still running; (pid, status): one not reaped
-    except ChildProcessError:
-        return True
-    return False
 
 
-def test_two_processes_draw_the_same_figures_as_one(tmp_path, monkeypatch):
+def test_two_processes_draw_the_same_figures_as_one(tmp_path, monkeypatch, no_children_left):
     result = read_result(V1_RUN)
     here, there = tmp_path / "here", tmp_path / "there"
     here.mkdir(), there.mkdir()
@@ -50,7 +44,7 @@ def test_two_processes_draw_the_same_figures_as_one(tmp_path, monkeypatch):
     for a, b in zip(own, theirs):
         assert np.array_equal(_pixels(a), _pixels(b)), a.name
     assert sorted(p.name for p in there.iterdir()) == sorted(p.name for p in own)   # no temporary left
-    assert _no_children_left()
+    assert no_children_left()
 
 
 def test_inside_a_group_the_helpers_files_are_committed_with_it(tmp_path):
@@ -62,8 +56,8 @@ def test_inside_a_group_the_helpers_files_are_committed_with_it(tmp_path):
 
 
 @pytest.mark.parametrize("broken_figure", ["landscape", "training"])
-def test_a_figure_that_fails_in_either_process_is_an_error_naming_it_and_leaves_no_file(tmp_path, monkeypatch,
-                                                                                         broken_figure):
+def test_a_figure_that_fails_in_either_process_is_an_error_naming_it_and_leaves_no_file(
+        tmp_path, monkeypatch, broken_figure, no_children_left):
     result = read_result(V1_RUN)
     from shockflow.figures import landscape, training
 
@@ -78,7 +72,7 @@ def test_a_figure_that_fails_in_either_process_is_an_error_naming_it_and_leaves_
     with pytest.raises(FigureWorkerError, match=rf"{file}: ValueError: nothing to draw"):
         FigureWorker(start=True).draw(result, tmp_path)
     assert list(tmp_path.iterdir()) == []
-    assert _no_children_left()
+    assert no_children_left()
 
 
 def test_without_a_helper_the_worker_draws_in_process(tmp_path, monkeypatch):
@@ -88,7 +82,7 @@ def test_without_a_helper_the_worker_draws_in_process(tmp_path, monkeypatch):
                                        "two-layer-staircase-landscape.png"]
 
 
-def test_by_default_a_helper_is_forked_only_on_an_idle_core(tmp_path, monkeypatch):
+def test_by_default_a_helper_is_forked_only_on_an_idle_core(tmp_path, monkeypatch, no_children_left):
     result = read_result(V1_RUN)
     fork = os.fork
     for idle in (False, True):
@@ -98,7 +92,7 @@ def test_by_default_a_helper_is_forked_only_on_an_idle_core(tmp_path, monkeypatc
         (tmp_path / str(idle)).mkdir()
         FigureWorker().draw(result, tmp_path / str(idle))
         assert forks == ([1] if idle else [])
-    assert _no_children_left()
+    assert no_children_left()
 
 
 def test_when_no_process_can_be_forked_the_run_draws_them_all(tmp_path, monkeypatch):

@@ -33,7 +33,8 @@ def test_a_mode_that_leaves_the_minimum_next_to_its_start_is_not_learned_and_one
     assert abs(steps["grows"] - 50.0) < 0.6 and abs(steps["shrinks"] - 30.0) < 0.6
     # the same dying channel whose minimum lay far from its start (a real escape it did not make) is not learned
     # either, by the older reading (it moved less than half way); one that reaches its nearby minimum still counts
-    assert parameter_truth(SimpleNamespace(charts=(_chart("far", _logistic(9.4e-7, -6.3e-9, 5.0), 2.0),))).transitions == ()
+    far = _chart("far", _logistic(9.4e-7, -6.3e-9, 5.0), 2.0)
+    assert parameter_truth(SimpleNamespace(charts=(far,))).transitions == ()
     settles = _chart("settles", _logistic(1.0e-3, 0.8e-3, 20.0), 0.8e-3)
     assert [t.chart for t in parameter_truth(SimpleNamespace(charts=(settles,))).transitions] == ["settles"]
     # cnn-relu-channels at seed 8: a channel grows through zero to the other side of a minimum found on its start's

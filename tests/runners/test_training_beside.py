@@ -21,23 +21,17 @@ from shockflow.training.loop import TrainingDiverged
 pytestmark = pytest.mark.skipif(not forking.can_fork(), reason="no fork, or other threads running")
 
 
-def _no_children_left() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)   # (0, 0): one still running; (pid, status): one not reaped
-    except ChildProcessError:
-        return True
-    return False
 
 
 def _pid_and(value):
     return os.getpid(), value
 
 
-def test_the_value_comes_from_a_second_process_and_without_a_fork_from_this_one():
+def test_the_value_comes_from_a_second_process_and_without_a_fork_from_this_one(no_children_left):
     with Beside(_pid_and, np.arange(5.0), start=True) as beside:
         assert beside.forked
         pid, value = beside.result()
-    assert pid != os.getpid() and np.array_equal(value, np.arange(5.0)) and _no_children_left()
+    assert pid != os.getpid() and np.array_equal(value, np.arange(5.0)) and no_children_left()
     calls = []
     with Beside(lambda: calls.append(os.getpid()) or "here", start=False) as beside:
         assert calls == [os.getpid()] and not beside.forked   # ran at once, in the constructor
@@ -51,7 +45,7 @@ def _raise(exc):
 @pytest.mark.parametrize("exc", [CaseError("case.toml", [Problem("training.lr", "expected a positive number")]),
                                  TrainingDiverged("training diverged at step 12: training loss is inf", 12,
                                                   "training loss")])
-def test_an_exception_crosses_with_its_type_and_fields(exc):
+def test_an_exception_crosses_with_its_type_and_fields(exc, no_children_left):
     with Beside(_raise, exc, start=True) as beside, pytest.raises(type(exc)) as raised:
         beside.result()
     assert str(raised.value) == str(exc) and vars(raised.value).keys() >= (vars(exc).keys() - {"__notes__"})
@@ -62,7 +56,7 @@ def test_an_exception_crosses_with_its_type_and_fields(exc):
         assert (raised.value.step, raised.value.quantity) == (12, "training loss")
     else:
         assert raised.value.keys == ("training.lr",)
-    assert _no_children_left()
+    assert no_children_left()
 
 
 class _Unpicklable(RuntimeError):
@@ -82,7 +76,7 @@ def _dies_beside(parent):
     return "computed here"
 
 
-def test_a_process_that_cannot_answer_is_replaced_by_the_same_work_here_and_says_so(caplog):
+def test_a_process_that_cannot_answer_is_replaced_by_the_same_work_here_and_says_so(caplog, no_children_left):
     calls = []
     with Beside(_fails_oddly, calls, start=True) as beside, pytest.raises(_Unpicklable, match="odd"):
         beside.result()
@@ -91,7 +85,7 @@ def test_a_process_that_cannot_answer_is_replaced_by_the_same_work_here_and_says
         with Beside(_dies_beside, os.getpid(), start=True) as beside:
             assert beside.result() == "computed here"
     assert any("did not answer (it ended by signal 9)" in r.getMessage() for r in caplog.records)
-    assert _no_children_left()
+    assert no_children_left()
 
 
 _PARENT = """
@@ -124,12 +118,12 @@ def test_the_process_beside_ends_with_its_parent_however_the_parent_ends(tmp_pat
             pytest.fail(f"the process beside outlived its parent ({how!r})")
 
 
-def test_leaving_the_block_early_kills_and_reaps_the_process():
+def test_leaving_the_block_early_kills_and_reaps_the_process(no_children_left):
     start = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         with Beside(time.sleep, 60, start=True):
             raise KeyboardInterrupt
-    assert time.perf_counter() - start < 10 and _no_children_left()
+    assert time.perf_counter() - start < 10 and no_children_left()
 
 
 def _blas_setting():
@@ -147,7 +141,7 @@ def test_the_process_beside_takes_one_blas_thread_unless_the_user_chose(monkeypa
     assert os.environ.get("SHOCKFLOW_BLAS_THREADS") is None   # this process's environment is left alone
 
 
-def test_a_run_trained_beside_writes_what_a_run_in_one_process_writes(tmp_path):
+def test_a_run_trained_beside_writes_what_a_run_in_one_process_writes(tmp_path, no_children_left):
     from shockflow.logs import read_training_log
     from shockflow.runners.prediction import run_prediction_case
     from shockflow.storage import read_result
@@ -165,11 +159,13 @@ def test_a_run_trained_beside_writes_what_a_run_in_one_process_writes(tmp_path):
     for group in ("predicted", "observed", "matches"):
         for key, column in a.transitions[group].items():
             assert np.array_equal(column, b.transitions[group][key]), (group, key)
-    assert sorted(p.name for p in (tmp_path / "True").iterdir()) == sorted(p.name for p in (tmp_path / "False").iterdir())
-    assert _no_children_left()
+    names = {flag: sorted(p.name for p in (tmp_path / str(flag)).iterdir()) for flag in (False, True)}
+    assert names[True] == names[False]
+    assert no_children_left()
 
 
-def test_a_training_that_diverges_beside_the_prediction_is_exit_1_with_its_step(tmp_path, capsys, monkeypatch):
+def test_a_training_that_diverges_beside_the_prediction_is_exit_1_with_its_step(tmp_path, capsys, monkeypatch,
+                                                                                  no_children_left):
     import shockflow.runners.prediction as prediction
     from shockflow.cli import main
 
@@ -183,7 +179,7 @@ def test_a_training_that_diverges_beside_the_prediction_is_exit_1_with_its_step(
     err = capsys.readouterr().err
     assert forks == [1] and code == 1
     assert "training diverged at step" in err and "Traceback" not in err
-    assert list(tmp_path.iterdir()) == [] and _no_children_left()
+    assert list(tmp_path.iterdir()) == [] and no_children_left()
 
 
 def test_a_sigterm_to_a_run_training_beside_is_exit_143_and_leaves_no_file_and_no_process(tmp_path):
