@@ -241,11 +241,17 @@ def predict_from_start(case, initial, data, settings, *, log_temperature=float("
 BESIDE_FROM_SECONDS = 0.5
 
 
+#: the most samples :func:`expected_training_seconds` times a gradient on (a larger batch is scaled from them)
+TIMED_ROWS = 2048
+
+
 def expected_training_seconds(model, data, settings) -> float:
-    """The training's time as ``settings.steps`` gradients of one batch, timed here (the faster of two; a model
-    that fails on the data: 0, so that the training meets the failure in this process)."""
+    """The training's time as ``settings.steps`` gradients of one batch, timed here (the faster of two, on at most
+    :data:`TIMED_ROWS` samples, scaled to the batch: a gradient's cost grows with the samples; a model that fails
+    on the data: 0, so that the training meets the failure in this process)."""
     batch = settings.batch_size or data.n
-    X, y = data.X[:batch], data.y[:batch]
+    rows = min(batch, TIMED_ROWS)
+    X, y = data.X[:rows], data.y[:rows]
     best = float("inf")
     try:
         for _ in range(2):
@@ -254,7 +260,7 @@ def expected_training_seconds(model, data, settings) -> float:
             best = min(best, time.perf_counter() - start)
     except Exception:   # noqa: BLE001 - the training reports it, with its place
         return 0.0
-    return best * settings.steps
+    return best * (batch / rows) * settings.steps
 
 
 def trained_and_observed(case, model, data, settings, *, quiet: bool = True):

@@ -201,3 +201,20 @@ def test_a_sigterm_to_a_run_training_beside_is_exit_143_and_leaves_no_file_and_n
     assert list(out.iterdir()) == []
     listing = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout
     assert not [l for l in listing.splitlines() if str(out) in l]
+
+
+def test_the_expected_training_time_is_timed_on_a_bounded_sample_and_scales_with_the_batch(monkeypatch):
+    import shockflow.runners.prediction as prediction
+    from shockflow.runners.training import build_model_and_data
+
+    case = load_case("two-layer-staircase", ["data.n=8192"])
+    model, _, data, _ = build_model_and_data(case, 0)
+    settings = case.settings.training.train_settings(0)
+    rows = []
+    real = model.loss_and_grad
+    monkeypatch.setattr(model, "loss_and_grad", lambda X, y: rows.append(X.shape[0]) or real(X, y))
+    times = iter([0.0, 0.5, 1.0, 1.25])          # two gradients of 0.5 and 0.25 s on the timed rows
+    monkeypatch.setattr(prediction.time, "perf_counter", lambda: next(times))
+    expected = prediction.expected_training_seconds(model, data, settings)
+    assert rows == [prediction.TIMED_ROWS] * 2
+    assert expected == pytest.approx(0.25 * (8192 / prediction.TIMED_ROWS) * settings.steps)
