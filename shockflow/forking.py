@@ -60,6 +60,7 @@ class Beside:
         self._done = False
         self._value = None
         self.forked = False   # True: the function runs in a second process (False: it ran here, in the constructor)
+        self._status = None   # the process's wait status, once check() has reaped it
         if start is False or not can_fork() or not (start or idle_core()):
             self._value, self._done = function(*args, **kwargs), True
             return
@@ -81,6 +82,20 @@ class Beside:
             _answer(write, function, args, kwargs, threads, parent)
         os.close(write)
         self.pid, self._answer_r, self.forked = pid, read, True
+
+    def check(self) -> None:
+        """Without waiting: where the process beside has ended, take its answer now (its exception is raised here, so
+        that a training that fails early stops the caller's work early); else nothing.  The caller calls it between
+        its own phases."""
+        if self._done or self.pid is None:
+            return
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status = self.pid, None
+        if pid != 0:
+            self._status = status
+            self.result()
 
     def result(self):
         """The function's value (waits for the process beside); its exception is raised here."""
@@ -117,6 +132,8 @@ class Beside:
         if self.pid is None:
             return None
         pid, self.pid = self.pid, None
+        if self._status is not None:   # reaped by check()
+            return self._status
         if kill:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

@@ -329,8 +329,11 @@ def _solve_charts(charts, pr, title: str, progress: bool = False):
 
 @blas_threads(interleaved=True)
 def predict_case(case, model, data, train_settings, snapshots=None, *, log_temperature=float("nan"),
-                 progress: bool = False) -> PredictionStage:
-    """The prediction half of ``shockflow run`` (module docstring).  ``model``: at its initial parameters."""
+                 progress: bool = False, checkpoint=None) -> PredictionStage:
+    """The prediction half of ``shockflow run`` (module docstring).  ``model``: at its initial parameters.
+    ``checkpoint``: called between the prediction's phases (``shockflow run`` checks there whether the training
+    beside it has failed: :meth:`shockflow.forking.Beside.check`)."""
+    checkpoint = checkpoint or (lambda: None)
     from shockflow.prediction.extraction import ExtractionError, extract
     from shockflow.geometry import GeometryError
     from shockflow.prediction.mapping import (Abstention, InvalidPrediction, Optimiser, PredictionError,
@@ -374,7 +377,9 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
             "extraction" if isinstance(exc, ExtractionError) else "geometry"
         raise CaseError.at(case, key, str(exc)) from None
     pr = s.prediction
+    checkpoint()
     solutions, shocks = _solve_charts(extraction.charts, pr, f"solve the charts of {case.name}", progress)
+    checkpoint()
     try:
         predicted, abstained = ([plateau_transition(plateau, shocks[0], optimiser)], []) if plateau is not None else \
             mixture_transitions(mixture, shocks, optimiser) if mixture is not None else \
@@ -392,6 +397,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
                                                                      optimiser, data.X, data.y)
     else:
         landscape = None
+    checkpoint()
     blocks = ()
     if plateau is None and mixture is None and len(extraction.charts) > 1:   # charts of the origin
         with status("coupled modes", enabled=progress):

@@ -226,12 +226,15 @@ def _extraction(stage: PredictionStage, comparison) -> dict:
     return out
 
 
-def predict_from_start(case, initial, data, settings, *, log_temperature=float("nan"), progress=False):
+def predict_from_start(case, initial, data, settings, *, log_temperature=float("nan"), progress=False,
+                       checkpoint=None):
     """THE prediction of ``shockflow run`` and ``shockflow forecast``: the network at its initial parameters,
     the data and the optimiser settings in, a :class:`PredictionStage` out.  No training log enters it (the
     chart box is the hull of x0 and the landscape minimum), so a forecast made before training and the
-    prediction of a run are the same numbers; ``log_temperature`` is a reference figure only."""
-    return predict_case(case, initial, data, settings, None, log_temperature=log_temperature, progress=progress)
+    prediction of a run are the same numbers; ``log_temperature`` is a reference figure only; ``checkpoint``: called
+    between the prediction's phases (:func:`shockflow.prediction.predict.predict_case`)."""
+    return predict_case(case, initial, data, settings, None, log_temperature=log_temperature, progress=progress,
+                        checkpoint=checkpoint)
 
 
 #: the least expected training time (seconds) for which ``shockflow run`` trains in a second process by default.
@@ -318,7 +321,8 @@ def run_prediction_case(case, options) -> RunOutcome:
     with Beside(trained_and_observed, case, trained, data, settings, quiet=not show, start=beside,
                 before_fork=prepare_compiled_code) as training:
         # -- the prediction: initial parameters, data, optimiser settings; no loss series, no snapshots
-        stage = predict_from_start(case, initial, data, settings, progress=show and not training.forked)
+        stage = predict_from_start(case, initial, data, settings, progress=show and not training.forked,
+                                   checkpoint=training.check)   # a training that fails early stops the prediction
         record, observed = training.result()
     write_training_log(record, log_path)
     T = float(record.noise["temperature"][0]) if record.noise else float("nan")

@@ -118,6 +118,23 @@ def test_the_process_beside_ends_with_its_parent_however_the_parent_ends(tmp_pat
             pytest.fail(f"the process beside outlived its parent ({how!r})")
 
 
+def test_check_takes_an_ended_process_s_answer_without_waiting_for_a_running_one(no_children_left):
+    with Beside(_raise, TrainingDiverged("diverged at step 3", 3, "training loss"), start=True) as beside:
+        deadline = time.monotonic() + 10
+        with pytest.raises(TrainingDiverged, match="step 3"):
+            while time.monotonic() < deadline:
+                beside.check()            # raises once the process has ended
+                time.sleep(0.01)
+    with Beside(time.sleep, 0.3, start=True) as beside:
+        start = time.perf_counter()
+        beside.check()                    # still sleeping: returns at once
+        assert time.perf_counter() - start < 0.2
+        time.sleep(0.5)
+        beside.check()                    # ended: its answer taken and the process reaped
+        assert beside.pid is None and beside.result() is None
+    assert no_children_left()
+
+
 def test_leaving_the_block_early_kills_and_reaps_the_process(no_children_left):
     start = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
@@ -171,14 +188,20 @@ def test_a_training_that_diverges_beside_the_prediction_is_exit_1_with_its_step(
 
     monkeypatch.setattr(prediction, "BESIDE_FROM_SECONDS", 0.0)   # beside whatever the size
     monkeypatch.setattr(forking, "idle_core", lambda: True)
-    forks = []
+    import shockflow.prediction.predict as predict
+
+    forks, chains = [], []
     fork = os.fork
     monkeypatch.setattr(os, "fork", lambda: forks.append(1) or fork())
+    solve = predict._solve_charts
+    monkeypatch.setattr(predict, "_solve_charts", lambda *a, **k: time.sleep(1.0) or solve(*a, **k))   # slow
+    monkeypatch.setattr(predict, "follow_chain", lambda *a, **k: chains.append(1))
     code = main(["run", "two-layer-staircase", "--out", str(tmp_path), "--quiet", "--no-figures",
                  "--set", "data.n=512", "--set", "training.steps=300", "--set", "training.lr=5.0"])
     err = capsys.readouterr().err
     assert forks == [1] and code == 1
-    assert "training diverged at step" in err and "Traceback" not in err
+    assert "training diverged at step" in err and "training/loop.py" in err and "Traceback" not in err
+    assert chains == []     # the failure stopped the prediction at its next phase, before the chain
     assert list(tmp_path.iterdir()) == [] and no_children_left()
 
 
