@@ -46,6 +46,12 @@ def configure_logging(quiet: bool = False, stream: TextIO | None = None) -> None
     logger.propagate = False
 
 
+def redrawn(stream: TextIO | None = None) -> bool:
+    """Whether progress on ``stream`` (default: stderr) is a bar redrawn in place (a terminal, a notebook) rather than
+    lines (a pipe, a log file): two processes' lines interleave readably, two bars would overwrite each other."""
+    return _interactive(sys.stderr if stream is None else stream)
+
+
 def _interactive(stream) -> bool:
     isatty = getattr(stream, "isatty", None)
     if isatty is not None and isatty():

@@ -230,14 +230,19 @@ def test_the_expected_training_time_is_timed_on_a_bounded_sample_and_scales_with
     import shockflow.runners.prediction as prediction
     from shockflow.runners.training import build_model_and_data
 
+    monkeypatch.setattr(prediction, "TIMED_ROWS", 2048)
+    monkeypatch.setattr(prediction, "TIMED_REPEATS", 3)
+    monkeypatch.setattr(prediction, "TIMED_BUDGET", 0.7)
     case = load_case("two-layer-staircase", ["data.n=8192"])
     model, _, data, _ = build_model_and_data(case, 0)
     settings = case.settings.training.train_settings(0)
     rows = []
     real = model.loss_and_grad
     monkeypatch.setattr(model, "loss_and_grad", lambda X, y: rows.append(X.shape[0]) or real(X, y))
-    times = iter([0.0, 0.5, 1.0, 1.25])          # two gradients of 0.5 and 0.25 s on the timed rows
+    # on the timed rows 0.5 and 0.25 s (then past the budget: no third), on half of them 0.2, 0.15 and 0.3 s:
+    # 0.25 s there, 0.1 s more per 1024 samples
+    times = iter([0.0, 0.5, 1.0, 1.25, 2.0, 2.2, 3.0, 3.15, 4.0, 4.3])
     monkeypatch.setattr(prediction.time, "perf_counter", lambda: next(times))
     expected = prediction.expected_training_seconds(model, data, settings)
-    assert rows == [prediction.TIMED_ROWS] * 2
-    assert expected == pytest.approx(0.25 * (8192 / prediction.TIMED_ROWS) * settings.steps)
+    assert rows == [2048, 2048, 1024, 1024, 1024]
+    assert expected == pytest.approx((0.25 + (0.25 - 0.15) / 1024 * (8192 - 2048)) * settings.steps)
