@@ -709,9 +709,9 @@ def _failure(exc: BaseException) -> str:
     packages = [Path(p.__file__).resolve().parent for p in (shockflow, solvers)]
     place = ""
     frames = traceback.extract_tb(exc.__traceback__)
-    raised_in = getattr(exc, "raised_in", None)   # raised in a process beside (shockflow.forking.Beside): its frame
-    if raised_in is not None:
-        frames = [traceback.FrameSummary(raised_in[0], raised_in[1], raised_in[2])]
+    raised_in = getattr(exc, "raised_in", None)   # raised in a process beside (shockflow.forking.Beside): its frames
+    if raised_in:
+        frames = [traceback.FrameSummary(file, line, name) for file, line, name in raised_in]
     for frame in reversed(frames):
         file = Path(frame.filename).resolve()
         root = next((pkg for pkg in packages if file.is_relative_to(pkg)), None)

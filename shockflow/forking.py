@@ -109,9 +109,10 @@ class Beside:
             self._value, self._done = message[1], True
             return self._value
         if message is not None and message[0] == "raised":
-            exc, where = message[1], message[2]
-            exc.raised_in = where   # (file, line, function) of the raise, for the message of the failure
-            exc.add_note(f"(raised in the process beside, {where[0]}:{where[1]} in {where[2]})")
+            exc, frames = message[1], message[2]
+            exc.raised_in = frames   # its traceback's (file, line, function), outermost first: the command line
+            where = f"{frames[-1][0]}:{frames[-1][1]} in {frames[-1][2]}" if frames else "its call"   # names the place
+            exc.add_note(f"(raised in the process beside, {where})")
             raise exc
         function, args, kwargs = self._call   # no answer: the same work here, said
         from shockflow.progress import logger
@@ -176,8 +177,8 @@ def _answer(fd: int, function, args, kwargs, threads: int, parent: int) -> None:
         try:
             message = ("value", function(*args, **kwargs))
         except Exception as exc:   # noqa: BLE001 - raised again by the caller
-            where = _raised_in(exc)
-            message = ("raised", exc, where)
+            frames = [(f.filename, int(f.lineno or 0), f.name) for f in traceback.extract_tb(exc.__traceback__)]
+            message = ("raised", exc, frames)
             try:
                 pickle.loads(pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL))
             except Exception:   # noqa: BLE001 - it does not cross: the caller computes again
@@ -186,18 +187,6 @@ def _answer(fd: int, function, args, kwargs, threads: int, parent: int) -> None:
         code = 0
     finally:
         os._exit(code)
-
-
-def _raised_in(exc: BaseException) -> tuple[str, int, str]:
-    """``(file, line, function)`` of the innermost frame of the package that raised ``exc`` (the last frame where
-    none is the package's): what the command line names as the place of a failure."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
-        return ("?", 0, "?")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the directory holding shockflow/, solvers/
-    ours = [f for f in frames if os.path.abspath(f.filename).startswith(root + os.sep)]
-    frame = (ours or frames)[-1]
-    return (frame.filename, int(frame.lineno or 0), frame.name)
 
 
 # -- messages: a length, then a pickle ---------------------------------------------------------------------

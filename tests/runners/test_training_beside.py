@@ -50,7 +50,7 @@ def test_an_exception_crosses_with_its_type_and_fields(exc, no_children_left):
         beside.result()
     assert str(raised.value) == str(exc) and vars(raised.value).keys() >= (vars(exc).keys() - {"__notes__"})
     assert any("process beside" in note for note in raised.value.__notes__)
-    file, line, function = raised.value.raised_in          # where the failure is named (the command line's message)
+    file, line, function = raised.value.raised_in[-1]      # where the failure is named (the command line's message)
     assert file.endswith("test_training_beside.py") and function == "_raise" and line > 0
     if isinstance(exc, TrainingDiverged):
         assert (raised.value.step, raised.value.quantity) == (12, "training loss")
