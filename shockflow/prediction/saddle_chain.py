@@ -184,6 +184,7 @@ class Landscape:
         self._holding = self._find_holding() if relax and not joint else None
         self._held: dict[tuple, tuple] = {}            # waiting modes -> the bases that hold them (_held_bases)
         self._unit_loss = None                         # the network's loss for _unit_subspace (NetworkLoss)
+        self._initial_units = None                     # the unit matrix at the initial parameters (holders)
 
     # -- the relaxing flow (chain_transitions, _Flow) --------------------------------------------------
     @property
@@ -288,7 +289,7 @@ class Landscape:
         if sel is not None:
             kw[self.chart_key] = sel
         if self._saddle_keyword is not None:
-            kw[self._saddle_keyword] = tuple(self.charts[i].selector for i in active if i != k)
+            kw[self._saddle_keyword] = tuple(self.charts[i].selector for i in self.holders(params, active) if i != k)
         if k in self._extent:
             kw["extent"] = self._extent[k]
         geo = bind_geometry(self.geometry, ref, kw, self.X, self.y)
@@ -301,6 +302,33 @@ class Landscape:
             kw["extent"] = self._extent[k] = 4.0 * float(geo.extent)
             geo = bind_geometry(self.geometry, ref, kw, self.X, self.y)
         return geo
+
+    def holders(self, params, active: Sequence[int]) -> tuple[int, ...]:
+        """The modes of ``active`` that hold their units at ``params``: those whose content in the units (``|Uᵀ e_i|``,
+        every unit's component along the mode's direction) has grown from its initial value at least half the way, in
+        the log, to the chart's exit at the origin: ``ln(c_i/c_i(0)) ≥ ½ ln(d_exit/d_0)``.  A mode the chain counts as
+        learned at a saddle where its section's minimum lies next to its ridge (its exit there is no farther than
+        where it already is, so it escapes at once) keeps content of the initial scale: it learned nothing in any
+        unit, and the units it spans stay free for the waiting modes.  (``attention-qk-4x2``, d_k = 2, seed 2: the
+        third mode's minimum at the first saddle is 7e-4 along the one free unit combination, where the second mode
+        grows; projecting the second mode's section off that combination as well left it nothing, and the chain
+        predicted it never.)  With vanishing initialisation that content is zero.  Every mode of ``active`` where
+        the charts share no units."""
+        if getattr(self, "_spaces", None) is None or not active:   # (None while the spaces are being found)
+            return tuple(active)
+        layout, spaces = self._spaces
+        now = layout.unit_matrix(self._reference(params).parameter_vector())
+        if self._initial_units is None:
+            self._initial_units = layout.unit_matrix(self.model.parameter_vector())
+        out = []
+        for i in active:
+            c, sh = self.charts[i], self.shocks[i]
+            start = float(np.linalg.norm(self._initial_units.T @ spaces[i]))
+            grown = float(np.linalg.norm(now.T @ spaces[i])) / max(start, 1e-300)
+            d0, d_exit = sh.distance(c.x0), sh.distance(c.x_min)
+            if not (d0 > 0 and d_exit > d0) or grown ** 2 >= d_exit / d0:
+                out.append(i)
+        return tuple(out)
 
     def _reference(self, params):
         """The network at ``params``, one object for the charts bound there in turn (the last point's kept): the
@@ -641,11 +669,11 @@ class Landscape:
         if not active or self._spaces is None:
             return {}
         layout, spaces = self._spaces
-        ref = self.model.copy()
-        for key in ref.params:
-            ref.params[key][...] = params[key]
-        U = layout.unit_matrix(ref.parameter_vector())
-        learned = np.stack([U.T @ spaces[i] for i in active], axis=1)
+        holders = self.holders(params, active)
+        if not holders:
+            return {}
+        U = layout.unit_matrix(self._reference(params).parameter_vector())
+        learned = np.stack([U.T @ spaces[i] for i in holders], axis=1)
         u, sv, _ = np.linalg.svd(learned, full_matrices=False)
         Q = u[:, sv > 1e-10 * max(float(sv.max()), 1e-300)]
         out = {}

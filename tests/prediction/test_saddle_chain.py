@@ -500,3 +500,38 @@ def test_the_tanh_chain_relaxes_where_its_fourth_mode_is_held_back(tmp_path, mon
         assert abs(predicted[chart] / true[chart] - 1.0) <= 0.10
     assert 850 < true["r3"] < 1100 and true["r3"] < predicted["r3"] < 1.6 * true["r3"]
     assert c.recall == 1.0 and c.median_relative_error_all <= 0.10
+
+
+@pytest.mark.slow
+def test_a_mode_learned_at_the_initial_scale_leaves_its_units_free_for_the_waiting_ones(tmp_path, monkeypatch):
+    """``attention-qk-4x2`` at seed 2 (d_k = 2: two units, three charted modes).  Both units learn the first mode
+    together; the third mode's section at that saddle has its minimum next to its ridge, so the chain counts it
+    learned at once (the truth too: its strength moves to 0.007 at step 628), holding 7e-4 along the one free unit
+    combination.  It holds nothing there (:meth:`Landscape.holders`), and the second mode grows in that combination:
+    measured 1106 against its truth 1084.  Before, its section was projected off both learned splits, nothing
+    was left, and it was predicted never (2/3)."""
+    import shockflow.prediction.predict as predict
+    from shockflow.cases import RunOptions, load_case
+    from shockflow.runners.prediction import run_prediction_case
+
+    lands = []
+    inner = predict.follow_chain
+
+    def kept(*args, **kwargs):
+        out = inner(*args, **kwargs)
+        lands.append(out[3])
+        return out
+
+    monkeypatch.setattr(predict, "follow_chain", kept)
+    out = run_prediction_case(load_case("attention-qk-4x2", ["seed=2"]),
+                              RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+    land = lands[-1]
+    labels = [c.label for c in land.charts]
+    first, third = labels.index("r0"), labels.index("r2")
+    at = land._memo[(first, third)].params
+    assert land.holders(at, (first, third)) == (first,)
+    c = out.comparison
+    assert c.truth == "parameters" and len(c.matches) == len(c.observed) == 3
+    second = next(m for m in c.matches if m.observed_step > 900)
+    assert abs(second.relative_error) <= 0.10
+    assert c.median_relative_error <= 0.10
