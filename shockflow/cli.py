@@ -821,12 +821,23 @@ def _command(argv: list[str] | None) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    """The command of ``args``, inside the one error boundary: its exit code."""
+    """The command of ``args``, inside the one error boundary: its exit code.  A command that fails or is
+    interrupted leaves no directory it created and wrote nothing into (``--out`` and its missing parents)."""
     from shockflow.progress import configure_logging
+    from shockflow.storage.outdir import missing_directories, remove_empty
 
     configure_logging(quiet=bool(getattr(args, "quiet", False) or getattr(args, "json", False)))
-    debug = getattr(args, "debug", False)
     root = _write_root(args)
+    created = missing_directories(root) if root is not None else []
+    code = _guarded(args, root)
+    if code != EXIT_OK:
+        remove_empty(created)
+    return code
+
+
+def _guarded(args: argparse.Namespace, root: str | None) -> int:
+    """:func:`_dispatch`'s command run in its output directory ``root`` (None: it writes none)."""
+    debug = getattr(args, "debug", False)
     before = {}
     interrupts = _InterruptWatch()
     try:

@@ -2,7 +2,8 @@
 
 :func:`prepare_out` creates ``--out`` (or finds it) and proves it is a writable directory before a
 command computes anything, so a bad ``--out`` is a bad-input error at once instead of a failed
-write after a long run.  :func:`snapshot` / :func:`written_since` let the command line say truthfully,
+write after a long run; :func:`missing_directories` / :func:`remove_empty` take the directories it created away
+again when the command fails before writing into them.  :func:`snapshot` / :func:`written_since` let the command line say truthfully,
 after an interruption, which finished files the interrupted command had already written.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["OutDirError", "prepare_out", "snapshot", "written_since"]
+__all__ = ["OutDirError", "missing_directories", "prepare_out", "remove_empty", "snapshot", "written_since"]
 
 
 class OutDirError(ValueError):
@@ -56,3 +57,24 @@ def written_since(directory, before: dict[str, tuple[int, int]]) -> list[str]:
     """Names of the files in ``directory`` that are new or changed since ``before`` (a :func:`snapshot`)."""
     now = snapshot(directory)
     return sorted(name for name, stamp in now.items() if before.get(name) != stamp)
+
+
+def missing_directories(out: str | os.PathLike) -> list[Path]:
+    """The directories :func:`prepare_out` would create for ``out``: ``out`` and its missing parents, innermost
+    first (empty if ``out`` exists)."""
+    path, missing = Path(out).absolute(), []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return missing
+
+
+def remove_empty(directories: list[Path]) -> None:
+    """Remove ``directories`` (innermost first, :func:`missing_directories`) while they are empty: what a failed
+    command created and did not write into is not left behind; a directory with anything in it stays, and so do
+    its parents."""
+    for path in directories:
+        try:
+            path.rmdir()
+        except OSError:   # not empty (a file written, or another process's), or gone already
+            return

@@ -139,6 +139,38 @@ def test_an_internal_failure_is_exit_1_with_place_and_reason_and_a_traceback_onl
         cli("solve", "burgers-sine", "--out", "out", "--debug")
 
 
+def test_a_failed_command_takes_away_the_directories_it_created_and_left_empty(cli, workdir, monkeypatch):
+    """A failure (exit 1) or an interruption (130) leaves no ``--out`` it created and wrote nothing into, nor the
+    parents it created for it; a directory that was there before, or one a file was finished in, stays."""
+    import dataclasses
+    import importlib
+
+    from shockflow.storage import atomic_open
+
+    kinds = importlib.import_module("shockflow.cases.kinds")
+    monkeypatch.setitem(kinds._KINDS, "pde", dataclasses.replace(get_kind("pde"), run=_failing_run(ZeroDivisionError("boom"))))
+    code, _, _ = cli("solve", "burgers-sine", "--out", "new/deeper/out")
+    assert code == 1 and not (workdir / "new").exists()
+    code, _, _ = cli("solve", "burgers-sine", "--out", "out")
+    assert code == 1 and (workdir / "out").is_dir()          # there before: stays
+
+    def interrupted(case, options):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(kinds._KINDS, "pde", dataclasses.replace(get_kind("pde"), run=interrupted))
+    code, _, _ = cli("solve", "burgers-sine", "--out", "out/new")
+    assert code == 130 and not (workdir / "out" / "new").exists() and (workdir / "out").is_dir()
+
+    def writes_then_fails(case, options):
+        with atomic_open(f"{options.out}/{case.name}.h5") as fh:
+            fh.write("result")
+        raise ZeroDivisionError("after the write")
+
+    monkeypatch.setitem(kinds._KINDS, "pde", dataclasses.replace(get_kind("pde"), run=writes_then_fails))
+    code, _, _ = cli("solve", "burgers-sine", "--out", "kept/out")
+    assert code == 1 and [p.name for p in (workdir / "kept" / "out").iterdir()] == ["burgers-sine.h5"]
+
+
 def test_ctrl_c_is_exit_130_and_the_message_tells_what_was_written(cli, workdir, monkeypatch):
     import dataclasses
     import importlib
