@@ -44,15 +44,9 @@ Two pieces:
   with the mode removed) is ``L_0 + bᵀc − ½ cᵀAc``: the learned modes' cross terms put a force ``b`` there (its
   projection on the chart's split is the section's slope at the ridge), so the mode's stationary point moves to
   ``A⁻¹b``, and each of A's directions grows at its own rate (the optimiser's linearised factor, ``log_gains``,
-  at the chart's PDE rate scaled by λ_j over the origin's curvature).  The mode escapes when its part on A's
-  unstable directions reaches its exit; its unit split turns towards A's fastest directions while it waits, and the
-  part the learned units hold is one of A's stable directions (so no split share is taken from it).  That part
-  relaxes to its own stationary point, where the learned units' cross terms put it: the learned units turning
-  towards the mode, not the mode being learned, and it does not count towards the exit (on ``attention-qk-4x2``,
-  d_k = 2, seed 4 it sat at 0.10 on the stable direction, past the third mode's exit of 0.043 at the first saddle,
-  and the chain took that for its escape 10 steps after the first: the second and third modes then came at 724
-  and 635 against their truths 1054 and 1070, median 31 %; counting the unstable part, 1100 and 2.4 %; seed 5
-  18.6 → 2.2 %; the suite's steps within 0.3 %).  Measured on ``mlp-tanh-teacher``, seed 2,
+  at the chart's PDE rate scaled by λ_j over the origin's curvature).  The mode escapes when ``|c|`` reaches its
+  exit; its unit split turns towards A's fastest directions while it waits, and the part the learned units hold
+  is one of A's stable directions (so no split share is taken from it).  Measured on ``mlp-tanh-teacher``, seed 2,
   fifth mode: ``|b|`` = 0.16–0.20 at the four saddles after the origin, ``|A⁻¹b|`` on A's unstable directions
   0.016–0.023, against its initial component 0.0009 (the section's slope, 0.0015–0.0048, is that force's
   projection on one direction); the run's component jumps from 0.002 at step 50 to 0.043 at step 100.  Its step
@@ -852,10 +846,6 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
             if in_subspace(here, k):
                 if k not in vectors:   # it grew as one direction at the origin: every unit the same there
                     vectors[k] = landscape.initial_split(k) * math.exp(state[k])
-                lam, V, _ = here.subspace[k]
-                grows = lam > 0
-                if grows.any():
-                    need = need + state[k] - math.log(max(float(np.linalg.norm((V.T @ vectors[k])[grows])), 1e-300))
                 cum, X, i0, kappa = _unit_growth(here.subspace[k], vectors[k], scale[k], optimiser, t, L, need)
                 plans[k] = (_crossing(cum, t, need), cum, (X, i0, here.subspace[k][1]), kappa)
             elif first[k].method == "shock":
@@ -999,10 +989,9 @@ def _unit_growth(subspace, c, scale: float, optimiser, t: float, steps: int, nee
     ``t``: each of A's directions grows by the optimiser's linearised factor at its own rate (``scale`` · λ_j, the
     chart's PDE rate over its stencil curvature at the origin), about the stationary point ``A⁻¹b`` (the force of
     the learned modes' cross terms; a direction without curvature, below 1e-9 of the largest, takes none).
-    Returns ``(cum, X, i0, κ)``: ``cum[i]`` = ln|c_u| at step i, ``c_u`` the part of ``c`` on A's unstable directions
-    (the whole ``c`` where A has none; module docstring), constant before ``t``, ``X`` the eigen-coordinates
+    Returns ``(cum, X, i0, κ)``: ``cum[i]`` = ln|c| at step i (constant before ``t``), ``X`` the eigen-coordinates
     of ``c`` at the steps ``i0 = ⌊t⌋ …``, and ``κ`` the rate along ``c`` now (its Rayleigh quotient, for the
-    report).  The steps are evaluated in windows doubling from 256 until ``ln|c_u|`` has grown by ``need`` (the
+    report).  The steps are evaluated in windows doubling from 256 until ``ln|c|`` has grown by ``need`` (the
     chain reads no further: this mode escapes there at the latest); past the last window ``cum`` holds its last
     value (and the chain's reading of ``X`` stops at its last row)."""
     lam, V, beta = subspace
@@ -1012,7 +1001,7 @@ def _unit_growth(subspace, c, scale: float, optimiser, t: float, steps: int, nee
     x0 = V.T @ c
     curved = np.abs(lam) > 1e-9 * max(float(np.max(np.abs(lam))), 1e-300)
     fixed = np.where(curved, beta / np.where(curved, lam, 1.0), 0.0)
-    start = math.log(max(float(np.linalg.norm(x0[lam > 0] if np.any(lam > 0) else x0)), 1e-300))
+    start = math.log(max(float(np.linalg.norm(x0)), 1e-300))
     window = 256
     while True:
         end = min(steps + 1, i0 + window)
@@ -1020,8 +1009,7 @@ def _unit_growth(subspace, c, scale: float, optimiser, t: float, steps: int, nee
         G = np.vstack([np.zeros((1, lam.size)), np.cumsum(gains, axis=0)])      # (end, m): steps 0 … end − 1
         Gt = G[i0] + frac * (G[min(i0 + 1, end - 1)] - G[i0])
         X = fixed + np.exp(np.minimum(G[i0:end] - Gt, 300.0)) * (x0 - fixed)
-        grows = lam > 0
-        mag = np.log(np.maximum(np.linalg.norm(X[:, grows] if grows.any() else X, axis=1), 1e-300))
+        mag = np.log(np.maximum(np.linalg.norm(X, axis=1), 1e-300))
         if end == steps + 1 or float(mag.max()) - start >= need:
             break
         window *= 2

@@ -264,9 +264,8 @@ def test_the_tanh_teachers_modes_are_all_matched_at_other_seeds(overrides, tmp_p
 
 
 def test_a_waiting_mode_in_its_unit_subspace_follows_gradient_descent_about_the_forced_stationary_point():
-    """``_unit_growth``'s ln|c_u| at every step is gradient descent's own on ``L = L_0 + bᵀc − ½ cᵀAc`` (A with
-    unstable and stable directions, a force b): ``c ← c − η (b − A c)``, ``c_u`` its part on A's unstable
-    directions; the eigen-coordinates are the whole of ``c``."""
+    """``_unit_growth``'s ln|c| at every step is gradient descent's own on ``L = L_0 + bᵀc − ½ cᵀAc`` (A with
+    unstable and stable directions, a force b): ``c ← c − η (b − A c)``."""
     from shockflow.prediction.saddle_chain import _unit_growth
 
     rng = np.random.default_rng(3)
@@ -277,35 +276,13 @@ def test_a_waiting_mode_in_its_unit_subspace_follows_gradient_descent_about_the_
     c = rng.normal(size=m) * 1e-3
     cum, X, i0, rate = _unit_growth((lam, V, V.T @ b), c, 1.0, Optimiser(np.full(steps, eta)), t0, steps)
     A = (V * lam) @ V.T
-    unstable = V[:, lam > 0]
-    x, expected, whole = c.copy(), [], []
+    x, expected = c.copy(), []
     for _ in range(steps - int(t0)):
-        expected.append(np.log(np.linalg.norm(unstable.T @ x)))
-        whole.append(x.copy())
+        expected.append(np.log(np.linalg.norm(x)))
         x = x - eta * (b - A @ x)
     np.testing.assert_allclose(cum[int(t0):steps], expected, rtol=0, atol=1e-10)
-    np.testing.assert_allclose(X[:steps - int(t0)] @ V.T, whole, rtol=1e-9, atol=1e-15)
     assert rate == pytest.approx(float(c @ A @ c / (c @ c)), rel=1e-12)
     np.testing.assert_allclose(V @ X[0], c, atol=1e-15)
-
-
-def test_a_waiting_mode_does_not_escape_by_the_learned_units_turning_towards_it():
-    """The part of a waiting mode on A's stable directions relaxes to where the learned units' cross terms put it
-    (the learned units turning towards the mode): past the exit, it is no escape.  A stable direction whose
-    stationary point lies at 0.1 and an unstable one at rate 0.01 from 1e-3: the mode reaches the exit 0.05 when
-    its unstable part does, ln(50)/(η κ) steps on, not when the stable part passes 0.05 (a few steps)."""
-    from shockflow.prediction.saddle_chain import _crossing, _unit_growth
-
-    eta, steps = 0.5, 4000
-    lam, V = np.array([-0.1, 0.01]), np.eye(2)
-    b = np.array([-0.1 * 0.1, 0.0])            # A⁻¹b = (−0.1·0.1)/(−0.1) = 0.1 on the stable direction
-    c = np.array([0.0, 1e-3])
-    need = math.log(0.05 / 1e-3)
-    cum, X, _, _ = _unit_growth((lam, V, V.T @ b), c, 1.0, Optimiser(np.full(steps, eta)), 0.0, steps, need)
-    at = _crossing(cum, 0.0, need)
-    expected = need / math.log1p(eta * 0.01)     # the unstable part grows by (1 + η κ) per step
-    assert at == pytest.approx(expected, abs=1.0)
-    assert abs(X[int(expected) // 4, 0]) > 0.05     # the stable part was past the exit long before
 
 
 LINEAR2 = ["data.n=1024", "training.steps=600", "extraction.cells=401"]
@@ -558,23 +535,3 @@ def test_a_mode_learned_at_the_initial_scale_leaves_its_units_free_for_the_waiti
     second = next(m for m in c.matches if m.observed_step > 900)
     assert abs(second.relative_error) <= 0.10
     assert c.median_relative_error <= 0.10
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", [4, 5])
-def test_the_second_head_direction_of_a_two_unit_attention_is_not_taken_for_the_third_modes_escape(seed, tmp_path):
-    """``attention-qk-4x2`` at seeds 4 and 5: at the first saddle the third mode's part on its subspace's stable
-    direction (the learned units turning towards it) lies past its exit; counted as its escape, the chain moved on
-    at once and the later modes came 25–40 % early (medians 31 and 18.6 %).  The escape reads the unstable part:
-    measured 2.4 and 2.2 % (the second mode +4.4 and −2.1 %; at seed 5 the third +25 %: it learns along the free
-    unit's mixed direction with the second, which its own direction's rate does not follow)."""
-    from shockflow.cases import RunOptions, load_case
-    from shockflow.runners.prediction import run_prediction_case
-
-    out = run_prediction_case(load_case("attention-qk-4x2", [f"seed={seed}"]),
-                              RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
-    c = out.comparison
-    assert c.truth == "parameters" and len(c.matches) == len(c.observed) >= 2
-    assert c.median_relative_error <= 0.10
-    second = sorted(c.matches, key=lambda m: m.observed_step)[1]     # the second mode's, the free unit's first
-    assert abs(second.relative_error) <= 0.10
