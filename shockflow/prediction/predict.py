@@ -449,7 +449,7 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
     cannot be followed.  ``start``: the extraction of the origin's charts; ``landscape``: the chain's
     (:class:`~shockflow.prediction.saddle_chain.Landscape`; None: no chain ran, one is made here)."""
     from shockflow.prediction.mapping import Abstention, InvalidPrediction
-    from shockflow.prediction.saddle_chain import Landscape, Saddle, SaddleFailure
+    from shockflow.prediction.saddle_chain import RIDGE, Landscape, Saddle, SaddleFailure
     from shockflow.prediction.saddle_plateau import LABEL, SaddlePlateauError, saddle_escape, saddle_extraction, \
         saddle_transition
 
@@ -487,6 +487,13 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
         chart = saddle_extraction(model, escape, X, y, **kwargs)
     except Exception as exc:   # the extraction's own errors, named (a run failure: exit 1)
         raise ChartFailure(f"chart {LABEL} of the chain's last saddle: {exc}") from None
+    if abs(chart.x_min - chart.x0) <= RIDGE * abs(chart.x0):
+        # the network at the chain's last saddle already sits at the minimum of the line it would escape along (within
+        # the minimum search's resolution): nothing is left to learn from it, and its chart box has no width to solve
+        after = ", ".join(start.charts[keep[i]].label for i in order)
+        return Abstention(LABEL, f"chart {LABEL} (the chain's last saddle, after {after}): its start, "
+                                 f"{chart.x0:.6g} from the stationary point next to it, is the minimum of its line "
+                                 f"({chart.x_min:.6g}): no transition is left from it", "start at the minimum")
     (solution,), (shock,) = _solve_charts((chart,), pr, "solve the chart of the last saddle", progress)
     transition = abstention = None
     try:

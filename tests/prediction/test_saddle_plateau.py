@@ -341,3 +341,21 @@ def test_a_last_saddle_without_a_stationary_point_next_to_it_abstains_with_the_r
     assert abstained["chart"] == "saddle" and "no stationary point next to it" in abstained["reason"]
     residual = float(abstained["reason"].split("came down to ")[1].split(" ")[0])
     assert sp.STATIONARY < residual < 1.0
+
+
+def test_a_last_saddle_that_sits_at_the_minimum_of_its_escape_line_abstains_instead_of_solving_a_box_of_no_width(
+        tmp_path, capsys):
+    # deep-linear-4 with hidden widths 4 on 128 samples: the chain's last saddle lies 0.101052 from the stationary point
+    # next to it, at the minimum of the line it would escape along (0.101052 within 1e-9); the chart's box had a width
+    # of 1.8e-9, its grid was not uniform in floating point, and the run failed (exit 1), every prediction lost
+    import json
+
+    from shockflow.cli import main
+
+    assert main(["forecast", "deep-linear-4", "--set", "model.widths=[4,4,4]", "--set", "data.n=128",
+                 "--out", str(tmp_path), "--json", "--no-figures"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert sorted(p["chart"] for p in out["predicted"]) == ["r0", "r1", "r2", "r3"]
+    assert all(p["step"] is not None and p["step"] > 0 for p in out["predicted"])
+    (abstained,) = out["abstained"]
+    assert abstained["chart"] == "saddle" and "is the minimum of its line" in abstained["reason"]
