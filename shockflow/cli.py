@@ -59,7 +59,7 @@ def _print_json(obj) -> None:
 
 #: the command running now: the errors it reported, and whether it printed its JSON object (a failed command that
 #: did not: ``--json`` prints the last error as one, so that stdout holds one object whatever happened)
-_STATE: dict = {"errors": [], "printed": False}
+_STATE: dict = {"errors": [], "printed": False, "usage": None}
 
 
 def _error(message: str) -> None:
@@ -552,8 +552,17 @@ def _allow_large(p: argparse.ArgumentParser) -> None:
                    help="run a case even if its estimated memory or time exceeds what the machine has")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, keeping the message of a usage error (exit 2) for ``--json`` (:func:`_command`); the
+    subcommands' parsers are of the same class."""
+
+    def error(self, message: str):
+        _STATE["usage"] = f"{self.prog}: {message}"
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="shockflow", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="shockflow", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"shockflow {__version__}")
     parser.add_argument("--debug", action="store_true", help="print the traceback of a failure")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -808,11 +817,17 @@ def _end_process(code: int) -> None:
 
 def _command(argv: list[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)  # bad arguments: argparse prints usage and exits with status 2
+    _STATE.update(errors=[], printed=False, usage=None)
+    try:
+        args = parser.parse_args(argv)  # bad arguments: argparse prints usage and exits with status 2
+    except SystemExit as exc:
+        # with --json a script reading stdout gets its object here too (the usage and the message are on stderr)
+        if exc.code == EXIT_BAD_INPUT and _STATE["usage"] and "--json" in (sys.argv[1:] if argv is None else argv):
+            _print_json({"error": _STATE["usage"], "exit_code": EXIT_BAD_INPUT})
+        raise
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
-    _STATE.update(errors=[], printed=False)
     code = _dispatch(args)
     if code != EXIT_OK and getattr(args, "json", False) and _STATE["errors"] and not _STATE["printed"]:
         # a script reading stdout gets an object there too: the error and the exit code (stderr has the message)

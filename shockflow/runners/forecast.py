@@ -95,8 +95,15 @@ class ForecastOutcome:
                          "beyond_horizon": bool(not (p.step <= self.horizon)), "method": p.method})
         return rows
 
+    @property
+    def critical(self) -> str:
+        """Why the planned learning rate is critical (:func:`critical_reasons`; "" where it is not): training at it
+        is expected to be unstable or to learn out of the order forecast, as in the ``--lr-scan`` rows."""
+        return "; ".join(critical_reasons(self.stage, self.lr, self.stability_lr))
+
     def as_dict(self) -> dict:
-        out = {"case": self.case, "predicted": self.predicted,
+        out = {"case": self.case, "predicted": self.predicted, "critical": bool(self.critical),
+               "critical_reason": self.critical,
                "abstained": [a.as_dict() for a in self.stage.abstained],
                "blocks": [b.as_dict() for b in self.stage.blocks], "initial_loss": self.initial_loss,
                "horizon": self.horizon, "lr": self.lr, "optimizer": self.optimizer,
@@ -122,6 +129,9 @@ class ForecastOutcome:
         lines += [f"coupled modes: {b.describe()}" for b in self.stage.blocks]
         lines.append(f"the discrete escape overshoots from lr {self.stability_lr:.4g} on "
                      f"({self.optimizer}{f', momentum {self.momentum:g}' if self.optimizer in ('momentum', 'nesterov') else ''})")
+        if self.critical:
+            lines.append(f"the planned lr {self.lr:g} is critical: {self.critical}; a training at it is expected to be "
+                         f"unstable or to learn out of this order")
         if self.scan:
             charts = [p.chart for p in self.stage.predicted]
             lines.append("learning-rate scan (forecast step of each chart; * critical):")
@@ -227,18 +237,26 @@ class AtRate:
         return tuple(sorted(predicted, key=lambda p: p.step))
 
 
+def critical_reasons(stage, lr: float, stability_lr: float) -> list[str]:
+    """Why the learning rate ``lr`` is critical for the forecast ``stage`` (empty: it is not): at or above the
+    smallest γ* of its shock charts (the proximal step is not single-valued, docs/theory.md §1) or at or above
+    ``stability_lr`` (the discrete escape overshoots, docs/theory.md §6)."""
+    gamma_min = min((p.gamma_star for p in stage.predicted if p.method == "shock"), default=math.inf)
+    reasons = []
+    if lr >= gamma_min:
+        reasons.append(f"lr >= gamma* = {gamma_min:.4g} (the proximal step is not single-valued)")
+    if lr >= stability_lr:
+        reasons.append(f"lr >= {stability_lr:.4g} (the discrete escape overshoots)")
+    return reasons
+
+
 def lr_scan(at: AtRate, rates, stability_lr: float, *, bar=None) -> tuple[ScanRow, ...]:
     """One :class:`ScanRow` per learning rate (module docstring); ``bar``: a progress bar advanced per rate."""
     out = []
-    gamma_min = min((p.gamma_star for p in at.stage.predicted if p.method == "shock"), default=math.inf)
     for lr in rates:
         lr = float(lr)
         predicted = at.predicted(lr)
-        reasons = []
-        if lr >= gamma_min:
-            reasons.append(f"lr >= gamma* = {gamma_min:.4g} (the proximal step is not single-valued)")
-        if lr >= stability_lr:
-            reasons.append(f"lr >= {stability_lr:.4g} (the discrete escape overshoots)")
+        reasons = critical_reasons(at.stage, lr, stability_lr)
         out.append(ScanRow(lr, {p.chart: p.step for p in predicted}, tuple(p.chart for p in predicted),
                            bool(reasons), "; ".join(reasons)))
         if bar is not None:

@@ -299,6 +299,14 @@ def test_with_json_a_failed_command_prints_one_object_naming_the_error_and_the_e
     # without --json nothing goes to stdout
     code, out, _ = cli("run", "mlp-tanh-teacher", "--set", "training.lr=-1", "--out", "out")
     assert code == 2 and out == ""
+    # an argument the command line refuses before any case is read: the same object (argparse's usage on stderr)
+    for args in (["run", "mlp-tanh-teacher", "--seed", "abc"], ["forecast", "linear2-momentum", "--lr-scan", "0:1:5"]):
+        code, out, err = cli(*args, "--json", "--out", "out")
+        (line,) = out.strip().splitlines()
+        obj = json.loads(line)
+        assert code == 2 and obj["exit_code"] == 2 and obj["error"].split(": ", 1)[1] in err and "usage:" in err
+    code, out, _ = cli("run", "mlp-tanh-teacher", "--seed", "abc")
+    assert code == 2 and out == ""
 
 
 def test_a_sigterm_is_exit_143_and_the_run_s_files_are_committed_together_or_not_at_all(cli, workdir, monkeypatch):

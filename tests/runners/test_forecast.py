@@ -183,3 +183,18 @@ def test_the_loss_after_each_forecast_transition_is_the_saddle_it_leads_to(tmp_p
     got = [r["loss_after"] for r in sorted(out.predicted, key=lambda r: r["step"])]
     assert got[:3] == pytest.approx(left[:3], rel=0.05)
     assert got[3] < 1e-3
+
+
+def test_a_planned_rate_at_or_above_the_flag_is_said_critical_as_the_scan_says_it(tmp_path):
+    """The forecast's own learning rate gets the scan's verdict: ``critical`` and its reason in the JSON object and
+    a line of the table (a user asked linear2-momentum with 4 hidden units at lr 0.2 > 0.174, the overshoot flag:
+    the forecast printed its steps without a word, and the training diverged at step 25)."""
+    overrides = ["model.hidden=4", "data.n=128", "training.steps=200"]
+    at = forecast_case(load_case("linear2-momentum", overrides), _options(tmp_path))
+    assert not at.critical and at.as_dict()["critical"] is False
+    flag = at.stability_lr
+    above = forecast_case(load_case("linear2-momentum", overrides + [f"training.lr={1.1 * flag!r}"]), _options(tmp_path))
+    scan = forecast_case(load_case("linear2-momentum", overrides), _options(tmp_path), scan_rates=[1.1 * flag]).scan
+    assert above.as_dict()["critical"] is True and scan[0].critical
+    assert above.critical == scan[0].reason and "overshoots" in above.critical
+    assert "is critical" in above.table()
