@@ -237,6 +237,11 @@ class AtRate:
         return tuple(sorted(predicted, key=lambda p: p.step))
 
 
+class ForecastOptionError(ValueError):
+    """An option of ``shockflow forecast`` that the forecast itself refuses (``--transition`` past the number of
+    forecast transitions): bad input, exit 2."""
+
+
 def critical_reasons(stage, lr: float, stability_lr: float) -> list[str]:
     """Why the learning rate ``lr`` is critical for the forecast ``stage`` (empty: it is not): at or above the
     smallest γ* of its shock charts (the proximal step is not single-valued, docs/theory.md §1) or at or above
@@ -427,8 +432,8 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
             try:
                 with status("find the target rate", enabled=show):
                     target = target_rate(at, target_step, transition, limit)
-            except ValueError as exc:
-                raise CaseError.at(case, "--transition", str(exc)) from None
+            except ValueError as exc:   # an option of the command line, not a key of the case file
+                raise ForecastOptionError(f"{exc} (the forecast of {case.name})") from None
     outcome = ForecastOutcome(case.name, stage, settings.steps, initial_loss, settings.lr, settings.optimizer,
                               settings.momentum, limit, time.perf_counter() - start, scan=scan, target=target)
     out = Path(options.out)

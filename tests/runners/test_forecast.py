@@ -198,3 +198,14 @@ def test_a_planned_rate_at_or_above_the_flag_is_said_critical_as_the_scan_says_i
     assert above.as_dict()["critical"] is True and scan[0].critical
     assert above.critical == scan[0].reason and "overshoots" in above.critical
     assert "is critical" in above.table()
+
+
+def test_a_transition_past_the_forecast_ones_is_bad_input_naming_the_option_not_the_case_file(tmp_path, capsys):
+    from shockflow.cli import main
+
+    code = main(["forecast", "linear2-momentum", "--set", "data.n=128", "--target-step", "100", "--transition", "9",
+                 "--no-figures", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "--transition: expected a number from 1 to 4" in err and err.count("--transition") == 1
+    assert "case file" not in err
