@@ -16,7 +16,12 @@ and the optimiser settings only, never a training run:
    ``PROGRESS`` within ``PROGRESS_ITERATIONS``, finds no saddle: nothing is charted (measured at 50 iterations:
    0.027 and 0.021 on the two second stages below, 0.15 on ``deep-mlp-tanh`` and 0.26 on ``mlp-tanh-teacher``,
    whose losses go on falling from their last saddles; 3000 iterations left those at 0.007 and 0.013, in 37 and
-   260 s at load 3).  Nor is a chain's saddle without negative curvature of its own (checked last: the search's
+   260 s at load 3).  Where the search stops above ``STATIONARY`` on a network of at most ``DENSE`` free parameters,
+   Newton's steps on ``∇L = 0`` (Levenberg–Marquardt on the dense Hessian, :func:`_newton_polish`) continue from its
+   best point: L-BFGS on ``½|∇L|²`` squares the Hessian's condition number and stalls where a saddle's curvatures
+   differ by orders of magnitude (``committee-tanh-readout`` at seeds 3, 5, 6, 7 and at seed 11 on 2048 samples:
+   0.0091–0.1 after 600 iterations; Newton's steps reach the bound at each).  Nor is a chain's saddle without
+   negative curvature of its own (checked last: the search's
    give-up costs 210 gradients on ``mlp-tanh-teacher``, the Hessian's eigenpairs at its saddle 830).
 2. **The unstable directions**: the lowest eigenpairs of the Hessian at ``θ*`` on the free parameters (dense below
    ``DENSE`` parameters, else Lanczos on Hessian–vector products); unstable below ``−NEGATIVE_FLOOR`` of the largest
@@ -92,6 +97,9 @@ STATIONARY = 5e-3
 STATIONARY_ITERATIONS = 600
 #: ... given up where |∇L| is not below PROGRESS of its start after PROGRESS_ITERATIONS
 PROGRESS, PROGRESS_ITERATIONS = 5e-2, 50
+#: at most this many Newton (Levenberg–Marquardt) steps on ∇L = 0 after a search that stopped above STATIONARY (dense
+#: Hessians only); they stop at the bound, where the search would have
+POLISH_STEPS = 20
 #: below this many free parameters the Hessian is built densely (2 gradients a column), else Lanczos
 DENSE = 400
 #: lowest eigenpairs computed by Lanczos
@@ -230,7 +238,51 @@ def stationary_point(loss: NetworkLoss, theta_s):
         pass
     if not np.all(np.isfinite(seen["best"])):
         raise SaddlePlateauError("the stationary point next to the chain's last saddle: the search diverged")
+    if STATIONARY < seen["res"] and int(loss.free.sum()) <= DENSE:
+        theta, res = _newton_polish(loss, seen["best"], g0)
+        if res < seen["res"]:
+            return theta, res
     return seen["best"], seen["res"]
+
+
+def _newton_polish(loss: NetworkLoss, theta, g0: float):
+    """``(θ, |∇L(θ)|/g0)`` after at most ``POLISH_STEPS`` Levenberg–Marquardt steps on ``∇L = 0`` from ``theta``, the
+    dense Hessian ``H`` (free parameters) at each: ``δ = −(H² + μ I)⁻¹ H ∇L``, ``μ`` halved after a step that lowers
+    ``|∇L|`` and quadrupled (the step refused) after one that does not.  L-BFGS on ``½|∇L|²`` squares ``H``'s
+    condition number and can stall short of the bound where a saddle's directions differ by orders of magnitude
+    in curvature (``committee-tanh-readout --set data.n=2048 --seed 11``: 0.0091 after 600 iterations, the bound
+    0.005); the Newton steps of the same system converge there quadratically.  A point where the loss goes on
+    falling has no stationary point next to it, and the steps find none: the search's verdict stands."""
+    free = np.flatnonzero(loss.free)
+    theta = np.array(theta, dtype=np.float64)
+    g = loss.grad(theta)[free]
+    res = float(np.linalg.norm(g)) / g0
+    mu = None
+    for _ in range(POLISH_STEPS):
+        if res <= STATIONARY:
+            break
+        H = np.empty((free.size, free.size))
+        for i in range(free.size):
+            e = np.zeros_like(theta)
+            e[free[i]] = 1.0
+            H[:, i] = loss.hv(theta, e)[free]
+        H = 0.5 * (H + H.T)
+        lam, Q = np.linalg.eigh(H)
+        if mu is None:
+            mu = 1e-6 * float(np.max(lam ** 2))
+        b = Q.T @ g
+        for _ in range(8):   # raise μ until a step lowers |∇L|
+            trial = theta.copy()
+            trial[free] -= Q @ (lam * b / (lam ** 2 + mu))
+            g_trial = loss.grad(trial)[free]
+            res_trial = float(np.linalg.norm(g_trial)) / g0
+            if np.isfinite(res_trial) and res_trial < res:
+                theta, g, res, mu = trial, g_trial, res_trial, 0.5 * mu
+                break
+            mu *= 4.0
+        else:
+            break
+    return theta, res
 
 
 def negative_curvature(loss: NetworkLoss, theta):
