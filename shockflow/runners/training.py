@@ -144,6 +144,9 @@ def load_initial(case, model) -> None:
         if name not in model.params:
             raise CaseError.at(case, "training.initial", f"{str(path)!r} holds {name!r}, which is not a parameter of "
                                                          f"the {model.name!r} model ({', '.join(model.params)})")
+        if not (np.issubdtype(value.dtype, np.floating) or np.issubdtype(value.dtype, np.integer)):
+            raise CaseError.at(case, "training.initial", f"{str(path)!r}: {name!r} must be an array of real numbers, "
+                                                         f"found one of dtype {value.dtype}")
         if value.shape != model.params[name].shape or not np.all(np.isfinite(value)):
             raise CaseError.at(case, "training.initial", f"{str(path)!r}: {name!r} must be a finite array of shape "
                                                          f"{model.params[name].shape}, found shape {value.shape}"
