@@ -317,11 +317,11 @@ def _run_truth(log_path, result_path) -> tuple[list[tuple[str, float]] | None, s
     A shockflow training log (.h5) with parameter snapshots is scored against the half-learned steps of its charts
     (:mod:`shockflow.prediction.truth`) as ``run`` scores it, if it is the log of the result's run: the truth
     ``run`` read from these snapshots is stored in the result (``/score``, truth "parameters"), and it is used
-    when the log's snapshot steps are the steps of every chart's stored trajectory and its seed, model, data and
-    optimiser settings are the result's (runs are deterministic).  A CSV/JSON log, a log without snapshots or
-    the log of another run keeps the loss detections, and the note says why."""
+    when the log's loss series and snapshots are the ones that truth was read from (their digest, ``log_digest``,
+    stored with it).  A CSV/JSON log, a log without snapshots, the log of another run (however close its settings:
+    another teacher of the same name and size) or a result written before the digest keeps the loss detections,
+    and the note says why."""
     from shockflow.logs import read_training_log
-    from shockflow.storage import read_result
 
     if Path(log_path).suffix.lower() not in (".h5", ".hdf5"):
         return None, "a foreign log (CSV/JSON) has no parameter snapshots"
@@ -335,19 +335,12 @@ def _run_truth(log_path, result_path) -> tuple[list[tuple[str, float]] | None, s
         return None, "the result file stores no parameter truth (no /score group: written before issue 17)"
     if stored.get("truth") != "parameters" or "true_chart" not in stored:
         return None, "the result's run had no parameter truth"
-    result = read_result(result_path)
-    charts = result.extraction.get("charts", {}) if result.extraction else {}
     steps = np.asarray(snaps["step"])
-    settings = result.settings or {}
-    training, model, data = (settings.get(k, {}) or {} for k in ("training", "model", "data"))
-    train_spec = (record.data_spec or {}).get("train", {}) or {}
-    same = (bool(charts) and all(np.array_equal(np.asarray(c.get("trajectory_steps", [])), steps) for c in charts.values())
-            and record.seed == result.seed and (record.model_spec or {}).get("name") == model.get("name")
-            and train_spec.get("name") == data.get("name") and train_spec.get("n") == data.get("n")
-            and all((record.settings or {}).get(k) == training.get(k) for k in ("optimizer", "lr", "steps")))
-    if not same:
-        return None, ("the log's parameter snapshots are not those of the result's run (its snapshot steps, seed, "
-                      "model, data or optimiser settings differ)")
+    if "log_digest" not in stored:
+        return None, "the result file does not identify its run's log (no /score log_digest: written before it)"
+    if stored["log_digest"] != log_digest(record):
+        return None, ("the log is not the one the result's run scored (its loss series or parameter snapshots "
+                      "differ: another run, or the same case with other settings)")
     pairs = [(str(c), float(t)) for c, t in zip(stored["true_chart"], np.asarray(stored["true_step"]).reshape(-1))]
     return pairs, ("parameters (each chart's half-learned step from the log's parameter snapshots, "
                    f"{steps.size} logged; as `run` scored it)")
@@ -366,20 +359,38 @@ def _write_score_attrs(g, comparison: Comparison) -> None:
     g.create_dataset("true_step", data=np.asarray(comparison.observed, dtype=np.float64))
 
 
+def log_digest(record) -> str:
+    """A digest of a training log's loss series and parameter snapshots (hex): what identifies the log of a run,
+    stored with the run's score (``/score`` attribute ``log_digest``) so that ``compare`` uses the stored parameter
+    truth for that log only (:func:`_run_truth`)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for group in (record.series, getattr(record, "snapshots", None) or {}):
+        for key in sorted(group):
+            value = np.ascontiguousarray(group[key])
+            h.update(key.encode() + str(value.dtype).encode() + str(value.shape).encode())
+            h.update(value.tobytes())
+    return h.hexdigest()
+
+
 def write_score(f, comparison: Comparison, loss_comparison: Comparison | None = None, truth=None,
-                snapshot_schedule: dict | None = None) -> None:
+                snapshot_schedule: dict | None = None, record=None) -> None:
     """The ``/score`` group of an open result file ``f`` (written inside ``write_result``'s atomic write).
 
     ``/score`` attributes ``recall``, ``precision``, ``median_relative_error_all``,
     ``median_relative_error_matched`` (NaN: undefined), ``truth``, ``max_ratio``, ``horizon``; datasets
     ``true_step``, ``unmatched_predicted``, ``unmatched_observed``, ``beyond_run``; with a parameter truth
     also ``true_chart`` and ``true_bracket`` (the snapshot steps around each crossing), attributes
-    ``not_learned`` (JSON list of charts) and ``snapshots`` (JSON: the snapshot schedule used);
-    ``/score/loss`` holds the same figures against the loss-curve detections."""
+    ``not_learned`` (JSON list of charts) and ``snapshots`` (JSON: the snapshot schedule used); with the training
+    ``record`` the truth was read from, ``log_digest`` (:func:`log_digest`); ``/score/loss`` holds the same figures
+    against the loss-curve detections."""
     import json
 
     g = f.create_group("score")
     _write_score_attrs(g, comparison)
+    if record is not None:
+        g.attrs["log_digest"] = log_digest(record)
     if truth is not None:
         g.create_dataset("true_chart", data=np.array([t.chart for t in truth.transitions], dtype="S"))
         g.create_dataset("true_bracket", data=np.array([t.bracket for t in truth.transitions],

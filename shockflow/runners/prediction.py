@@ -369,7 +369,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     path = out / f"{case.name}.h5"
     def extend(f):
         write_score(f, comparison, loss_comparison, truth, snapshot_schedule={"n_snapshots": settings.n_snapshots,
-                                                                             "schedule": "log_spaced"})
+                                                                             "schedule": "log_spaced"}, record=record)
         import json
 
         f["score"].attrs["abstained"] = json.dumps([a.as_dict() for a in stage.abstained])  # charts without a prediction

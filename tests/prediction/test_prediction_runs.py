@@ -107,7 +107,7 @@ def test_compare_on_another_runs_log_or_a_csv_says_it_used_the_loss(default_run,
     _, _, doc = default_run
     assert main(["compare", str(close_run.log_file), "--prediction", doc["result_file"], "--json"]) == 0
     cmp = json.loads(capsys.readouterr().out)
-    assert cmp["score"]["truth"] == "loss" and "not those of the result's run" in cmp["score"]["truth_note"]
+    assert cmp["score"]["truth"] == "loss" and "not the one the result's run scored" in cmp["score"]["truth_note"]
     # the truth the score was computed against: the loss detections' midpoints, no chart
     assert [t["step"] for t in cmp["truth"]] == [o["step"] for o in cmp["observed"]] and cmp["truth"]
     assert all(t["chart"] is None for t in cmp["truth"]) and "loss_score" not in cmp
@@ -118,6 +118,22 @@ def test_compare_on_another_runs_log_or_a_csv_says_it_used_the_loss(default_run,
     np.savetxt(csv, np.column_stack([rec.series["step"], rec.series["loss"]]), delimiter=",", header="step,loss", comments="")
     assert main(["compare", str(csv), "--prediction", doc["result_file"]]) == 0
     assert "truth: loss (the midpoints of the loss-curve detections): a foreign log (CSV/JSON)" in capsys.readouterr().out
+
+
+def test_compare_on_the_log_of_the_same_case_with_another_teacher_does_not_take_the_stored_truth(default_run, capsys,
+                                                                                                 tmp_path):
+    """The default case trained with other teacher weights (same seed, model, data name and size, optimiser, steps
+    and snapshot steps): the result's stored parameter truth is not this log's; compare said recall 100 % and 0.6 %
+    "from the log's parameter snapshots" while the log's drops lay elsewhere.  The log's digest tells them apart."""
+    _, _, doc = default_run
+    reduced = sum((["--set", s] for s in REDUCED[DEFAULT_CASE]), [])
+    assert main(["train", DEFAULT_CASE, *reduced, "--set", "data.teacher_weights=[2.0, 1.0, 0.5, 0.2]", "--out",
+                 str(tmp_path), "--no-figures", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / f"{load_case(DEFAULT_CASE).name}.h5"), "--prediction", doc["result_file"],
+                 "--json"]) == 0
+    cmp = json.loads(capsys.readouterr().out)
+    assert cmp["score"]["truth"] == "loss" and "not the one the result's run scored" in cmp["score"]["truth_note"]
 
 
 def test_parameter_truth_and_loss_detector_agree_within_one_percent(default_run):
