@@ -26,7 +26,27 @@ import numpy as np
 
 from .record import TrainingRecord
 
-__all__ = ["read_loss_curve", "STEP_NAMES", "LOSS_NAMES", "ROW_STEPS"]
+__all__ = ["check_loss_series", "read_loss_curve", "STEP_NAMES", "LOSS_NAMES", "ROW_STEPS"]
+
+
+def check_loss_series(steps, loss, where: str) -> None:
+    """ValueError naming ``where`` and the data row (1-based) unless every loss is finite and the steps are
+    non-negative integers, strictly increasing: what a loss curve must be to be read (a CSV/JSON curve, or the
+    series of a training log written by another program)."""
+    steps, loss = np.asarray(steps, dtype=np.float64), np.asarray(loss, dtype=np.float64)
+    bad = ~np.isfinite(loss)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{where}: loss is not finite at data row {i + 1} (loss = {loss[i]})")
+    bad = ~np.isfinite(steps) | (steps != np.round(steps)) | (steps < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{where}: steps must be non-negative integers; data row {i + 1} has step {steps[i]}")
+    if np.any(np.diff(steps) <= 0):
+        i = int(np.argmax(np.diff(steps) <= 0))
+        kind = "a repeated step" if steps[i + 1] == steps[i] else "steps going back"
+        raise ValueError(f"{where}: steps must be strictly increasing (data row {i + 2}: {steps[i + 1]:g} after "
+                         f"{steps[i]:g}): {kind}")
 
 STEP_NAMES = ("step", "global_step", "steps", "iteration", "iter", "it", "t", "epoch")
 #: ``step_column=ROW_STEPS``: number the rows 0, 1, 2, … (only on request when a header is present)
@@ -192,20 +212,6 @@ def read_loss_curve(path: str | os.PathLike, *, step_column: str | None = None,
                          f"step and loss")
     if steps is None:
         steps = np.arange(loss.size, dtype=np.float64)
-    bad = ~np.isfinite(loss)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"read_loss_curve: {str(path)!r}: loss is not finite at data row {i + 1} "
-                         f"(loss = {loss[i]})")
-    bad = ~np.isfinite(steps) | (steps != np.round(steps)) | (steps < 0)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"read_loss_curve: {str(path)!r}: steps must be non-negative integers; data row {i + 1} "
-                         f"has step {steps[i]}")
-    if np.any(np.diff(steps) <= 0):
-        i = int(np.argmax(np.diff(steps) <= 0))
-        kind = "a repeated step" if steps[i + 1] == steps[i] else "steps going back"
-        raise ValueError(f"read_loss_curve: {str(path)!r}: steps must be strictly increasing "
-                         f"(data row {i + 2}: {steps[i + 1]:g} after {steps[i]:g}): {kind}")
+    check_loss_series(steps, loss, f"read_loss_curve: {str(path)!r}")
     return TrainingRecord(series={"step": steps.astype(np.int64), "loss": loss},
                           source=str(path), data_spec={"name": "imported", "path": str(path)})

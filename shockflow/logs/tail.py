@@ -173,8 +173,11 @@ class LogTail:
         except OSError:
             return False                       # not readable yet
         self._stamp = stamp
+        from .foreign import check_loss_series
+
         steps = np.asarray(record.series["step"], dtype=np.float64)
         loss = np.asarray(record.series["loss"], dtype=np.float64)
+        check_loss_series(steps, loss, f"LOG {str(self.path)!r}")   # a log another program wrote: a NaN is refused
         grew = loss.size > self.rows
         self._steps, self._loss = steps.tolist(), loss.tolist()
         return grew

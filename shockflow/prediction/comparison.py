@@ -255,12 +255,14 @@ def read_loss_log(path, *, step_column: str | None = None, loss_column: str | No
     """``(steps, loss)`` of a shockflow training log (.h5) or a CSV/JSON loss curve (column options:
     :func:`shockflow.logs.read_loss_curve`)."""
     from shockflow.logs import read_loss_curve, read_training_log
+    from shockflow.logs.foreign import check_loss_series
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"LOG: file {str(path)!r} does not exist")
     if path.suffix.lower() in (".h5", ".hdf5"):
         record = read_training_log(path)
+        check_loss_series(record.series["step"], record.series["loss"], "its /series")   # a log another program wrote
     else:
         record = read_loss_curve(path, step_column=step_column, loss_column=loss_column)
     return np.asarray(record.series["step"], dtype=np.float64), np.asarray(record.series["loss"], dtype=np.float64)

@@ -139,3 +139,20 @@ def test_one_shot_on_a_missing_log_is_bad_input(tmp_path, capsys):
     pred = _forecast_file(tmp_path / "f.h5")
     assert main(["monitor", str(tmp_path / "absent.csv"), "--prediction", str(pred)]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_shockflow_log_with_a_non_finite_loss_is_refused_naming_the_row_as_a_csv_is(tmp_path, capsys):
+    """An .h5 training log another program wrote with a NaN loss: monitor reported every chart "not seen" with exit
+    0, and compare read it; both now refuse it (exit 2) naming the file and the row, as they refuse a CSV."""
+    from shockflow.logs import TrainingRecord, write_training_log
+
+    steps = np.arange(1201)
+    loss = np.array([writer_loss(t) for t in steps])
+    loss[600] = np.nan
+    log = tmp_path / "log.h5"
+    write_training_log(TrainingRecord(series={"step": steps.astype(np.int64), "loss": loss}), log)
+    pred = _forecast_file(tmp_path / "f.h5")
+    for command in ("monitor", "compare"):
+        assert main([command, str(log), "--prediction", str(pred)]) == 2
+        err = capsys.readouterr().err
+        assert "log.h5" in err and "not finite at data row 601" in err and "Traceback" not in err
