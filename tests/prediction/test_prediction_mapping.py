@@ -73,6 +73,24 @@ def test_viscous_correction_shortens_the_escape():
     assert hot.step < cold.step
 
 
+def test_a_start_exactly_on_the_ridge_without_noise_abstains_and_with_noise_escapes():
+    """A zero initialisation of the mode (x0 = 0 on the ridge at 0): its gradient is zero and gradient descent never
+    moves it.  The escape integral from the profile's first point gave a finite step (a default net started at u = 0
+    was forecast to learn at 100.7, 298.1 and 662.1 while its run learned nothing); it abstains now, on both paths (a
+    shock chart and an escape-integral chart); with noise (ν > 0) it predicts."""
+    from shockflow.prediction.mapping import predict_or_abstain
+
+    x = np.geomspace(1e-4, 1.0, 40)
+    base = dict(label="r", x0=0.0, x_min=1.0, mobility_at_ridge=1.0, location=0.0, strength=1.0, escape_x=x,
+                escape_rate=x / 0.5, mirrored=True)
+    opt = Optimiser(np.full(10000, 1e-3))
+    for gamma in (0.5, math.inf):
+        predicted, (abstained,) = predict_or_abstain([ChartShock(nu=0.0, gamma_star=gamma, **base)], opt)
+        assert predicted == [] and "d0 = 0" in abstained.reason
+    (hot,) = predict_transitions([ChartShock(nu=1e-6, gamma_star=0.5, **base)], opt)
+    assert math.isfinite(hot.step) and hot.step > 0
+
+
 def test_degenerate_ridge_uses_the_escape_integral_and_matches_gradient_flow():
     # L(r) = 1/2 (s - r^4)^2: L''(0) = 0, no shock (gamma* infinite); r' = 4 r^3 (s - r^4)
     s, r0 = 1.0, 0.05
