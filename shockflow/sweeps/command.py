@@ -87,8 +87,13 @@ def _clean(value):
     return value
 
 
-def _error(message: str) -> None:
+def _failed(args: argparse.Namespace, message: str, code: int) -> int:
+    """Say why the sweep did not run (stderr) and return ``code``; with ``--json`` stdout holds one object too,
+    ``{"error", "exit_code"}``, as every command's does."""
     print(f"shockflow: error: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        print(json.dumps({"error": message, "exit_code": code}))
+    return code
 
 
 def _dry_run(sweep, out, args) -> int:
@@ -121,8 +126,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         sweep = case_sweep(args.case, args.set or (), args.zip or (), seed=args.seed, allow_large=args.allow_large)
     except (CaseError, SweepSpecError, ValueError) as exc:
-        _error(str(exc))
-        return EXIT_BAD_INPUT
+        return _failed(args, str(exc), EXIT_BAD_INPUT)
     out = args.out if args.out is not None else f"shockflow-results/{sweep.name}-sweep"
     if args.dry_run:
         return _dry_run(sweep, out, args)
@@ -130,11 +134,10 @@ def main(args: argparse.Namespace) -> int:
         summary = run_sweep(sweep, out, scheduler=args.scheduler, workers=args.workers,
                             progress=not (args.json or args.quiet))
     except OSError as exc:  # no scheduler at the address, an unwritable --out
-        _error(f"the sweep could not run: {exc}")
-        return EXIT_FAILURE
+        return _failed(args, f"the sweep could not run: {exc}", EXIT_FAILURE)
     except KeyboardInterrupt:
-        _error(f"interrupted; finished tasks are kept in {out}: rerun the same command to resume")
-        return EXIT_INTERRUPTED
+        return _failed(args, f"interrupted; finished tasks are kept in {out}: rerun the same command to resume",
+                       EXIT_INTERRUPTED)
     if args.json:
         print(json.dumps(_clean(summary.as_dict()), allow_nan=False))
     elif not args.quiet:

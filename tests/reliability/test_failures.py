@@ -330,3 +330,18 @@ def test_a_sigterm_is_exit_143_and_the_run_s_files_are_committed_together_or_not
     assert code == 143 and "terminated (SIGTERM); no file was written" in err
     assert not any((workdir / "out").iterdir())                        # no temporary left either
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL          # the handler is restored
+
+
+def test_a_refused_sweep_prints_its_error_object_with_json(cli, workdir):
+    """Every command with --json prints one object on stdout, a sweep whose axis is refused included (it printed
+    nothing there; the message was on stderr only)."""
+    import json
+
+    code, out, err = cli("sweep", "burgers-sine", "--set", "initial.amplitude=range:3:3", "--scheduler", "serial",
+                         "--json", "--out", "out/sweep")
+    assert code == 2 and "the range is empty" in err
+    (line,) = out.strip().splitlines()
+    assert json.loads(line) == {"error": err.strip().removeprefix("shockflow: error: "), "exit_code": 2}
+    code, out, _ = cli("sweep", "burgers-sine", "--set", "initial.amplitude=range:3:3", "--scheduler", "serial",
+                       "--out", "out/sweep")
+    assert code == 2 and out == ""
