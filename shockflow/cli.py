@@ -415,10 +415,19 @@ def _show(args: argparse.Namespace) -> int:
         from shockflow.cases.loading import name_problem
 
         stem = result.case_name if name_problem(result.case_name) is None else Path(args.result).stem
-        from shockflow.prediction.saddle_chain import read_chain
+        from shockflow.runners.forecast import read_forecast, staircase_figure
 
-        figures += [str(p) for p in draw_result(result, out, stem=stem, format=args.figure_format, dpi=args.dpi,
-                                                chain=read_chain(args.result))]
+        forecast = read_forecast(args.result)
+        if forecast:   # a forecast file: its staircase, as `forecast` drew it (not a run's figures over a run's)
+            figures.append(str(staircase_figure(stem, forecast["predicted"], forecast["horizon"],
+                                                forecast["initial_loss"], forecast.get("optimizer", ""),
+                                                forecast.get("lr", float("nan")), out,
+                                                figure_format=args.figure_format, dpi=args.dpi)))
+        else:
+            from shockflow.prediction.saddle_chain import read_chain
+
+            figures += [str(p) for p in draw_result(result, out, stem=stem, format=args.figure_format, dpi=args.dpi,
+                                                    chain=read_chain(args.result))]
     info = result.shock_info
     if args.json:
         _print_json({"case": result.case_name, "kind": result.case_kind, "result_file": str(args.result),

@@ -342,6 +342,7 @@ def _write(case, outcome: ForecastOutcome, path: Path, seed: int) -> Path:
         g.attrs["initial_loss"] = float(outcome.initial_loss)
         g.attrs["stability_lr"] = float(outcome.stability_lr)
         g.attrs["lr"] = float(outcome.lr)
+        g.attrs["optimizer"] = str(outcome.optimizer)
         g.attrs["predicted"] = json.dumps(outcome.predicted)
         if outcome.scan:
             g.attrs["lr_scan"] = json.dumps([r.as_dict() for r in outcome.scan])
@@ -378,18 +379,26 @@ def _figure(outcome: ForecastOutcome, out: Path, options) -> tuple[Path, ...]:
 
     if not (options.figures and can_draw()):
         return ()
+    return (staircase_figure(outcome.case, outcome.predicted, outcome.horizon, outcome.initial_loss, outcome.optimizer,
+                             outcome.lr, out, figure_format=options.figure_format, dpi=options.dpi),)
+
+
+def staircase_figure(case: str, predicted, horizon: float, initial_loss: float, optimizer: str, lr: float, out,
+                     *, figure_format: str | None = None, dpi: float | None = None) -> Path:
+    """The forecast loss staircase, ``<out>/<case>-forecast.<format>``: the initial loss, then each forecast
+    transition's ``loss_after`` from its step on (``predicted``: the rows of ``--json``, as :func:`read_forecast`
+    returns them too, so ``show`` draws it again from the file).  Only where :func:`shockflow.figures.can_draw`."""
     from shockflow.figures import loss_figure, save_figure
 
-    rows = [r for r in outcome.predicted if math.isfinite(r["step"])]
-    last = max([outcome.horizon] + [r["step"] for r in rows])
+    rows = [r for r in predicted if r["step"] is not None and math.isfinite(r["step"])]
+    last = max([horizon] + [r["step"] for r in rows])
     steps = np.unique(np.concatenate([np.geomspace(1.0, 1.5 * last, 600), [r["step"] for r in rows]]))
-    level = np.full(steps.shape, outcome.initial_loss)
+    level = np.full(steps.shape, initial_loss)
     for r in sorted(rows, key=lambda r: r["step"]):   # each plateau from its transition on
         level[steps >= r["step"]] = np.minimum(level[steps >= r["step"]], r["loss_after"])
     fig = loss_figure(steps, level, predicted=[r["step"] for r in rows], charts=[r["chart"] for r in rows],
-                      title=f"{outcome.case}: forecast loss staircase ({outcome.optimizer}, lr {outcome.lr:g}; "
-                            f"no training)")
-    return (save_figure(fig, out / f"{outcome.case}-forecast.png", format=options.figure_format, dpi=options.dpi),)
+                      title=f"{case}: forecast loss staircase ({optimizer}, lr {lr:g}; no training)")
+    return save_figure(fig, Path(out) / f"{case}-forecast.png", format=figure_format, dpi=dpi)
 
 
 @committed_together

@@ -104,6 +104,15 @@ def test_forecast_json_file_and_figure(tmp_path, capsys):
     assert levels == sorted(levels, reverse=True) and levels[0] < obj["initial_loss"]   # a staircase down
     assert (out / "two-layer-staircase-forecast.h5").is_file() and (out / "two-layer-staircase-forecast.png").is_file()
     assert [p for p in out.iterdir() if p.name.startswith(".")] == []                   # no temporaries left
+    # `show` on the forecast file draws its staircase again, the same figure, and nothing of a run's (it drew the
+    # three figures of a run result, CASE.png among them, over a run's own beside it)
+    drawn = (out / "two-layer-staircase-forecast.png").read_bytes()
+    (out / "two-layer-staircase-forecast.png").unlink()
+    assert main(["show", str(out / "two-layer-staircase-forecast.h5"), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["figures"] == [str(out / "two-layer-staircase-forecast.png")]
+    assert (out / "two-layer-staircase-forecast.png").read_bytes() == drawn
+    assert sorted(p.name for p in out.iterdir()) == ["two-layer-staircase-forecast.h5", "two-layer-staircase-forecast.png"]
 
 
 def _train(case, lr, steps=None):
