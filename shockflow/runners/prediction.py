@@ -321,6 +321,12 @@ def run_prediction_case(case, options) -> RunOutcome:
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / f"{case.name}-log.h5"
+    from shockflow.logs.hdf5 import FORMAT as LOG_FORMAT
+    from shockflow.storage.outdir import refuse_other_kind
+    from shockflow.storage.results import FORMAT as RESULT_FORMAT
+
+    refuse_other_kind(out / f"{case.name}.h5", RESULT_FORMAT, "run")   # before any training: a `train` log stays
+    refuse_other_kind(log_path, LOG_FORMAT, "run")
     show = options.progress and not options.quiet
     trained = model
     if case.settings.geometry is not None and case.settings.geometry.name == "sphere":

@@ -217,6 +217,10 @@ def run_network_case(case, options) -> NetworkOutcome:
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / f"{case.name}.h5"
+    from shockflow.logs.hdf5 import FORMAT as LOG_FORMAT
+    from shockflow.storage.outdir import refuse_other_kind
+
+    refuse_other_kind(log_path, LOG_FORMAT, "train")   # a run's result of the same name stays
     start = time.perf_counter()
     try:
         record = train(model, data, settings, log_path=log_path, quiet=options.quiet or not options.progress)

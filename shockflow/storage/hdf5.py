@@ -30,7 +30,7 @@ from pathlib import Path
 
 import h5py
 
-__all__ = ["open_hdf5"]
+__all__ = ["file_format", "open_hdf5"]
 
 
 @contextmanager
@@ -77,3 +77,17 @@ def _check_version(found, max_version: int, where: str, kind: str, format: str |
         name = f"{format!r} " if format is not None else ""
         raise error(f"{where}: {name}format version {version} is newer than this shockflow reads "
                     f"(versions up to {max_version})")
+
+
+def file_format(path: str | os.PathLike) -> str | None:
+    """The root attribute ``format`` of the HDF5 file at ``path`` (``"shockflow-result"``, ...); None where there is
+    no such file, it is no HDF5 file or it has no such attribute."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        with h5py.File(path, "r") as f:
+            found = f.attrs.get("format")
+    except OSError:
+        return None
+    return found if isinstance(found, str) else None

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["OutDirError", "missing_directories", "prepare_out", "remove_empty", "snapshot", "written_since"]
+__all__ = ["OutDirError", "missing_directories", "prepare_out", "refuse_other_kind", "remove_empty", "snapshot",
+           "written_since"]
 
 
 class OutDirError(ValueError):
@@ -78,3 +79,22 @@ def remove_empty(directories: list[Path]) -> None:
             path.rmdir()
         except OSError:   # not empty (a file written, or another process's), or gone already
             return
+
+
+#: what each shockflow file format is, for the messages of refuse_other_kind
+KINDS = {"shockflow-result": "a result file (`run`, `solve`, `forecast`)",
+         "shockflow-training-log": "a training log (`train`, or `run`'s -log.h5)"}
+
+
+def refuse_other_kind(path: str | os.PathLike, format: str, command: str) -> None:
+    """:class:`OutDirError` if ``path`` is a shockflow HDF5 file of another format than ``format``, the one
+    ``command`` is about to write there: a command replaces its own earlier output, never another command's (``train``
+    writes its log as ``CASE.h5``, the name of ``run``'s result; into one ``--out`` it replaced the run's result).
+    Checked before any work."""
+    from .hdf5 import file_format
+
+    found = file_format(path)
+    if found is not None and found != format and found.startswith("shockflow-"):
+        raise OutDirError(f"--out {str(Path(path).parent)!r} already holds {Path(path).name!r}, "
+                          f"{KINDS.get(found, found)}; `{command}` would replace it with "
+                          f"{KINDS.get(format, format)}: choose another --out, or move that file")

@@ -345,3 +345,19 @@ def test_a_refused_sweep_prints_its_error_object_with_json(cli, workdir):
     code, out, _ = cli("sweep", "burgers-sine", "--set", "initial.amplitude=range:3:3", "--scheduler", "serial",
                        "--out", "out/sweep")
     assert code == 2 and out == ""
+
+
+def test_a_command_does_not_replace_another_commands_file_of_the_same_name(cli, workdir):
+    """`train` writes its log as CASE.h5, the name of `run`'s result: into one --out it replaced the run's result
+    without a word.  Each refuses the other's file (exit 2, before any work, naming the file and both kinds); each
+    replaces its own earlier output as before."""
+    small = ["--set", "data.n=256", "--set", "training.steps=300", "--no-figures", "--quiet"]
+    assert cli("run", "two-layer-staircase", *small, "--out", "out/a")[0] == 0
+    result = (workdir / "out" / "a" / "two-layer-staircase.h5").read_bytes()
+    code, _, err = cli("train", "two-layer-staircase", *small, "--out", "out/a")
+    assert code == 2 and "already holds 'two-layer-staircase.h5', a result file" in err and "Traceback" not in err
+    assert (workdir / "out" / "a" / "two-layer-staircase.h5").read_bytes() == result
+    assert cli("train", "two-layer-staircase", *small, "--out", "out/b")[0] == 0
+    assert cli("train", "two-layer-staircase", *small, "--out", "out/b")[0] == 0          # its own: replaced
+    code, _, err = cli("run", "two-layer-staircase", *small, "--out", "out/b")
+    assert code == 2 and "a training log" in err and not (workdir / "out" / "b" / "two-layer-staircase-log.h5").exists()
