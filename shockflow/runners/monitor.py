@@ -36,12 +36,16 @@ __all__ = ["Monitor", "MonitorEvent", "follow", "read_forecast_steps", "SAME"]
 #: a detection within this factor of a reported midpoint is the same transition (the detector refines
 #: a midpoint as rows arrive)
 SAME = 1.25
+#: a reported transition whose midpoint has since moved by more than this fraction of it is reported again, revised
+#: (a drop seen before its end is placed early: r2 of a run at 595.8 when first seen, 643.3 once its end was read)
+REVISE = 0.02
 
 
 @dataclass(frozen=True)
 class MonitorEvent:
-    """A transition seen for the first time (``kind="transition"``), the start (``"start"``, once the monitor is
-    ready) or the end of the follow (``"end"``)."""
+    """A transition seen for the first time (``kind="transition"``), one reported before whose midpoint the rows
+    read since have moved by more than :data:`REVISE` (``"revised"``, with ``revises``: the step reported before), the
+    start (``"start"``, once the monitor is ready) or the end of the follow (``"end"``)."""
 
     kind: str
     time: float                  # wall-clock time (s since the epoch) of the report
@@ -55,15 +59,19 @@ class MonitorEvent:
     chart: str | None = None
     offset: float | None = None  # observed − predicted steps (> 0: later than forecast)
     message: str = ""
+    revises: float | None = None  # a "revised" event: the midpoint reported before
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in ("kind", "time", "read_at", "rows", "last_step", "step", "onset", "end",
-                                               "predicted_step", "chart", "offset", "message")}
+                                               "predicted_step", "chart", "offset", "message", "revises")}
 
     def line(self) -> str:
-        if self.kind != "transition":
+        if self.kind not in ("transition", "revised"):
             return self.message
         head = f"transition at step {self.step:.1f} (seen at row {self.rows}, step {self.last_step:g})"
+        if self.kind == "revised":
+            head = (f"transition revised from step {self.revises:.1f} to {self.step:.1f} (row {self.rows}, step "
+                    f"{self.last_step:g})")
         if self.predicted_step is None:
             return head + ": no forecast transition within the matching factor"
         rel = self.offset / self.predicted_step if self.predicted_step > 0 else math.nan
@@ -119,16 +127,24 @@ class Monitor:
         events = []
         now = time.time() if now is None else now
         for t in found:
-            if any(abs(math.log(t.midpoint / e.step)) < math.log(SAME) for e in self.reported if e.step > 0):
-                continue
             m = partner.get(t.midpoint)
             chart = None
             if m is not None:
                 chart = self.charts[m.predicted_index] if m.predicted_index < len(self.charts) else ""
-            event = MonitorEvent("transition", now, read_at, self.tail.rows, float(steps[-1]), t.midpoint, t.onset, t.end,
+            before = [i for i, e in enumerate(self.reported) if e.step > 0
+                      and abs(math.log(t.midpoint / e.step)) < math.log(SAME)]
+            if before and all(abs(t.midpoint - self.reported[i].step) <= REVISE * self.reported[i].step
+                              for i in before):
+                continue
+            kind = "revised" if before else "transition"
+            event = MonitorEvent(kind, now, read_at, self.tail.rows, float(steps[-1]), t.midpoint, t.onset, t.end,
                                  None if m is None else float(m.predicted_step), chart,
-                                 None if m is None else float(t.midpoint - m.predicted_step))
-            self.reported.append(event)
+                                 None if m is None else float(t.midpoint - m.predicted_step),
+                                 revises=self.reported[before[0]].step if before else None)
+            if before:
+                self.reported[before[0]] = event
+            else:
+                self.reported.append(event)
             events.append(event)
         return events
 

@@ -156,3 +156,30 @@ def test_a_shockflow_log_with_a_non_finite_loss_is_refused_naming_the_row_as_a_c
         assert main([command, str(log), "--prediction", str(pred)]) == 2
         err = capsys.readouterr().err
         assert "log.h5" in err and "not finite at data row 601" in err and "Traceback" not in err
+
+
+def test_a_transition_reported_before_its_drop_ended_is_reported_again_revised(tmp_path):
+    """The detector places a drop seen before its end early; once the rows show the end, the monitor reports the
+    transition again (``kind="revised"``, with the step it said before) where its midpoint has moved by more than
+    ``REVISE``; the last report of each transition is the detector's midpoint on the whole log."""
+    from shockflow.prediction import find_transitions
+    from shockflow.runners.monitor import REVISE, monitor_log
+
+    t = np.arange(1201)
+    curve = [writer_loss(s) for s in t]
+    log = tmp_path / "log.csv"
+    pred = _forecast_file(tmp_path / "f.h5")
+    log.write_text("step,loss\n")
+    monitor = monitor_log(log, pred)
+    events = []
+    for rows in range(100, 1202, 25):
+        with open(log, "a") as fh:
+            fh.write("".join(f"{s},{curve[s]!r}\n" for s in t[rows - 25 if rows > 100 else 0:min(rows, 1201)]))
+        events += monitor.update()
+    revised = [e for e in events if e.kind == "revised"]
+    assert revised and all(abs(e.step - e.revises) > REVISE * e.revises for e in revised)
+    final = [d.midpoint for d in find_transitions(t.astype(float), np.array(curve))]
+    last = {}
+    for e in events:
+        last[e.chart] = e.step
+    assert sorted(last.values()) == pytest.approx(sorted(final), rel=REVISE)
