@@ -201,6 +201,9 @@ def _monitor(args: argparse.Namespace) -> int:
     from shockflow.runners.monitor import follow, monitor_log
     from shockflow.storage import ResultFileError
 
+    if Path(args.log).is_dir():
+        _error(f"LOG {args.log!r} is a directory, expected a log file")
+        return EXIT_BAD_INPUT
     if not args.follow and not Path(args.log).is_file():   # --follow may wait for a log that is not there yet
         _error(f"LOG {args.log!r}: no such file (with --follow, monitor waits for it to appear)")
         return EXIT_BAD_INPUT

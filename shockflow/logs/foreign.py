@@ -118,7 +118,7 @@ def _rows(text: str, path: Path) -> list[list[str]]:
 
 
 def _from_csv(path: Path, step_column=None, loss_column=None) -> tuple[np.ndarray | None, np.ndarray]:
-    rows = _rows(path.read_text(), path)
+    rows = _rows(path.read_text(encoding="utf-8-sig"), path)   # a byte order mark is not part of the header
     header = None
     if not all(_is_number(c) for c in rows[0] if c != ""):
         header, rows = rows[0], rows[1:]
@@ -151,7 +151,7 @@ def _from_csv(path: Path, step_column=None, loss_column=None) -> tuple[np.ndarra
 
 def _from_json(path: Path, step_column=None, loss_column=None) -> tuple[np.ndarray | None, np.ndarray]:
     try:
-        obj = json.loads(path.read_text())
+        obj = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"read_loss_curve: {str(path)!r} is not valid JSON ({exc})") from None
     expected = ('expected {"step": [...], "loss": [...]}, {"loss": [...]} or a list of '

@@ -108,7 +108,7 @@ class LogTail:
         self._loss.append(float(loss))
 
     def _line(self, line: str):
-        text = line.strip()
+        text = line.strip().removeprefix("\ufeff")   # a byte order mark at the file's start is not data
         if not text or text.startswith("#"):
             return
         if self.kind == "lines":

@@ -258,6 +258,8 @@ def read_loss_log(path, *, step_column: str | None = None, loss_column: str | No
     from shockflow.logs.foreign import check_loss_series
 
     path = Path(path)
+    if path.is_dir():
+        raise FileNotFoundError(f"LOG: {str(path)!r} is a directory, expected a log file")
     if not path.is_file():
         raise FileNotFoundError(f"LOG: file {str(path)!r} does not exist")
     if path.suffix.lower() in (".h5", ".hdf5"):

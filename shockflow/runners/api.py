@@ -26,6 +26,8 @@ def _case(case, overrides):
             raise CaseError(str(case.path or case.name), [Problem("", "overrides apply to a case being loaded: pass a "
                                                                       "name or a path, or load_case(..., overrides)")])
         return case
+    if isinstance(overrides, (str, bytes)):   # one KEY=VALUE given bare: a list of one, not its characters
+        overrides = (overrides,)
     return load_case(case, overrides=tuple(overrides))
 
 

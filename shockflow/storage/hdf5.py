@@ -46,6 +46,8 @@ def open_hdf5(path: str | os.PathLike, *, format: str | None, kind: str, error: 
     """
     path = Path(path)
     where = repr(str(path))
+    if path.is_dir():
+        raise (missing or error)(f"{where} is a directory (expected {kind})")
     if not path.is_file():
         raise (missing or error)(f"{where}: no such file (expected {kind})")
     try:

@@ -361,3 +361,34 @@ def test_a_command_does_not_replace_another_commands_file_of_the_same_name(cli, 
     assert cli("train", "two-layer-staircase", *small, "--out", "out/b")[0] == 0          # its own: replaced
     code, _, err = cli("run", "two-layer-staircase", *small, "--out", "out/b")
     assert code == 2 and "a training log" in err and not (workdir / "out" / "b" / "two-layer-staircase-log.h5").exists()
+
+
+def test_a_directory_where_a_file_is_expected_is_said_to_be_one(cli, workdir):
+    (workdir / "d.h5").mkdir()
+    (workdir / "d.csv").mkdir()
+    for args in (["show", "d.h5"], ["compare", "d.csv", "--prediction", "d.h5"], ["monitor", "d.csv", "--prediction",
+                                                                                   "d.h5", "--follow"]):
+        code, _, err = cli(*args)
+        assert code == 2 and "is a directory" in err and "no such file" not in err and "Traceback" not in err, args
+
+
+def test_a_csv_log_with_a_byte_order_mark_is_read_as_without_one(tmp_path):
+    from shockflow.logs import read_loss_curve
+    from shockflow.logs.tail import LogTail
+
+    plain, marked = tmp_path / "plain.csv", tmp_path / "marked.csv"
+    plain.write_text("step,loss\n0,1.0\n1,0.5\n2,0.25\n")
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    for path in (plain, marked):
+        tail = LogTail(path)
+        tail.read()
+        assert [list(a) for a in tail.series()] == [[0.0, 1.0, 2.0], [1.0, 0.5, 0.25]]
+    assert list(read_loss_curve(marked).series["loss"]) == [1.0, 0.5, 0.25]
+
+
+def test_the_python_api_takes_one_override_given_as_a_string_as_one(tmp_path):
+    import shockflow
+
+    a = shockflow.forecast("two-layer-staircase", out=tmp_path / "a", overrides="data.n=256", figures=False)
+    b = shockflow.forecast("two-layer-staircase", out=tmp_path / "b", overrides=["data.n=256"], figures=False)
+    assert [p["step"] for p in a.predicted] == [p["step"] for p in b.predicted]
