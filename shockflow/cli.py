@@ -232,6 +232,10 @@ def _monitor(args: argparse.Namespace) -> int:
                 if not args.json and not args.quiet:
                     print(monitor.table())
                 raise
+            if not monitor.tail.path.exists():   # followed a path where no log ever appeared: nothing to report
+                _STATE["printed"] = True          # (its "end" event, with --json, is the object)
+                _error(f"LOG {args.log!r}: no log appeared there while monitor waited (the writer's path?)")
+                return EXIT_BAD_INPUT
         else:
             for event in monitor.update():
                 emit(event)

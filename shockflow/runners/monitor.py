@@ -158,7 +158,8 @@ class Monitor:
 
         steps, _ = self.tail.series()
         last = float(steps[-1]) if steps.size else math.nan
-        lines = [f"{self.tail.path}: {self.tail.rows} rows, last step {last:g} of {self.horizon:g} planned"]
+        lines = [f"{self.tail.path}: {self.tail.rows} rows, last step {last:g} of {self.horizon:g} planned"
+                 if steps.size else f"{self.tail.path}: no rows read ({self.horizon:g} steps planned)"]
         c = match_transitions(self.predicted, [t.midpoint for t in self.transitions], max_ratio=self.max_ratio,
                               truth="loss", horizon=last if steps.size else math.inf)
         seen = {m.predicted_index: m for m in c.matches}
@@ -210,10 +211,14 @@ def follow(monitor: Monitor, *, interval: float = 0.2, idle: float | None = None
             return end
         wait = idle if idle is not None else max(10.0 * period, 2.0)
         if clock() - last_growth > wait:
-            what = "no rows yet" if size_before < 0 else f"last step {last:g} of {monitor.horizon:g} planned"
-            end = MonitorEvent("end", time.time(), time.time(), monitor.tail.rows, last,
-                               message=f"the log stopped growing: nothing new for {wait:.1f} s ({what}); "
-                                       f"stopped following {monitor.tail.path}")
+            if size_before < 0 and not stamps:
+                message = (f"the log never appeared: no file {str(monitor.tail.path)!r} within {wait:.1f} s; "
+                           f"stopped waiting for it")
+            else:
+                what = "no rows yet" if monitor.tail.rows == 0 else f"last step {last:g} of {monitor.horizon:g} planned"
+                message = (f"the log stopped growing: nothing new for {wait:.1f} s ({what}); stopped following "
+                           f"{monitor.tail.path}")
+            end = MonitorEvent("end", time.time(), time.time(), monitor.tail.rows, last, message=message)
             emit(end)
             return end
         next_read = max(next_read + period, clock())   # a fixed rate: the detector's run is not added to the wait

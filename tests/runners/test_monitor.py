@@ -183,3 +183,11 @@ def test_a_transition_reported_before_its_drop_ended_is_reported_again_revised(t
     for e in events:
         last[e.chart] = e.step
     assert sorted(last.values()) == pytest.approx(sorted(final), rel=REVISE)
+
+
+def test_following_a_path_where_no_log_ever_appears_says_so_and_is_exit_2(tmp_path, capsys):
+    """It ended with exit 0 and "the log stopped growing", the table saying "last step nan"."""
+    pred = _forecast_file(tmp_path / "f.h5")
+    code = main(["monitor", str(tmp_path / "absent.csv"), "--prediction", str(pred), "--follow", "--idle", "0.5"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "the log never appeared" in out and "absent.csv" in err and "nan" not in out
