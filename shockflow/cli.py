@@ -515,6 +515,17 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _factor(text: str) -> float:
+    """A matching factor: a finite number above 1 (a factor of 1 would match only exact equality)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 1, found {text!r}") from None
+    if not (value > 1 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 1, found {text!r}")
+    return value
+
+
 def _seed(text: str) -> int:
     try:
         value = int(text)
@@ -621,7 +632,7 @@ def build_parser() -> argparse.ArgumentParser:
     monitor.add_argument("--idle", type=_positive_float, default=None, metavar="SECONDS",
                          help="end the follow after this long without new rows (default: ten update intervals, "
                               "at least 2 s)")
-    monitor.add_argument("--max-ratio", type=_positive_float, default=2.0,
+    monitor.add_argument("--max-ratio", type=_factor, default=2.0,
                          help="a forecast and an observed transition match within this factor (default 2)")
     monitor.add_argument("--step-column", metavar="NAME", help="the step column of a CSV/JSON log ('row': row numbers)")
     monitor.add_argument("--loss-column", metavar="NAME", help="the loss column of a CSV/JSON log")
@@ -631,7 +642,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   help="match the transitions of a loss log (HDF5, CSV, JSON) with saved predictions")
     compare.add_argument("log", metavar="LOG", help="a training log (.h5) or a CSV/JSON file of step and loss")
     compare.add_argument("--prediction", required=True, metavar="RESULT", help="a result file written by `shockflow run`")
-    compare.add_argument("--max-ratio", type=_positive_float, default=2.0,
+    compare.add_argument("--max-ratio", type=_factor, default=2.0,
                          help="match a prediction and an observation only within this factor, either side (default 2)")
     compare.add_argument("--step-column", metavar="NAME", help="the step column of a CSV/JSON log ('row': row numbers)")
     compare.add_argument("--loss-column", metavar="NAME", help="the loss column of a CSV/JSON log")

@@ -74,21 +74,35 @@ def read_training_log(path: str | os.PathLike) -> TrainingRecord:
     path = Path(path)
     with open_hdf5(path, format=FORMAT, kind="a shockflow training log", error=ValueError,
                    missing=FileNotFoundError) as f:
-        groups = {}
-        for gname in _GROUPS:
-            if gname not in f:
-                raise ValueError(f"read_training_log: {str(path)!r} lacks group /{gname}")
-            g = f[gname]
-            order = json.loads(g.attrs["order"])
-            groups[gname] = {name: g[name][()] for name in order}
-        seed = int(f.attrs["seed"])
-        return TrainingRecord(
-            **groups,
-            model_spec=json.loads(f.attrs["model_spec"]),
-            data_spec=json.loads(f.attrs["data_spec"]),
-            settings=json.loads(f.attrs["settings"]),
-            seed=None if seed < 0 else seed,
-            versions=json.loads(f.attrs["versions"]),
-            source=str(f.attrs["source"]),
-            wall_time=float(f.attrs["wall_time"]),
-        )
+        try:
+            return _read_record(f, path)
+        except KeyError as exc:   # an attribute or object the layout has and this file lacks (a damaged file)
+            raise ValueError(f"read_training_log: {str(path)!r} lacks {exc.args[0] if exc.args else exc!s} of the "
+                             f"training-log layout (damaged, or written by another program)") from None
+
+
+def _read_record(f, path: Path) -> TrainingRecord:
+    """The record in the open training log ``f`` (a KeyError where the file lacks an attribute or object of the
+    layout: :func:`read_training_log` names it)."""
+    groups = {}
+    for gname in _GROUPS:
+        if gname not in f:
+            raise ValueError(f"read_training_log: {str(path)!r} lacks group /{gname}")
+        g = f[gname]
+        order = json.loads(g.attrs["order"])
+        lacking = [name for name in order if name not in g]
+        if lacking:   # a damaged file, or one another program wrote: name what is missing, not h5py's words
+            raise ValueError(f"read_training_log: {str(path)!r} lacks /{gname}/{lacking[0]} (its 'order' "
+                             f"attribute lists {order})")
+        groups[gname] = {name: g[name][()] for name in order}
+    seed = int(f.attrs["seed"])
+    return TrainingRecord(
+        **groups,
+        model_spec=json.loads(f.attrs["model_spec"]),
+        data_spec=json.loads(f.attrs["data_spec"]),
+        settings=json.loads(f.attrs["settings"]),
+        seed=None if seed < 0 else seed,
+        versions=json.loads(f.attrs["versions"]),
+        source=str(f.attrs["source"]),
+        wall_time=float(f.attrs["wall_time"]),
+    )

@@ -195,9 +195,10 @@ def _validate(steps, loss) -> tuple[np.ndarray, np.ndarray]:
     keep = (steps > 0) & (loss > 0)   # log scale: step 0 and exact zeros (underflow) carry no slope
     steps, loss = steps[keep], loss[keep]
     if steps.size < 8 or steps[-1] / steps[0] < 10 ** 0.2:
-        raise ValueError(f"find_transitions: need at least 8 positive steps spanning 0.2 decades, got "
-                         f"{steps.size} from {steps[0] if steps.size else None} to "
-                         f"{steps[-1] if steps.size else None}")
+        got = (f"{steps.size}, from step {steps[0]:g} to {steps[-1]:g}" if steps.size else
+               "none (every loss is 0, or every step is 0)" if keep.size else "none")
+        raise ValueError(f"find_transitions: need at least 8 rows with a positive step and a positive loss, spanning "
+                         f"0.2 decades of steps (the detector works on log scales); got {got}")
     return steps, loss
 
 

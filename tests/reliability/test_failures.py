@@ -392,3 +392,28 @@ def test_the_python_api_takes_one_override_given_as_a_string_as_one(tmp_path):
     a = shockflow.forecast("two-layer-staircase", out=tmp_path / "a", overrides="data.n=256", figures=False)
     b = shockflow.forecast("two-layer-staircase", out=tmp_path / "b", overrides=["data.n=256"], figures=False)
     assert [p["step"] for p in a.predicted] == [p["step"] for p in b.predicted]
+
+
+def test_reader_messages_name_what_is_wrong(cli, workdir, tmp_path):
+    """A matching factor of 1 is the option's fault, not the log's; a log of zero losses says why the detector has
+    nothing to read; a training log without its loss series names the dataset, not h5py's words."""
+    import h5py
+    import numpy as np
+
+    from shockflow.logs import TrainingRecord, write_training_log
+
+    code, _, err = cli("compare", "x.csv", "--prediction", "y.h5", "--max-ratio", "1")
+    assert code == 2 and "argument --max-ratio: expected a finite number > 1, found '1'" in err
+    zero = workdir / "zero.csv"
+    zero.write_text("step,loss\n" + "".join(f"{s},0\n" for s in range(50)))
+    assert cli("forecast", "two-layer-staircase", "--set", "data.n=256", "--out", "out", "--no-figures",
+               "--quiet")[0] == 0
+    code, _, err = cli("compare", "zero.csv", "--prediction", "out/two-layer-staircase-forecast.h5")
+    assert code == 2 and "every loss is 0" in err and "None" not in err
+    log = workdir / "log.h5"
+    steps = np.arange(100)
+    write_training_log(TrainingRecord(series={"step": steps, "loss": np.exp(-steps / 30.0)}), log)
+    with h5py.File(log, "r+") as f:
+        del f["series/loss"]
+    code, _, err = cli("compare", "log.h5", "--prediction", "out/two-layer-staircase-forecast.h5")
+    assert code == 2 and "lacks /series/loss" in err and "synchronously" not in err and "Traceback" not in err
