@@ -418,13 +418,13 @@ def predict_chart(c: ChartShock, optimiser: Optimiser, rates: np.ndarray | None 
     d0 = c.distance(x0)
     d_exit = c.distance(c.x_min)
     same_side = (x0 - xs) * (c.x_min - xs) > 0
-    at_rest = d0 == 0.0 or (c.mirrored and x0 == 0.0)   # on the ridge, or on the mirror r = 0 (a stationary point)
-    if at_rest and not c.nu > 0:
-        # exactly on a stationary point with no noise: gradient flow, and gradient descent, never leave it (a zero
-        # initialisation of the mode); the escape integral from the profile's first point would give a finite time
-        raise InvalidPrediction(f"chart {c.label!r}: its start lies exactly on the ridge (d0 = 0) and there is no "
-                                f"noise (nu = 0): the gradient there is zero and the mode never grows, so no transition "
-                                f"is predicted", figure="d0 = 0, nu = 0")
+    if c.mirrored and x0 == 0.0 and not c.nu > 0:
+        # exactly on the mirror r = 0 of an even chart loss, with no noise: its gradient vanishes there by symmetry,
+        # and gradient flow, and descent, never leave it (a zero initialisation of the mode); the escape integral
+        # from the profile's first point would give a finite time
+        raise InvalidPrediction(f"chart {c.label!r}: its start lies exactly on the mirror r = 0 (d0 = 0) and there is "
+                                f"no noise (nu = 0): the gradient there is zero and the mode never grows, so no "
+                                f"transition is predicted", figure="d0 = 0, nu = 0")
     if math.isfinite(c.gamma_star) and c.gamma_star > 0 and same_side and c.ridge_speed * c.gamma_star < d0 \
             and _starts_linearised(c, x0, d0):
         d_eff = math.sqrt(d0 * d0 + 2.0 * c.nu * c.gamma_star)

@@ -74,7 +74,7 @@ def test_viscous_correction_shortens_the_escape():
 
 
 def test_a_start_exactly_on_the_ridge_without_noise_abstains_and_with_noise_escapes():
-    """A zero initialisation of the mode (x0 = 0 on the ridge at 0): its gradient is zero and gradient descent never
+    """A zero initialisation of the mode (x0 = 0, the mirror of an even chart loss): its gradient is zero and descent never
     moves it.  The escape integral from the profile's first point gave a finite step (a default net started at u = 0
     was forecast to learn at 100.7, 298.1 and 662.1 while its run learned nothing); it abstains now, on both paths (a
     shock chart and an escape-integral chart); with noise (ν > 0) it predicts."""
@@ -86,7 +86,7 @@ def test_a_start_exactly_on_the_ridge_without_noise_abstains_and_with_noise_esca
     opt = Optimiser(np.full(10000, 1e-3))
     for gamma in (0.5, math.inf):
         predicted, (abstained,) = predict_or_abstain([ChartShock(nu=0.0, gamma_star=gamma, **base)], opt)
-        assert predicted == [] and "d0 = 0" in abstained.reason
+        assert predicted == [] and "d0 = 0" in abstained.reason and "mirror" in abstained.reason
     (hot,) = predict_transitions([ChartShock(nu=1e-6, gamma_star=0.5, **base)], opt)
     assert math.isfinite(hot.step) and hot.step > 0
 
