@@ -10,6 +10,7 @@ written to ``out`` (default ``./shockflow-results/``, created).  Bad input raise
 
 from __future__ import annotations
 
+import numbers
 import os
 from pathlib import Path
 
@@ -34,6 +35,10 @@ def _case(case, overrides):
 def _options(out, seed, quiet, figures):
     from shockflow.cases import RunOptions
 
+    if not isinstance(out, (str, os.PathLike)):
+        raise TypeError(f"out: expected a directory path (str or os.PathLike), found {out!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise ValueError(f"seed: expected None or a whole number >= 0, found {seed!r}")
     Path(out).mkdir(parents=True, exist_ok=True)
     return RunOptions(out=os.fspath(out), seed=seed, quiet=quiet, progress=not quiet, figures=figures)
 
@@ -85,6 +90,12 @@ def forecast(case=None, data=None, optimiser=None, *, out=DEFAULT_OUT, seed=None
     from shockflow.runners.forecast import forecast_case, python_case
     from shockflow.runners.prediction import DEFAULT_CASE
 
+    if lr_scan is not None:
+        try:
+            lr_scan = [float(r) for r in (lr_scan if not isinstance(lr_scan, (str, bytes)) else [None])]
+        except (TypeError, ValueError):
+            raise ValueError(f"lr_scan: expected a sequence of learning rates (numbers), found {lr_scan!r}") from None
+
     if data is not None:
         from shockflow.runners.training import adapt_network
 
@@ -92,15 +103,13 @@ def forecast(case=None, data=None, optimiser=None, *, out=DEFAULT_OUT, seed=None
         label = name or type(case).__name__
         network = adapt_network(case, X, y, label=label)
         return forecast_case(python_case(label, optimiser), _options(out, seed, quiet, figures),
-                             scan_rates=None if lr_scan is None else [float(r) for r in lr_scan],
-                             target_step=target_step, transition=transition, network=network)
+                             scan_rates=lr_scan, target_step=target_step, transition=transition, network=network)
     case = _case(DEFAULT_CASE if case is None else case, overrides)
     if case.kind != "network":
         raise CaseError(str(case.path or case.name), [Problem("kind", f"a forecast is made for a network case, "
                                                                       f"found a {case.kind} case")])
-    return forecast_case(case, _options(out, seed, quiet, figures),
-                         scan_rates=None if lr_scan is None else [float(r) for r in lr_scan],
-                         target_step=target_step, transition=transition)
+    return forecast_case(case, _options(out, seed, quiet, figures), scan_rates=lr_scan, target_step=target_step,
+                         transition=transition)
 
 
 def monitor(log, prediction, *, step_column=None, loss_column=None, max_ratio=2.0):
@@ -109,6 +118,8 @@ def monitor(log, prediction, *, step_column=None, loss_column=None, max_ratio=2.
     Call ``update()`` again to take in rows appended since."""
     from shockflow.runners.monitor import monitor_log
 
+    if not Path(log).is_file():   # the command line's --follow may wait for a log; this reads it once
+        raise FileNotFoundError(f"log: {os.fspath(log)!r} is {'a directory' if Path(log).is_dir() else 'no file'}")
     m = monitor_log(log, prediction, step_column=step_column, loss_column=loss_column, max_ratio=max_ratio)
     m.update()
     return m

@@ -45,3 +45,16 @@ def test_overrides_of_an_already_loaded_case_are_refused():
 def test_a_bad_override_names_the_key(tmp_path):
     with pytest.raises(CaseError, match="domain.cells"):
         shockflow.solve("burgers-sine", out=tmp_path, overrides=["domain.cells=-3"])
+
+
+def test_the_api_names_the_argument_a_wrong_value_came_in(tmp_path):
+    import shockflow
+
+    with pytest.raises(TypeError, match="out: expected a directory path"):
+        shockflow.forecast("two-layer-staircase", out=None)
+    with pytest.raises(ValueError, match="seed: expected None or a whole number"):
+        shockflow.forecast("two-layer-staircase", out=tmp_path, seed="abc")
+    with pytest.raises(ValueError, match="lr_scan: expected a sequence of learning rates"):
+        shockflow.forecast("two-layer-staircase", out=tmp_path, lr_scan="abc")
+    with pytest.raises(FileNotFoundError, match="no file"):
+        shockflow.monitor(tmp_path / "absent.csv", tmp_path / "f.h5")
