@@ -26,7 +26,10 @@ import numpy as np
 
 from .record import TrainingRecord
 
-__all__ = ["check_loss_series", "read_loss_curve", "STEP_NAMES", "LOSS_NAMES", "ROW_STEPS"]
+__all__ = ["check_loss_series", "read_loss_curve", "JSON_LINES", "STEP_NAMES", "LOSS_NAMES", "ROW_STEPS"]
+
+#: the extensions of a JSON-lines log (one record a line)
+JSON_LINES = (".jsonl", ".ndjson")
 
 
 def check_loss_series(steps, loss, where: str) -> None:
@@ -149,11 +152,28 @@ def _from_csv(path: Path, step_column=None, loss_column=None) -> tuple[np.ndarra
     return (np.array(steps) if si is not None else None), np.array(loss)
 
 
+def _json_lines(text: str, path: Path) -> list:
+    """The records of a JSON-lines text, one JSON object a nonblank line (what ``monitor`` follows)."""
+    records = []
+    for row, line in enumerate((ln for ln in text.splitlines() if ln.strip()), start=1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"read_loss_curve: {str(path)!r}, data row {row}: not a JSON record ({exc.msg})") from None
+    return records
+
+
 def _from_json(path: Path, step_column=None, loss_column=None) -> tuple[np.ndarray | None, np.ndarray]:
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"read_loss_curve: {str(path)!r} is not valid JSON ({exc})") from None
+    text = path.read_text(encoding="utf-8-sig")
+    if path.suffix.lower() in JSON_LINES:
+        obj = _json_lines(text, path)
+    else:
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if exc.msg != "Extra data":
+                raise ValueError(f"read_loss_curve: {str(path)!r} is not valid JSON ({exc})") from None
+            obj = _json_lines(text, path)   # one record a line: JSON lines under a .json name
     expected = ('expected {"step": [...], "loss": [...]}, {"loss": [...]} or a list of '
                 '{"step": s, "loss": l} records')
     if isinstance(obj, dict):
@@ -198,13 +218,13 @@ def read_loss_curve(path: str | os.PathLike, *, step_column: str | None = None,
     if not path.is_file():
         raise FileNotFoundError(f"read_loss_curve: file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
-    if suffix == ".json":
+    if suffix == ".json" or suffix in JSON_LINES:
         steps, loss = _from_json(path, step_column, loss_column)
     elif suffix in (".csv", ".tsv", ".txt", ".dat"):
         steps, loss = _from_csv(path, step_column, loss_column)
     else:
         raise ValueError(f"read_loss_curve: {str(path)!r}: unknown extension {suffix!r}; "
-                         f"expected .csv/.tsv/.txt/.dat or .json")
+                         f"expected .csv/.tsv/.txt/.dat, .json or .jsonl/.ndjson (one record a line)")
     if loss.size == 0:
         raise ValueError(f"read_loss_curve: {str(path)!r} holds no data rows (data row 1 missing); need at least 2")
     if loss.size < 2:

@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .foreign import JSON_LINES as _LINES
 from .foreign import LOSS_NAMES, _columns, _is_number, _pick
 
 __all__ = ["LogTail"]
 
 _CSV = (".csv", ".tsv", ".txt", ".dat")
-_LINES = (".jsonl", ".ndjson")
 
 
 class LogTail:
@@ -116,7 +116,9 @@ class LogTail:
             try:
                 record = json.loads(text)
             except json.JSONDecodeError as exc:
-                self._fail(f"not a JSON record ({exc.msg})")
+                hint = ("; a log being followed is read as JSON lines, one record a line: this looks like one JSON "
+                        "document (`shockflow compare` reads those)") if self._rows == 1 and text[:1] in "[{" else ""
+                self._fail(f"not a JSON record ({exc.msg}){hint}")
             if not isinstance(record, dict):
                 self._fail(f'expected a record {{"step": s, "loss": l}}, found {text[:60]!r}')
             if self._header is None:

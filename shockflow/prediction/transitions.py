@@ -99,7 +99,7 @@ import numpy as np
 
 from shockflow.prediction.smoothing import find_peaks, running_median, savgol_coeffs, savgol_filter
 
-__all__ = ["Transition", "TransitionSettings", "find_transitions", "transitions_table"]
+__all__ = ["CurveTooShort", "Transition", "TransitionSettings", "find_transitions", "transitions_table"]
 
 
 @dataclass(frozen=True)
@@ -179,6 +179,11 @@ def transitions_table(transitions: list[Transition]) -> str:
     return "\n".join(lines)
 
 
+class CurveTooShort(ValueError):
+    """A loss curve with too few usable rows, or too short a span of steps, for the detector (a log scale needs
+    at least 8 rows with a positive step and loss over 0.2 decades)."""
+
+
 def _validate(steps, loss) -> tuple[np.ndarray, np.ndarray]:
     steps = np.asarray(steps, dtype=np.float64)
     loss = np.asarray(loss, dtype=np.float64)
@@ -197,7 +202,7 @@ def _validate(steps, loss) -> tuple[np.ndarray, np.ndarray]:
     if steps.size < 8 or steps[-1] / steps[0] < 10 ** 0.2:
         got = (f"{steps.size}, from step {steps[0]:g} to {steps[-1]:g}" if steps.size else
                "none (every loss is 0, or every step is 0)" if keep.size else "none")
-        raise ValueError(f"find_transitions: need at least 8 rows with a positive step and a positive loss, spanning "
+        raise CurveTooShort(f"find_transitions: need at least 8 rows with a positive step and a positive loss, spanning "
                          f"0.2 decades of steps (the detector works on log scales); got {got}")
     return steps, loss
 

@@ -196,13 +196,12 @@ def observed_transitions(case, steps, loss) -> tuple:
     """The transitions the detector finds in the loss curve of ``case``'s run; a curve too short for it
     (too few logged steps, too small a span) is a :class:`CaseError` at ``training.steps``."""
     from shockflow.prediction import find_transitions
+    from shockflow.prediction.transitions import CurveTooShort
 
     try:
         return tuple(find_transitions(steps, loss))
-    except ValueError as exc:
+    except CurveTooShort as exc:
         message = str(exc).removeprefix("find_transitions: ")
-        if "positive steps spanning" not in message:
-            raise
         raise CaseError.at(case, "training.steps", f"the loss curve is too short for the transition detector ({message}); "
                                                    "train for more steps (or log more often: training.log_every)") from None
 

@@ -417,3 +417,30 @@ def test_reader_messages_name_what_is_wrong(cli, workdir, tmp_path):
         del f["series/loss"]
     code, _, err = cli("compare", "log.h5", "--prediction", "out/two-layer-staircase-forecast.h5")
     assert code == 2 and "lacks /series/loss" in err and "synchronously" not in err and "Traceback" not in err
+
+
+def test_compare_reads_json_lines_and_monitor_says_what_it_reads(cli, workdir):
+    """`compare` read JSON documents only (a .jsonl log: 'unknown extension'; JSON lines named .json: 'Extra data');
+    both forms now.  `monitor` follows JSON lines; on a JSON document it says so."""
+    import json
+
+    import numpy as np
+
+    assert cli("forecast", "two-layer-staircase", "--set", "data.n=256", "--out", "out", "--no-figures",
+               "--quiet")[0] == 0
+    pred = "out/two-layer-staircase-forecast.h5"
+    t = np.arange(1, 3001)
+    loss = 1.0 + 4.0 / (1.0 + np.exp((t - 300.0) / 20.0))
+    rows = [{"step": int(s), "loss": float(v)} for s, v in zip(t, loss)]
+    lines = "\n".join(json.dumps(r) for r in rows) + "\n"
+    (workdir / "log.jsonl").write_text(lines)
+    (workdir / "log.json").write_text(lines)
+    (workdir / "doc.json").write_text(json.dumps(rows, indent=1))
+    outs = []
+    for name in ("log.jsonl", "log.json", "doc.json"):
+        code, out, err = cli("compare", name, "--prediction", pred, "--json")
+        assert code == 0, err
+        outs.append(json.loads(out)["observed"])
+    assert outs[0] == outs[1] == outs[2] and outs[0]
+    code, _, err = cli("monitor", "doc.json", "--prediction", pred)
+    assert code == 2 and "JSON lines" in err and "compare" in err
