@@ -373,9 +373,9 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
         raise InvalidPrediction(f"chart plateau: the loss is sloped at the origin of the free parameters and the "
                                 f"symmetric plateau cannot be predicted: {exc}") from None
     except (GeometryError, TypeError, ExtractionError) as exc:
-        key = "training.frozen" if str(exc).startswith("frozen:") else \
-            "extraction" if isinstance(exc, ExtractionError) else "geometry"
-        raise CaseError.at(case, key, str(exc)) from None
+        frozen = str(exc).startswith("frozen:")
+        key = "training.frozen" if frozen else "extraction" if isinstance(exc, ExtractionError) else "geometry"
+        raise CaseError.at(case, key, str(exc).removeprefix("frozen: ") if frozen else str(exc)) from None
     pr = s.prediction
     checkpoint()
     solutions, shocks = _solve_charts(extraction.charts, pr, f"solve the charts of {case.name}", progress)

@@ -108,7 +108,7 @@ def _load_array(case, spec: ArrayFile, shape: tuple[int, ...], what: str) -> np.
     bad = ~np.isfinite(values)
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise CaseError.at(case, "initial.path", f"'{path}': expected finite values, found {values[index]!r} at index {index}")
+        raise CaseError.at(case, "initial.path", f"'{path}': expected finite values, found {float(values[index])} at index {index}")
     return values
 
 

@@ -342,7 +342,7 @@ def verify_geometry(case, model, data=None) -> None:
                 check_frozen(geo, [geo.chart.lower[0], geo.chart.upper[0], geo.coordinates(model.params)[0]],
                              model.params, frozen, where)
             except ExtractionError as exc:
-                raise CaseError.at(case, "training.frozen", str(exc)) from None
+                raise CaseError.at(case, "training.frozen", str(exc).removeprefix("frozen: ")) from None
 
 
 NETWORK_KIND = register_kind(CaseKind(
