@@ -41,10 +41,11 @@ def check_loss_series(steps, loss, where: str) -> None:
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(f"{where}: loss is not finite at data row {i + 1} (loss = {loss[i]})")
-    bad = ~np.isfinite(steps) | (steps != np.round(steps)) | (steps < 0)
+    bad = ~np.isfinite(steps) | (steps != np.round(steps)) | (steps < 0) | (steps >= 2.0 ** 63)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"{where}: steps must be non-negative integers; data row {i + 1} has step {steps[i]}")
+        raise ValueError(f"{where}: steps must be non-negative integers below 2**63; data row {i + 1} has step "
+                         f"{steps[i]:.17g}")
     if np.any(np.diff(steps) <= 0):
         i = int(np.argmax(np.diff(steps) <= 0))
         kind = "a repeated step" if steps[i + 1] == steps[i] else "steps going back"
