@@ -403,6 +403,15 @@ def solve_conservation(
             coeffs = tuple(a_faces) + tuple(nud_faces) + scheme + (plane_flux, plane_upper, row_flux, row_upper)
         stage = (kernels.stage_1d, kernels.stage_2d, kernels.stage_3d)[grid.ndim - 1]
 
+    span = float(times[-1]) - float(t0)
+    if par_rate > 0 and span * par_rate / settings.cfl > settings.max_steps:
+        # every step is at most cfl / par_rate long (the explicit viscous bound), so this solve cannot reach its end
+        # within max_steps: said before the first step, not after max_steps of them
+        raise SolverInputError(
+            f"max_steps: the explicit viscous term alone needs at least {span * par_rate / settings.cfl:.3g} steps to "
+            f"reach t = {float(times[-1])!r} (each step at most cfl / Σ 2ν/dx² = {settings.cfl / par_rate:.3g}, "
+            f"ν = {settings.nu:g}), more than max_steps = {settings.max_steps}; lower nu, coarsen the grid, raise "
+            f"max_steps or take the viscous term implicitly")
     clock = Clock(t0, times, settings.cfl, max_steps=int(settings.max_steps))
     snapshots = np.empty((len(times),) + grid.shape)
     for k in range(clock.initial_outputs):

@@ -236,6 +236,30 @@ def test_step_limit_on_the_fast_path():
     assert solve_conservation(grid, q0, [0.5], integrator="euler", max_steps=200).steps < 200
 
 
+@pytest.mark.parametrize("nu", [1e300, 1.0, 1e-3])
+def test_a_viscous_solve_that_cannot_end_within_max_steps_is_refused_before_its_first_step(nu):
+    """Every explicit step is at most cfl / Σ 2ν/dx²: where that bound alone needs more than max_steps steps, the
+    solve stops at once naming ν (with ν = 1e300 it took 10^7 steps, 110 s, before its step limit said so); a
+    solve that the bound lets through ends, or stops at its step limit, as before."""
+    import re
+    import time
+
+    from solvers.conservation import solve_conservation
+    from solvers.errors import SolverInputError
+
+    grid = Grid.line(100)
+    q0 = np.sin(2 * np.pi * grid.mesh()[0])
+    bound = 0.5 * 2.0 * nu / grid.dx[0] ** 2 / 0.9                   # t_end · par_rate / cfl
+    start = time.perf_counter()
+    if bound > 1000:
+        with pytest.raises(SolverInputError, match="needs at least .* steps .* ν = " + re.escape(f"{nu:g}")):
+            solve_conservation(grid, q0, [0.5], nu=nu, cfl=0.9, max_steps=1000)
+        assert time.perf_counter() - start < 1.0
+    else:
+        out = solve_conservation(grid, q0, [0.5], nu=nu, cfl=0.9, max_steps=100_000)
+        assert out.steps >= bound
+
+
 @pytest.mark.parametrize("integrator", ["euler", "ssprk2", "ssprk3"])
 @pytest.mark.parametrize("nu", [0.0, 1e-3])
 def test_output_times_snapshots_and_steps_match_the_general_loop(nu, integrator):
