@@ -214,6 +214,11 @@ def load_weight_stack(source, param: str | None = None):
         param = mats[0]
     if param not in snaps:
         raise ValueError(f"param: unknown parameter {param!r}; valid: {sorted(snaps)}")
+    if np.asarray(snaps[param]).ndim != 3:   # a snapshot stack of a vector (or scalar) parameter: no spectrum
+        matrices = sorted(k for k, v in snaps.items() if np.asarray(v).ndim == 3)
+        raise ValueError(f"param: {param!r} is not a matrix (its snapshots have shape {np.asarray(snaps[param]).shape}); "
+                         f"the spectra are of a weight matrix: " + (f"one of {matrices}" if matrices else
+                                                                     "the log holds none"))
     return np.asarray(record.snapshots["step"]), _check_stack(snaps[param]), None
 
 

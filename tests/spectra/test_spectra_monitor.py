@@ -88,3 +88,17 @@ def test_bad_input(tmp_path):
         load_weight_stack(tmp_path / "missing.h5")
     with pytest.raises(ValueError, match="NaN"):
         spectral_monitor(np.full((20, 40), np.nan))
+
+
+def test_a_vector_parameter_of_a_log_is_refused_naming_it_not_a_shape_of_steps(tmp_path):
+    """`spectra LOG --param u` on a log whose u is a vector said 'steps: expected 1 steps for 1 snapshots'."""
+    from shockflow.logs import TrainingRecord, write_training_log
+    from shockflow.spectra.monitor import load_weight_stack
+
+    steps = np.arange(5)
+    record = TrainingRecord(series={"step": steps, "loss": np.ones(5)},
+                            snapshots={"step": steps, "u": np.ones((5, 4)), "W": np.ones((5, 3, 2))})
+    write_training_log(record, tmp_path / "log.h5")
+    with pytest.raises(ValueError, match=r"'u' is not a matrix .*shape \(5, 4\).*one of \['W'\]"):
+        load_weight_stack(tmp_path / "log.h5", "u")
+    assert load_weight_stack(tmp_path / "log.h5", "W")[1].shape == (5, 3, 2)
