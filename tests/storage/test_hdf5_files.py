@@ -66,7 +66,7 @@ def test_missing_file(tmp_path):
         _open(path)
     with pytest.raises(CallerMissing, match=r"nope\.h5"):
         _open(path, missing=CallerMissing)
-    with pytest.raises(CallerError, match="no such file"):     # a directory is not a file
+    with pytest.raises(CallerError, match=r"is a directory \(expected a shockflow test file\)"):   # not a file
         _open(tmp_path)
 
 
