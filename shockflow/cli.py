@@ -403,7 +403,12 @@ def _show(args: argparse.Namespace) -> int:
 
     if is_theory_result(args.result):
         return _show_theory(args)
+    from shockflow.storage.hdf5 import file_format
 
+    if file_format(args.result) == "shockflow-training-log":   # (a network sweep's task file is one too)
+        raise ResultFileError(f"{str(args.result)!r} is a shockflow training log, not a result file: `shockflow "
+                              f"compare LOG --prediction RESULT` scores it, `shockflow monitor` follows it, `shockflow "
+                              f"spectra LOG` reads its weight matrices")
     try:
         result = read_result(args.result)
     except ResultFileError:

@@ -444,3 +444,10 @@ def test_compare_reads_json_lines_and_monitor_says_what_it_reads(cli, workdir):
     assert outs[0] == outs[1] == outs[2] and outs[0]
     code, _, err = cli("monitor", "doc.json", "--prediction", pred)
     assert code == 2 and "JSON lines" in err and "compare" in err
+
+
+def test_show_on_a_training_log_says_which_commands_read_one(cli, workdir):
+    assert cli("train", "two-layer-staircase", "--set", "data.n=256", "--set", "training.steps=300", "--out", "out",
+               "--no-figures", "--quiet")[0] == 0
+    code, _, err = cli("show", "out/two-layer-staircase.h5")
+    assert code == 2 and "is a shockflow training log, not a result file" in err and "compare" in err
