@@ -266,7 +266,8 @@ def solve_problem(problem: PDEProblem, progress=None) -> SolveOutput:
                     problem.grid, state, seg_times, t0=float(times[a]), flux="burgers",
                     numerical_flux=used["numerical_flux"], reconstruction=used["reconstruction"],
                     limiter=used["limiter"], integrator=used["integrator"], cfl=used["cfl"], nu=eq.nu, a=eq.a,
-                    D=eq.D, boundary=problem.boundary, viscous=used["viscous"], max_steps=max(budget, 1))
+                    D=eq.D, boundary=problem.boundary, viscous=used["viscous"], max_steps=max(budget, 1),
+                    t_final=float(times[-1]))
                 out = sol.snapshots
             elif used["method"] == "finite_difference":
                 from solvers.hamilton_jacobi import solve_hj

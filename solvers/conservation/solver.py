@@ -254,6 +254,7 @@ def solve_conservation(
     fast_path: bool = True,
     threads: int | None = None,
     time_blocking: int | bool | None = None,
+    t_final: float | None = None,
 ) -> ConservationSolution:
     """Solve from ``q0`` (interior cell averages) at ``t0`` and return snapshots at ``times``.
 
@@ -272,6 +273,9 @@ def solve_conservation(
     ``K`` steps (:mod:`solvers.conservation.temporal_blocking`); needs the first-order fast path, ``integrator=
     "euler"`` and periodic boundaries.  It differs from the one-step solve by O(dt) (the step is not re-chosen
     inside a block); ``K = 1`` is bitwise the one-step solve.
+    ``t_final``: the time ``max_steps`` must reach (default: the last of ``times``), for a caller that solves in
+    segments with one budget: a solve whose explicit viscous bound (every step at most ``cfl / Σ 2νD/dx²``) needs
+    more steps than ``max_steps`` to get there stops before its first step.
     """
     if not isinstance(grid, Grid):
         raise SolverInputError(f"grid: expected a solvers.grid.uniform.Grid, found {type(grid).__name__}")
@@ -403,13 +407,13 @@ def solve_conservation(
             coeffs = tuple(a_faces) + tuple(nud_faces) + scheme + (plane_flux, plane_upper, row_flux, row_upper)
         stage = (kernels.stage_1d, kernels.stage_2d, kernels.stage_3d)[grid.ndim - 1]
 
-    span = float(times[-1]) - float(t0)
+    span = (float(times[-1]) if t_final is None else max(float(t_final), float(times[-1]))) - float(t0)
     if par_rate > 0 and span * par_rate / settings.cfl > settings.max_steps:
         # every step is at most cfl / par_rate long (the explicit viscous bound), so this solve cannot reach its end
         # within max_steps: said before the first step, not after max_steps of them
         raise SolverInputError(
             f"max_steps: the explicit viscous term alone needs at least {span * par_rate / settings.cfl:.3g} steps to "
-            f"reach t = {float(times[-1])!r} (each step at most cfl / Σ 2ν/dx² = {settings.cfl / par_rate:.3g}, "
+            f"reach t = {float(t0) + span!r} (each step at most cfl / Σ 2ν/dx² = {settings.cfl / par_rate:.3g}, "
             f"ν = {settings.nu:g}), more than max_steps = {settings.max_steps}; lower nu, coarsen the grid, raise "
             f"max_steps or take the viscous term implicitly")
     clock = Clock(t0, times, settings.cfl, max_steps=int(settings.max_steps))

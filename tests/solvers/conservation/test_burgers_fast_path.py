@@ -283,3 +283,20 @@ def test_every_integrator_starts_with_a_plain_euler_stage():
 
     for tab in INTEGRATORS.values():
         assert tuple(tab[0]) == (0.0, 1.0)
+
+
+def test_the_viscous_bound_covers_the_whole_solve_of_a_caller_that_solves_in_segments():
+    """A caller solving output segment by output segment with one budget (shockflow's PDE runner) passes the time the
+    budget must reach: the bound is checked against it at the first segment (burgers-sine with ν = 10 ran 208 s of
+    segments before the one that could not fit said so)."""
+    from solvers.conservation import solve_conservation
+    from solvers.errors import SolverInputError
+
+    grid = Grid.line(100)
+    q0 = np.sin(2 * np.pi * grid.mesh()[0])
+    nu, cfl = 1.0, 0.9
+    need = 0.5 * 2.0 * nu / grid.dx[0] ** 2 / cfl                  # over [0, 0.5]: 1.1e4 steps at least
+    first = solve_conservation(grid, q0, [0.01], nu=nu, cfl=cfl, max_steps=int(need / 2))   # the segment alone fits
+    assert first.steps < need / 2
+    with pytest.raises(SolverInputError, match="needs at least .* steps to reach t = 0.5"):
+        solve_conservation(grid, q0, [0.01], nu=nu, cfl=cfl, max_steps=int(need / 2), t_final=0.5)
