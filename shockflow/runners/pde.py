@@ -204,11 +204,18 @@ def _check_initial_range(case, initial: np.ndarray, grid) -> None:
                            + ("NaN" if np.isnan(initial).any() else "an infinite value"))
     if grid is None or initial.size == 0:
         return
-    dx = float(np.min(grid.dx))
+    dx = np.float64(np.min(grid.dx))
+    with np.errstate(all="ignore"):
+        square = dx * dx
+    if not (np.isfinite(square) and square > 0):
+        # the viscous rate 2νD/dx² and the schemes' differences need dx² as a double
+        raise CaseError.at(case, "domain", f"cells {float(dx):.3g} wide: their square is not a usable double "
+                                           f"({float(square):.3g}); choose domain.lower, domain.upper and the cells so "
+                                           f"that a cell's width lies between about 1e-150 and 1e150")
     with np.errstate(all="ignore"):
         big = float(np.max(np.abs(initial)))
         speed = eq.a * (big if eq.kind == "burgers" else 2.0 * big / dx)
-        rate = speed / dx + 2.0 * eq.nu * eq.D / dx ** 2
+        rate = float(speed / dx + 2.0 * eq.nu * eq.D / square)
     if not 16.0 * rate < np.finfo(np.float64).max:
         what = "a max|p0|" if eq.kind == "burgers" else "a max|u0 differences| / dx"
         raise CaseError.at(case, "initial", f"the initial data are too large to take a single time step: the "

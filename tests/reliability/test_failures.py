@@ -451,3 +451,11 @@ def test_show_on_a_training_log_says_which_commands_read_one(cli, workdir):
                "--no-figures", "--quiet")[0] == 0
     code, _, err = cli("show", "out/two-layer-staircase.h5")
     assert code == 2 and "is a shockflow training log, not a result file" in err and "compare" in err
+
+
+@pytest.mark.parametrize("sets", [["domain.upper=1e-300"], ["domain.lower=1e300", "domain.upper=1.0000001e300"]])
+def test_a_domain_whose_cells_are_too_small_or_large_for_a_double_is_bad_input(cli, workdir, sets):
+    """Cells 1e-303 or 1e290 wide: a ZeroDivisionError or OverflowError of the Courant check (exit 1)."""
+    args = sum((["--set", s] for s in sets), [])
+    code, _, err = cli("solve", "burgers-sine", *args, "--out", "out", "--no-figures")
+    assert code == 2 and "domain: cells" in err and "not a usable double" in err and "Traceback" not in err
