@@ -98,6 +98,9 @@ class ScalingCase:
 
     def check(self):
         g = self.grid
+        for key in ("d", "n", "p"):
+            if len(getattr(g, key)) == 0:
+                yield f"grid.{key}", "expected at least one value, found an empty list"
         if self.fit.regime != "none" and g.seeds < 2:
             yield "grid.seeds", "an exponent fit bootstraps over seeds: expected at least 2"
         if self.fit.regime in ("data", "large_sample") and len(g.d) != 1:

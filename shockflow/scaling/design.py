@@ -72,6 +72,9 @@ class QuadraticDesign:
                 S = v.reshape(d, d)
                 return self.normal(0.5 * (S + S.T)).ravel()
 
+            if d == 1:   # a 1 × 1 operator: its one eigenvalue (Lanczos needs a space larger than its one vector)
+                self._lmax = float(mv(np.ones(1))[0]) * (1.0 + 1e-4)
+                return self._lmax
             op = LinearOperator((d * d, d * d), matvec=mv, dtype=np.float64)
             v0 = (np.eye(d) + np.random.default_rng(0).standard_normal((d, d)) / d).ravel()
             val = eigsh(op, k=1, which="LA", tol=1e-5, v0=v0, return_eigenvectors=False)

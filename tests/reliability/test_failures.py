@@ -459,3 +459,9 @@ def test_a_domain_whose_cells_are_too_small_or_large_for_a_double_is_bad_input(c
     args = sum((["--set", s] for s in sets), [])
     code, _, err = cli("solve", "burgers-sine", *args, "--out", "out", "--no-figures")
     assert code == 2 and "domain: cells" in err and "not a usable double" in err and "Traceback" not in err
+
+
+def test_an_empty_scaling_grid_axis_is_bad_input_naming_it(cli, workdir):
+    code, _, err = cli("validate", "scaling-data-limited", "--set", "scaling.grid.n=[]", "--set",
+                       "scaling.fit.regime=none")
+    assert code == 2 and "scaling.grid.n: expected at least one value" in err

@@ -67,3 +67,12 @@ def test_user_spectrum_is_sorted_and_padded():
     T = make_target(4, spectrum=[0.5, 2.0], basis="identity")
     np.testing.assert_array_equal(T.eigenvalues, [2.0, 0.5, 0.0, 0.0])
     np.testing.assert_allclose(T.matrix, np.diag([2.0, 0.5, 0.0, 0.0]))
+
+
+def test_the_bound_of_a_one_dimensional_design_is_its_one_eigenvalue():
+    """d = 1 (allowed: scaling.grid.d >= 1): Lanczos cannot run on a 1 × 1 operator (a scipy TypeError, exit 1)."""
+    X = np.random.default_rng(2).standard_normal((30, 1))
+    D = QuadraticDesign(X)
+    A = D.explicit()
+    exact = float(np.linalg.eigvalsh(A.T @ A)[-1])
+    assert exact <= D.lambda_max() <= exact * (1 + 2e-4)
