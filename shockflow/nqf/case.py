@@ -362,6 +362,7 @@ def _figures(e, result, out: Path, name: str, options=None) -> tuple[Path, ...]:
 @committed_together
 def run_nqf_case(case, options) -> NQFOutcome:
     """Run the case's experiment; write ``<out>/<name>.h5`` (atomic) and figures; return an :class:`NQFOutcome`."""
+    from shockflow.cases.errors import CaseError
     from shockflow.cases.schema import to_plain
     from shockflow.progress import status
     from shockflow.logs import package_versions
@@ -373,7 +374,16 @@ def run_nqf_case(case, options) -> NQFOutcome:
     out.mkdir(parents=True, exist_ok=True)
     e = case.settings.experiment
     with status(f"{e.TAG} experiment of {case.name}", enabled=show):
-        result = _run_experiment(e)
+        try:
+            result = _run_experiment(e)
+        except ValueError as exc:
+            if not str(exc).startswith("zeta:"):
+                raise
+            # a mode that starts at or past what it learns (ζ ≤ C z0): the initial scale eps is too large for a
+            # switch-on; the case's setting, not a failure of the run
+            raise CaseError.at(case, "experiment.eps", f"{e.eps:g} starts a mode at or past its learned value (ζ ≤ C "
+                                                       f"z0): there is no switch-on to time; choose a smaller "
+                                                       f"initial scale") from None
     path = out / f"{case.name}.h5"
     with status(f"write {path}", enabled=show):
         write_theory_result(path, {"experiment": e.TAG, **_document(result)}, nqf_layout(e.TAG), case=case,

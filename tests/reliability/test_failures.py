@@ -465,3 +465,11 @@ def test_an_empty_scaling_grid_axis_is_bad_input_naming_it(cli, workdir):
     code, _, err = cli("validate", "scaling-data-limited", "--set", "scaling.grid.n=[]", "--set",
                        "scaling.fit.regime=none")
     assert code == 2 and "scaling.grid.n: expected at least one value" in err
+
+
+def test_an_nqf_initial_scale_past_the_switch_on_is_bad_input_at_its_key(cli, workdir):
+    """eps = 0.5 (within its documented (0, 1)): exit 1, 'zeta: a switch-on needs ζ > C z0 > 0'."""
+    (workdir / "sl.toml").write_text('kind = "nqf"\nname = "sl"\n[experiment]\nkind = "shock_link"\neps = 0.5\n'
+                                     'rho = 0.999\n')
+    code, _, err = cli("run", "sl.toml", "--out", "out", "--no-figures")
+    assert code == 2 and "experiment.eps: 0.5 starts a mode at or past its learned value" in err
