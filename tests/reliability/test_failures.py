@@ -473,3 +473,12 @@ def test_an_nqf_initial_scale_past_the_switch_on_is_bad_input_at_its_key(cli, wo
                                      'rho = 0.999\n')
     code, _, err = cli("run", "sl.toml", "--out", "out", "--no-figures")
     assert code == 2 and "experiment.eps: 0.5 starts a mode at or past its learned value" in err
+
+
+def test_a_shock_at_the_initial_time_that_finer_initial_data_do_not_have_is_warned_about(cli, workdir):
+    """burgers-sine on 8 cells reports a shock at t = 0 (exact t* = 0.159): the grid cannot tell the sine's descent
+    from a jump; a warning says so.  burgers-riemann's jump at t = 0 is the data's: no warning."""
+    code, _, err = cli("solve", "burgers-sine", "--set", "domain.cells=8", "--out", "out", "--no-figures")
+    assert code == 0 and "sampled 64 times finer, do not have" in err and "refine domain.cells" in err
+    code, _, err = cli("solve", "burgers-riemann", "--out", "out", "--no-figures")
+    assert code == 0 and "finer" not in err
