@@ -368,7 +368,9 @@ class PDEOutcome:
     def table(self) -> str:
         r = self.report
         lines = [f"case {self.case}: {self.steps} steps in {self.seconds:.2f} s -> {self.result_file}"]
-        lines.append(f"first shock (extrapolated from steepening): t* = {r.formation_time:.6g}; "
+        how = ("extrapolated from steepening" if getattr(r, "fit_points", 2) >= 2 else
+               "no resolved snapshot before the detection to fit: from the initial data")
+        lines.append(f"first shock ({how}): t* = {r.formation_time:.6g}; "
                      f"from the initial data alone: {r.formation_time_from_data:.6g}")
         if r.shocks:
             lines.append(f"{'time':>12}  {'location':>24}  {'strength':>10}  {'first seen':>10}")

@@ -390,3 +390,19 @@ def test_the_closed_form_line_is_polyfits():
         ref = np.polyfit(t, v, 1)
         assert slope == pytest.approx(ref[0], rel=1e-10) and intercept == pytest.approx(ref[1], rel=1e-10)
     assert line_fit([0.0, 2.0], [1.0, 0.0]) == (-0.5, 1.0)   # exact through two points
+
+
+def test_outputs_sparser_than_the_formation_take_the_initial_datas_formation_time():
+    """Snapshots at 0 and then 0.625, 1.25 ... (burgers-sine to t = 50 in 80 outputs): no resolved snapshot before the
+    first detection to fit the steepening line, and the first detection (0.625) was reported as the formation time;
+    the initial data's t0 − 1/min u0' is exact for inviscid Burgers."""
+    from solvers.conservation import solve_conservation
+
+    grid = Grid.line(400)
+    u0 = A * np.sin(2 * np.pi * grid.mesh()[0]) + C
+    times = np.array([0.0, 0.625, 1.25])
+    sol = solve_conservation(grid, u0, times[1:], reconstruction="first_order")
+    snaps = np.vstack([u0[None], sol.snapshots])
+    tracking = track_shocks(times, snaps, grid.mesh()[0], periodic=True)
+    assert tracking.first_detection == pytest.approx(0.625) and tracking.fit_points < 2
+    assert tracking.formation_time == pytest.approx(T_STAR, rel=1e-3)
