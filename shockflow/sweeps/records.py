@@ -71,19 +71,28 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def scalar_figures(summary: dict) -> dict:
-    """Key figures from a runner's ``as_dict()``: its top-level numbers and booleans (None -> NaN),
-    and ``<name>_count`` for each top-level list."""
+def scalar_figures(summary: dict, *, depth: int = 3) -> dict:
+    """Key figures from a runner's ``as_dict()``: its numbers and booleans (None -> NaN), and ``<name>_count`` for
+    each list, at the top level and in the tables nested in it down to ``depth`` levels, named by their path
+    (``result.max_abs_relative_error``: a theory case's figures sit in its ``result`` table; before, a theory sweep's
+    index held ``figures_count`` alone)."""
     out = {}
-    for k, v in summary.items():
-        if isinstance(v, (bool, np.bool_)):
-            out[k] = bool(v)
-        elif isinstance(v, (int, float, np.integer, np.floating)):
-            out[k] = v.item() if isinstance(v, np.generic) else v
-        elif v is None:
-            out[k] = float("nan")
-        elif isinstance(v, (list, tuple)):
-            out[f"{k}_count"] = len(v)
+
+    def walk(table: dict, prefix: str, level: int) -> None:
+        for k, v in table.items():
+            name = f"{prefix}{k}"
+            if isinstance(v, (bool, np.bool_)):
+                out[name] = bool(v)
+            elif isinstance(v, (int, float, np.integer, np.floating)):
+                out[name] = v.item() if isinstance(v, np.generic) else v
+            elif v is None:
+                out[name] = float("nan")
+            elif isinstance(v, (list, tuple)):
+                out[f"{name}_count"] = len(v)
+            elif isinstance(v, dict) and level < depth:
+                walk(v, f"{name}.", level + 1)
+
+    walk(summary, "", 1)
     return out
 
 

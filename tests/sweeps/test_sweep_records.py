@@ -86,3 +86,15 @@ def test_read_index_names_the_file_and_what_it_expected(tmp_path):
         f.attrs["format"] = "shockflow-result"
     with pytest.raises(ValueError, match=r"other\.h5.*'shockflow-result', expected 'shockflow-sweep-index'"):
         read_index(other)
+
+
+def test_the_key_figures_of_a_runner_without_its_own_are_its_numbers_at_every_level():
+    """A theory case's outcome holds its figures in a nested ``result`` table: a sweep's index held only
+    ``figures_count`` for it."""
+    from shockflow.sweeps.records import scalar_figures
+
+    summary = {"case": "c", "seconds": 1.5, "figures": ["a.png"], "result": {"max_abs_relative_error": 0.02,
+               "ok": True, "t": [1.0, 2.0], "fit": {"exponent": -1.25, "deeper": {"x": 1.0, "y": {"z": 2.0}}}}}
+    got = scalar_figures(summary)
+    assert got == {"seconds": 1.5, "figures_count": 1, "result.max_abs_relative_error": 0.02, "result.ok": True,
+                   "result.t_count": 2, "result.fit.exponent": -1.25}        # three levels: not fit.deeper
