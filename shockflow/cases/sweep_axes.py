@@ -238,7 +238,13 @@ def parse_values(key: str, spec: str) -> tuple:
     if any(not item.strip() for item in items):
         raise SweepSpecError(f"--set {key}={spec}: empty value in the comma list (expected v1,v2,... or "
                              f"linspace:a:b:n, logspace:a:b:n, range:start:stop[:step])")
-    return tuple(_scalar(item.strip()) for item in items)
+    values = tuple(_scalar(item.strip()) for item in items)
+    for i, v in enumerate(values):   # 1 and 1.0 are one value: two tasks would run the same case twice
+        for w in values[:i]:
+            if type(v) is not bool and type(w) is not bool and v == w:
+                raise SweepSpecError(f"--set {key}={spec}: the value {items[i].strip()} repeats {w!r}: each value of an "
+                                     f"axis once")
+    return values
 
 
 def parse_set(item: str) -> tuple[str, tuple]:

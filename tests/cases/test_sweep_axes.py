@@ -38,6 +38,7 @@ def test_comma_lists_are_toml_values_and_respect_brackets_and_quotes():
     ("range:5:5", "empty"),
     ("range:0:4:0", "step must not be 0"),
     ("1,,2", "empty value"),
+    ("1,1.0", "the value 1.0 repeats 1"),          # one case run twice under two task keys
 ])
 def test_bad_axis_specs_name_the_key_and_the_problem(spec, words):
     with pytest.raises(SweepSpecError) as info:
