@@ -378,6 +378,9 @@ def _init(args: argparse.Namespace) -> int:
         _error(f"NAME: expected a plain file name without directories, found {args.name!r}")
         return EXIT_BAD_INPUT
     target = Path(args.out) / f"{name}.toml"
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        _error(f"--out {args.out!r}: expected a directory, found a file")
+        return EXIT_BAD_INPUT
     if target.exists() and not args.force:
         _error(f"{target}: already exists (use --force to overwrite it)")
         return EXIT_BAD_INPUT

@@ -65,7 +65,7 @@ def step_limit_error(max_steps: int, t_end: float, t: float) -> SolverInputError
     compiled step loops that apply its rule)."""
     return SolverInputError(
         f"max_steps: the solve needs more than {max_steps} steps to reach t = {float(t_end)!r} "
-        f"(now at t = {float(t)!r}); raise max_steps or coarsen the grid"
+        f"(now at t = {float(t)!r}); raise max_steps, coarsen the grid or solve to an earlier time"
     )
 
 

@@ -48,6 +48,9 @@ def test_init_refuses_to_overwrite_and_bad_names(tmp_path, capsys):
     assert main(["init", "pde", "../b", "--out", str(tmp_path)]) == 2
     assert "NAME: expected a plain file name" in capsys.readouterr().err
     assert main(["init", "pde", "a", "--out", str(tmp_path), "--force", "--quiet"]) == 0
+    (tmp_path / "file").write_text("")
+    assert main(["init", "pde", "a", "--out", str(tmp_path / "file")]) == 2
+    assert "expected a directory, found a file" in capsys.readouterr().err     # not "(File exists)"
     with pytest.raises(SystemExit) as exc:
         main(["init", "mystery"])
     assert exc.value.code == 2
