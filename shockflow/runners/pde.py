@@ -424,7 +424,6 @@ def build_result(problem: PDEProblem, solution: SolveOutput, report, *, seed, wa
     )
 
 
-@committed_together
 def _warn_unresolved(case, problem: PDEProblem, report) -> None:
     """A warning (not an error) where a 1-D Burgers case reports a shock at its initial time that its initial data,
     sampled 64 times finer, do not have: smooth data whose steepest transition this grid does not resolve (fewer
@@ -457,6 +456,7 @@ def _warn_unresolved(case, problem: PDEProblem, report) -> None:
                    "domain.cells", case.name, t0, fine // cells, cells)
 
 
+@committed_together
 def run_pde_case(case, options) -> PDEOutcome:
     """Solve ``case``, report its shocks, write ``<out>/<name>.h5`` (and ``<name>.png`` unless
     ``options.figures`` is False); returns a :class:`PDEOutcome`."""
