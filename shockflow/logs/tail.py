@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .foreign import JSON_LINES as _LINES
-from .foreign import LOSS_NAMES, _columns, _is_number, _pick
+from .foreign import LOSS_NAMES, _columns, _is_number, _pick, check_loss_series
 
 __all__ = ["LogTail"]
 
@@ -175,8 +175,6 @@ class LogTail:
         except OSError:
             return False                       # not readable yet
         self._stamp = stamp
-        from .foreign import check_loss_series
-
         steps = np.asarray(record.series["step"], dtype=np.float64)
         loss = np.asarray(record.series["loss"], dtype=np.float64)
         check_loss_series(steps, loss, f"LOG {str(self.path)!r}")   # a log another program wrote: a NaN is refused

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ShockRecord", "ShockReport", "report_line", "report_hessian", "grid_hessian_probe",
+__all__ = ["ShockRecord", "ShockReport", "detection_settings", "report_line", "report_hessian", "grid_hessian_probe",
            "SurfaceHessianProbe"]
 
 
@@ -97,6 +97,21 @@ class _ScaledBurgers:
         return self.a * np.asarray(q)
 
 
+def detection_settings(detection=None, *, nu: float = 0.0, periodic: bool = False):
+    """The :class:`solvers.shocks.ShockSettings` of a case's ``[shocks]`` table (``detection``: a
+    :class:`~shockflow.cases.pde.ShockDetection`, None for the defaults) with the viscosity ``nu`` of the
+    viscous-width criterion and the cell's periodicity."""
+    from solvers.shocks import ShockSettings
+
+    d = detection
+    return ShockSettings(
+        nu=nu, periodic=periodic,
+        **({} if d is None else dict(rel_jump=d.rel_jump, max_width_cells=d.max_width_cells,
+                                     viscous_width_factor=d.viscous_width_factor, position=d.position,
+                                     resolved_cells=d.resolved_cells, fit_steepening=d.fit_steepening)),
+    )
+
+
 def report_line(times, fields, x, *, a: float = 1.0, nu: float = 0.0, periodic: bool = False,
                 detection=None, domain: tuple[float, float] | None = None) -> ShockReport:
     """Shocks of 1-D fields ``fields[n]`` (p) at ``times[n]`` on uniformly spaced ``x``.
@@ -104,15 +119,9 @@ def report_line(times, fields, x, *, a: float = 1.0, nu: float = 0.0, periodic: 
     ``a``: flux coefficient (p_t + (a p²/2)_x = ν p_xx); ``nu`` the effective viscosity ν D / a of the
     viscous-width criterion; ``detection``: a :class:`~shockflow.cases.pde.ShockDetection`.
     """
-    from solvers.shocks import ShockSettings, track_shocks
+    from solvers.shocks import track_shocks
 
-    d = detection
-    settings = ShockSettings(
-        nu=nu, periodic=periodic,
-        **({} if d is None else dict(rel_jump=d.rel_jump, max_width_cells=d.max_width_cells,
-                                     viscous_width_factor=d.viscous_width_factor, position=d.position,
-                                     resolved_cells=d.resolved_cells, fit_steepening=d.fit_steepening)),
-    )
+    settings = detection_settings(detection, nu=nu, periodic=periodic)
     flux = "burgers" if a == 1.0 else _ScaledBurgers(a)
     times = np.asarray(times, dtype=np.float64)
     tracking = track_shocks(times, fields, x, flux=flux, settings=settings)

@@ -92,7 +92,9 @@ def forecast(case=None, data=None, optimiser=None, *, out=DEFAULT_OUT, seed=None
 
     if lr_scan is not None:
         try:
-            lr_scan = [float(r) for r in (lr_scan if not isinstance(lr_scan, (str, bytes)) else [None])]
+            if isinstance(lr_scan, (str, bytes)):   # a string is a sequence too: of characters
+                raise TypeError
+            lr_scan = [float(r) for r in lr_scan]
         except (TypeError, ValueError):
             raise ValueError(f"lr_scan: expected a sequence of learning rates (numbers), found {lr_scan!r}") from None
 

@@ -190,7 +190,6 @@ def follow(monitor: Monitor, *, interval: float = 0.2, idle: float | None = None
     last_growth = clock()
     next_read = clock()
     while True:
-        size_before = monitor.tail.size()
         for event in monitor.update():
             emit(event)
         try:
@@ -211,7 +210,7 @@ def follow(monitor: Monitor, *, interval: float = 0.2, idle: float | None = None
             return end
         wait = idle if idle is not None else max(10.0 * period, 2.0)
         if clock() - last_growth > wait:
-            if size_before < 0 and not stamps:
+            if not stamps:   # no modification time ever seen: the file never appeared
                 message = (f"the log never appeared: no file {str(monitor.tail.path)!r} within {wait:.1f} s; "
                            f"stopped waiting for it")
             else:

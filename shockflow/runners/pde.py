@@ -430,8 +430,9 @@ def _warn_unresolved(case, problem: PDEProblem, report) -> None:
     than ``shocks.max_width_cells`` cells) is told from a jump by nothing on the grid itself (burgers-sine on 8
     cells: a shock at t = 0 against the exact t* = 0.159).  A jump in the data (burgers-riemann) stays one there."""
     from shockflow.cases.pde import ArrayFile
+    from shockflow.prediction.shock_report import detection_settings
     from shockflow.progress import logger
-    from solvers.shocks import ShockSettings, find_shocks
+    from solvers.shocks import find_shocks
 
     s = problem.settings
     rows = getattr(report, "shocks", ()) or ()
@@ -443,10 +444,7 @@ def _warn_unresolved(case, problem: PDEProblem, report) -> None:
     fine = min(64 * cells, 1 << 18)
     lo, hi = float(s.domain.lower), float(s.domain.upper)
     x = lo + (np.arange(fine) + 0.5) * (hi - lo) / fine
-    d = s.shocks
-    settings = ShockSettings(nu=s.equation.nu * s.equation.D, periodic=s.domain.boundary == "periodic",
-                             rel_jump=d.rel_jump, max_width_cells=d.max_width_cells,
-                             viscous_width_factor=d.viscous_width_factor)
+    settings = detection_settings(s.shocks, nu=s.equation.nu * s.equation.D, periodic=s.domain.boundary == "periodic")
     with np.errstate(all="ignore"):
         u = np.asarray(s.initial.evaluate(x), dtype=np.float64)
     if u.shape != x.shape or not np.all(np.isfinite(u)) or find_shocks(u, x, settings=settings):

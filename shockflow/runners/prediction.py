@@ -303,10 +303,13 @@ def trained_and_observed(case, model, data, settings, *, quiet: bool = True):
 def run_prediction_case(case, options) -> RunOutcome:
     """Train, extract, solve, predict, observe, compare, write (module docstring)."""
     from shockflow.logs import write_training_log
+    from shockflow.logs.hdf5 import FORMAT as LOG_FORMAT
     from shockflow.prediction import match_transitions
     from shockflow.progress import redrawn
     from shockflow.runners.training import build_model_and_data, refuse_unmodelled, verify_geometry
     from shockflow.storage import write_result
+    from shockflow.storage.outdir import refuse_other_kind
+    from shockflow.storage.results import FORMAT as RESULT_FORMAT
     from solvers.compiled_code import prepare_compiled_code
     from shockflow.prediction.truth import parameter_truth, snapshots_resolve
     from shockflow.prediction.comparison import observed_steps, with_uncharted_drops, write_score
@@ -321,10 +324,6 @@ def run_prediction_case(case, options) -> RunOutcome:
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / f"{case.name}-log.h5"
-    from shockflow.logs.hdf5 import FORMAT as LOG_FORMAT
-    from shockflow.storage.outdir import refuse_other_kind
-    from shockflow.storage.results import FORMAT as RESULT_FORMAT
-
     refuse_other_kind(out / f"{case.name}.h5", RESULT_FORMAT, "run")   # before any training: a `train` log stays
     refuse_other_kind(log_path, LOG_FORMAT, "run")
     show = options.progress and not options.quiet

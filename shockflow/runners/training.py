@@ -208,6 +208,8 @@ def observed_transitions(case, steps, loss) -> tuple:
 
 @committed_together
 def run_network_case(case, options) -> NetworkOutcome:
+    from shockflow.logs.hdf5 import FORMAT as LOG_FORMAT
+    from shockflow.storage.outdir import refuse_other_kind
     from shockflow.training import train
 
     seed = options.seed if options.seed is not None else (case.seed or 0)
@@ -216,9 +218,6 @@ def run_network_case(case, options) -> NetworkOutcome:
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / f"{case.name}.h5"
-    from shockflow.logs.hdf5 import FORMAT as LOG_FORMAT
-    from shockflow.storage.outdir import refuse_other_kind
-
     refuse_other_kind(log_path, LOG_FORMAT, "train")   # a run's result of the same name stays
     start = time.perf_counter()
     try:
