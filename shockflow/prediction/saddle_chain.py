@@ -51,6 +51,18 @@ Two pieces:
   0.016–0.023, against its initial component 0.0009 (the section's slope, 0.0015–0.0048, is that force's
   projection on one direction); the run's component jumps from 0.002 at step 50 to 0.043 at step 100.  Its step
   440 against the run's 445 (the 1-D chart along the split: 560).
+* **Forced, not learned** (:meth:`Landscape.strength_share`).  Where a saddle's learned modes pull a waiting mode a
+  little way out of a stable ridge (its unit subspace has no unstable direction, or its 1-D section's curvature at
+  the ridge is ≤ 0), the mode relaxes to that point without a plateau or a drop: that is no transition unless the
+  point holds at least :data:`LEARNED_SHARE` of the strength the mode's minimum holds at the origin (the parameter
+  truth's "half way").  Below that share the mode escapes only by its unstable part (the stable part, the learned
+  units turning towards it, does not count), and with none it waits at this saddle.  At or above it the whole
+  vector counts: a teacher whose second mode *is* the learned units turning (``attention-qk-4x2 --set
+  data.teacher.seed=7``, its minimum at the first saddle 1.7× the origin's) is learned that way.  Measured: a
+  two-layer linear net with 2 hidden units on a teacher of 4 modes had its fourth mode "escape" 11 steps after the
+  second, relaxing to −0.2 % of its origin strength (precision 2/3; now 2/2 at 2.3 %); with 3 hidden units the
+  fourth at the third's step; ``attention-qk-4x2`` seeds 4 and 7 (31.3 → 2.4 %, 2/3 → 2/2), where a mode taken at
+  once at the first saddle (0.01–0.0016 % of its strength) sent the chain on too early.
 * **The relaxing chain** (:attr:`Landscape.relaxes`: the automatic charts, where the landscape knows which
   parameters carry a waiting mode).  A block-coordinate saddle on the charts' sections is not a stationary point of
   the network where the sections cannot hold what the learned modes do next: a saturating tanh chain grows its
@@ -107,6 +119,9 @@ INTERPOLATED_ROUNDS = 16
 #: is the ridge itself: the minimum search's resolution (REFINE_ROUNDS rounds narrowing REFINE_SHRINK from two of
 #: its 32 scan cells leave 2.4e-7 of the box)
 RIDGE = 1e-6
+#: a waiting chart whose section minimum at a saddle holds less than this share of the strength its origin minimum
+#: holds (Landscape.strength_share: the parameter truth's "half way") escapes there only by an instability
+LEARNED_SHARE = 0.5
 #: the curvature stencil's half-width, as a fraction of the distance from the ridge to the minimum
 STENCIL = 0.02
 #: a relaxing chain reads the waiting charts at the flowed point every RELAX_SEGMENT of the run's steps, or every
@@ -185,6 +200,7 @@ class Landscape:
         self._held: dict[tuple, tuple] = {}            # waiting modes -> the bases that hold them (_held_bases)
         self._unit_loss = None                         # the network's loss for _unit_subspace (NetworkLoss)
         self._initial_units = None                     # the unit matrix at the initial parameters (holders)
+        self._start_strength: dict[int, float] = {}    # chart -> its strength at its start (strength_share)
 
     # -- the relaxing flow (chain_transitions, _Flow) --------------------------------------------------
     @property
@@ -589,6 +605,26 @@ class Landscape:
         lam, V = np.linalg.eigh(-0.5 * (H + H.T))
         return lam, V, V.T @ b
 
+    def strength_share(self, here: SaddleData, k: int) -> float:
+        """The share of its origin minimum's strength that waiting chart ``k``'s section minimum holds at the saddle
+        ``here``, counted from the chart's strength at its start: ``(s_S − s_0)/(s_∅ − s_0)`` (the strengths
+        :func:`shockflow.prediction.truth.strength_along` reads; NaN where they are not known or the chart gains
+        nothing at the origin).  :func:`chain_transitions` lets a mode whose share is below :data:`LEARNED_SHARE`
+        escape only by an instability (module docstring, "Forced, not learned")."""
+        if not here.active or k not in here.minimum:
+            return 1.0
+        if k not in self._start_strength:
+            from shockflow.prediction.truth import strength_along
+
+            geo = self._geo(self.model.params, k, ())
+            self._start_strength[k] = float(strength_along(geo, np.array([[self.charts[k].x0]]), self.X)[0])
+        s0 = self._start_strength[k]
+        target = self.saddle(()).minimum[k][2] - s0
+        gained = here.minimum[k][2] - s0
+        if not (math.isfinite(target) and math.isfinite(gained)) or target == 0.0:
+            return math.nan
+        return gained / target
+
     def initial_split(self, k: int) -> np.ndarray:
         """Mode k's unit split at the initial parameters, ``c/|c|`` with ``c`` every unit's component along its
         ``e_k`` (frozen entries out): the direction the mode has in its unit subspace while it grows at the origin,
@@ -840,13 +876,23 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
             c = shocks[k]
             if first[k].method == "shock":
                 # the exit of the first pass, moved by how much the saddle moved the chart's minimum; a section
-                # whose minimum is its ridge has nothing left to learn at this saddle: it does not escape from it
+                # whose minimum is its ridge has nothing left to learn at this saddle: it does not escape from it;
+                # nor does one whose minimum is short of half its origin strength (forced) from a stable ridge
                 moved = here.exit_distance[k] / origin.exit_distance[k] if origin.exit_distance[k] > 0 else 0.0
-                need = math.log(first[k].d_exit * moved) - state[k] if moved > RIDGE else math.inf
+                forced = not landscape.strength_share(here, k) >= LEARNED_SHARE   # (NaN: not known, not forced)
+                learns = moved > RIDGE and not (forced and here.curvature[k] <= 0.0 and not in_subspace(here, k))
+                need = math.log(first[k].d_exit * moved) - state[k] if learns else math.inf
             if in_subspace(here, k):
                 if k not in vectors:   # it grew as one direction at the origin: every unit the same there
                     vectors[k] = landscape.initial_split(k) * math.exp(state[k])
-                cum, X, i0, kappa = _unit_growth(here.subspace[k], vectors[k], scale[k], optimiser, t, L, need)
+                lam, V, _ = here.subspace[k]
+                if forced and not np.any(lam > 0):
+                    need = math.inf
+                elif forced and math.isfinite(need):   # the exit is to be reached by the unstable part alone
+                    unstable = float(np.linalg.norm((V.T @ vectors[k])[lam > 0]))
+                    need += state[k] - math.log(max(unstable, 1e-300))
+                cum, X, i0, kappa = _unit_growth(here.subspace[k], vectors[k], scale[k], optimiser, t, L, need,
+                                                 unstable_only=forced)
                 plans[k] = (_crossing(cum, t, need), cum, (X, i0, here.subspace[k][1]), kappa)
             elif first[k].method == "shock":
                 ratio = here.curvature[k] / origin.curvature[k] if origin.curvature[k] > 0 else 1.0
@@ -984,7 +1030,8 @@ def _extend(rates: np.ndarray, L: int) -> np.ndarray:
     return rates[:L] if rates.size >= L else np.concatenate([rates, np.full(L - rates.size, rates[-1])])
 
 
-def _unit_growth(subspace, c, scale: float, optimiser, t: float, steps: int, need: float = math.inf):
+def _unit_growth(subspace, c, scale: float, optimiser, t: float, steps: int, need: float = math.inf,
+                 unstable_only: bool = False):
     """A waiting mode in its unit subspace at one saddle (``SaddleData.subspace``), from its position ``c`` at step
     ``t``: each of A's directions grows by the optimiser's linearised factor at its own rate (``scale`` · λ_j, the
     chart's PDE rate over its stencil curvature at the origin), about the stationary point ``A⁻¹b`` (the force of
@@ -1001,7 +1048,8 @@ def _unit_growth(subspace, c, scale: float, optimiser, t: float, steps: int, nee
     x0 = V.T @ c
     curved = np.abs(lam) > 1e-9 * max(float(np.max(np.abs(lam))), 1e-300)
     fixed = np.where(curved, beta / np.where(curved, lam, 1.0), 0.0)
-    start = math.log(max(float(np.linalg.norm(x0)), 1e-300))
+    grows = lam > 0 if unstable_only and np.any(lam > 0) else np.ones(lam.size, dtype=bool)
+    start = math.log(max(float(np.linalg.norm(x0[grows])), 1e-300))
     window = 256
     while True:
         end = min(steps + 1, i0 + window)
@@ -1009,7 +1057,7 @@ def _unit_growth(subspace, c, scale: float, optimiser, t: float, steps: int, nee
         G = np.vstack([np.zeros((1, lam.size)), np.cumsum(gains, axis=0)])      # (end, m): steps 0 … end − 1
         Gt = G[i0] + frac * (G[min(i0 + 1, end - 1)] - G[i0])
         X = fixed + np.exp(np.minimum(G[i0:end] - Gt, 300.0)) * (x0 - fixed)
-        mag = np.log(np.maximum(np.linalg.norm(X, axis=1), 1e-300))
+        mag = np.log(np.maximum(np.linalg.norm(X[:, grows], axis=1), 1e-300))
         if end == steps + 1 or float(mag.max()) - start >= need:
             break
         window *= 2
