@@ -291,10 +291,10 @@ def test_lanczos_that_does_not_converge_is_the_saddle_charts_abstention_not_the_
     import scipy.sparse.linalg as sla
 
     from shockflow import models
-    from shockflow.prediction.saddle_plateau import DENSE, NetworkLoss, SaddlePlateauError, negative_curvature
+    from shockflow.prediction.saddle_plateau import NetworkLoss, SaddlePlateauError, negative_curvature
 
+    monkeypatch.setattr(sp, "DENSE", 0)                     # the Lanczos path
     net = models.build("linear2", input_dim=40, hidden=12, output_dim=2, init_scale=0.1, seed=0)
-    assert net.num_parameters > DENSE                      # the Lanczos path
     X = np.random.default_rng(0).standard_normal((64, 40))
     loss = NetworkLoss(net, X, X[:, :2])
 
@@ -304,6 +304,35 @@ def test_lanczos_that_does_not_converge_is_the_saddle_charts_abstention_not_the_
     monkeypatch.setattr(sla, "eigsh", stuck)
     with pytest.raises(SaddlePlateauError, match="Lanczos.*No convergence"):
         negative_curvature(loss, net.parameter_vector())
+
+
+def test_lanczos_stops_within_its_budget_of_hessian_vector_products_and_the_dense_path_takes_its_place_below_dense(
+        monkeypatch):
+    # a 16 -> 20 -> 6 linear net at its last saddle (440 parameters, a cluster of zero eigenvalues: the hidden
+    # rotations): Lanczos took 49 334 products (35 s) and did not converge; the dense Hessian takes 440
+    from shockflow import models
+
+    net = models.build("linear2", input_dim=16, hidden=20, output_dim=6, init_scale=0.1, seed=0)
+    X = np.random.default_rng(0).standard_normal((256, 16))
+    loss = sp.NetworkLoss(net, X, X[:, :6] @ np.diag([6.0, 4.0, 3.0, 2.0, 1.2, 0.7]))
+    calls = []
+    hv = loss.hv
+    monkeypatch.setattr(loss, "hv", lambda theta, v: calls.append(1) or hv(theta, v))
+    p = net.num_parameters
+    assert p <= sp.DENSE
+    vals, _, _ = sp.negative_curvature(loss, net.parameter_vector())
+    assert len(calls) == p
+    H = np.column_stack([hv(net.parameter_vector(), e) for e in np.eye(p)])
+    assert vals == pytest.approx(np.linalg.eigvalsh(0.5 * (H + H.T))[:vals.size], abs=1e-10)
+    monkeypatch.setattr(sp, "DENSE", 0)
+    calls.clear()
+    try:
+        sp.negative_curvature(loss, net.parameter_vector())
+    except sp.SaddlePlateauError:
+        pass                                                # did not converge within the budget: an abstention
+    ncv = max(2 * sp.EIGENPAIRS + 1, 20)
+    # the SA search's budget (its last iteration may take a full basis) and the largest |eigenvalue|'s search
+    assert len(calls) <= sp.LANCZOS_PRODUCTS * p + ncv + 10 * ncv
 
 
 def test_a_last_saddle_whose_escape_cannot_be_followed_abstains_and_the_charts_before_it_keep_their_predictions(
