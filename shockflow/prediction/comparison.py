@@ -30,6 +30,15 @@ the matching first maximises the number of pairs and then minimises their total 
 ``median_relative_error`` (the key of the JSON output and the result file since issue 6) is the
 all-in figure.
 
+**By chart.**  The matching pairs steps, not modes: with the parameter truth a prediction of one chart can be
+paired with the true transition of another (two modes predicted in the wrong order, each near the other's step).
+Where the charts of both are known, each :class:`Match` carries them, ``cross_chart_matches`` counts the pairs
+whose charts differ, and ``median_relative_error_by_chart`` is the all-in median with every charted true
+transition scored against its own chart's prediction (``min(|p − o|/o, 1)``; 1 where that chart predicts
+nothing within the run or nothing within the window) and every uncharted one as the matching scores it.  It is
+reported beside the matching's figures, never instead of them: on a run whose modes come in the predicted order it
+is the all-in median.
+
 **Drops no chart explains.**  The parameter truth has a transition only where a chart is; a run can also
 drop where no chart looks (a committee's units specialising after the escape from the origin).  For
 ``shockflow run`` the true transitions are therefore the charts' half-learned steps *and* every loss-curve
@@ -77,10 +86,14 @@ class Match:
     predicted_step: float
     observed_step: float
     relative_error: float
+    predicted_chart: str | None = None    # the chart of the prediction and of the true transition, where known
+    true_chart: str | None = None
 
     def as_dict(self) -> dict:
+        charts = {} if self.predicted_chart is None and self.true_chart is None else \
+            {"predicted_chart": self.predicted_chart, "true_chart": self.true_chart}
         return {"predicted_step": self.predicted_step, "observed_step": self.observed_step,
-                "relative_error": self.relative_error}
+                "relative_error": self.relative_error, **charts}
 
 
 def _median(values) -> float | None:
@@ -101,6 +114,7 @@ class Comparison:
     horizon: float = math.inf
     beyond_run: tuple[int, ...] = field(default=())
     true_charts: tuple[str, ...] = field(default=())      # the chart of each true step (truth "parameters")
+    predicted_charts: tuple[str, ...] = field(default=())  # the chart of each prediction, where known
     note: str = ""                                        # where the truth came from, or why not the parameters
     against_loss: "Comparison | None" = None              # the same predictions against the loss detections
 
@@ -134,6 +148,38 @@ class Comparison:
         """The all-in figure (issue 17; before it, the median over matched pairs only)."""
         return self.median_relative_error_all
 
+    @property
+    def _charted(self) -> bool:
+        return len(self.true_charts) == len(self.observed) and len(self.predicted_charts) == len(self.predicted) \
+            and bool(self.observed)
+
+    @property
+    def cross_chart_matches(self) -> int | None:
+        """Matched pairs whose prediction is of another chart than their true transition (None: charts not known)."""
+        if not self._charted:
+            return None
+        return sum(1 for m in self.matches if self.true_charts[m.observed_index] != UNCHARTED
+                   and self.predicted_charts[m.predicted_index] != self.true_charts[m.observed_index])
+
+    @property
+    def median_relative_error_by_chart(self) -> float | None:
+        """The all-in median with each charted true transition scored against its own chart's prediction (module
+        docstring, "By chart"; None: charts not known)."""
+        if not self._charted:
+            return None
+        window = math.log(self.max_ratio) * (1 + 1e-12)
+        own = {c: p for c, p in zip(self.predicted_charts, self.predicted) if p <= self.horizon}
+        matched = {m.observed_index: m.relative_error for m in self.matches}
+        errors = []
+        for j, (chart, o) in enumerate(zip(self.true_charts, self.observed)):
+            if chart == UNCHARTED:
+                errors.append(min(matched.get(j, 1.0), 1.0))
+                continue
+            p = own.get(chart)
+            near = p is not None and p > 0 and abs(math.log(p / o)) <= window
+            errors.append(min(abs(p - o) / o, 1.0) if near else 1.0)
+        return float(np.median(errors))
+
     def score(self) -> dict:
         """The ``score`` object of the JSON output and the result file."""
         return {"recall": self.recall, "precision": self.precision,
@@ -142,12 +188,19 @@ class Comparison:
                 "unmatched_predicted": [self.predicted[i] for i in self.unmatched_predicted if i not in self.beyond_run],
                 "unmatched_observed": [self.observed[j] for j in self.unmatched_observed],
                 "beyond_run": [self.predicted[i] for i in self.beyond_run],
-                "truth": self.truth, "max_ratio": self.max_ratio, **({"truth_note": self.note} if self.note else {})}
+                "truth": self.truth, "max_ratio": self.max_ratio, **({"truth_note": self.note} if self.note else {}),
+                **({"median_relative_error_by_chart": self.median_relative_error_by_chart,
+                    "cross_chart_matches": self.cross_chart_matches} if self._charted else {})}
 
     def table(self) -> str:
-        lines = [f"{'predicted step':>15}  {'true step':>14}  {'relative error':>14}"]
+        charted = self._charted
+        lines = [f"{'predicted step':>15}  {'true step':>14}  {'relative error':>14}" +
+                 (f"  {'charts (predicted / true)'}" if charted else "")]
         for m in self.matches:
-            lines.append(f"{m.predicted_step:15.1f}  {m.observed_step:14.1f}  {100 * m.relative_error:13.1f}%")
+            lines.append(f"{m.predicted_step:15.1f}  {m.observed_step:14.1f}  {100 * m.relative_error:13.1f}%" +
+                         (f"  {m.predicted_chart} / {m.true_chart}" +
+                          ("  (another chart's)" if m.true_chart != UNCHARTED and m.predicted_chart != m.true_chart
+                           else "") if charted else ""))
         for i in self.unmatched_predicted:
             note = "(beyond run)" if i in self.beyond_run else "(none)"
             lines.append(f"{self.predicted[i]:15.1f}  {note:>14}  {'':>14}")
@@ -161,6 +214,10 @@ class Comparison:
                      f"(window: a factor {self.max_ratio:g} either side)")
         lines.append(f"median relative error, all true transitions (a miss = 100%): {pct(self.median_relative_error_all)}"
                      f"; matched pairs only: {pct(self.median_relative_error_matched)}")
+        if charted and self.cross_chart_matches:
+            lines.append(f"{self.cross_chart_matches} matched pair(s) pair a prediction with another chart's true "
+                         f"transition; each chart against its own: median relative error (all) "
+                         f"{pct(self.median_relative_error_by_chart)}")
         if self.note:
             lines.append(f"truth: {self.note}")
         if self.against_loss is not None:
@@ -171,10 +228,13 @@ class Comparison:
 
 
 def match_transitions(predicted: Sequence[float], observed: Sequence[float], *, max_ratio: float = DEFAULT_MAX_RATIO,
-                      truth: str = "loss", horizon: float = math.inf) -> Comparison:
+                      truth: str = "loss", horizon: float = math.inf, predicted_charts: Sequence[str] = (),
+                      true_charts: Sequence[str] = ()) -> Comparison:
     """Pair predicted with true steps one-to-one and score them (module docstring).
 
-    ``horizon``: the last step of the run; predictions beyond it (or ``inf``) are ``beyond_run``."""
+    ``horizon``: the last step of the run; predictions beyond it (or ``inf``) are ``beyond_run``.
+    ``predicted_charts``, ``true_charts``: the chart of each prediction and true step, where known (the figures
+    "by chart", module docstring; the matching itself never reads them)."""
     from scipy.optimize import linear_sum_assignment
 
     if not (max_ratio > 1):
@@ -202,12 +262,21 @@ def match_transitions(predicted: Sequence[float], observed: Sequence[float], *, 
                 matches.append(Match(int(i), int(j), float(p[i]), float(o[j]), float(abs(p[i] - o[j]) / o[j])))
                 used_p.add(int(i))
                 used_o.add(int(j))
+    pc, tc = tuple(str(c) for c in predicted_charts), tuple(str(c) for c in true_charts)
+    for name, charts, steps in (("predicted_charts", pc, p), ("true_charts", tc, o)):
+        if charts and len(charts) != steps.size:
+            raise ValueError(f"{name}: expected one chart per step ({steps.size}), found {len(charts)}")
+    if pc and tc:
+        from dataclasses import replace
+
+        matches = [replace(m, predicted_chart=pc[m.predicted_index], true_chart=tc[m.observed_index]) for m in matches]
     matches.sort(key=lambda m: m.observed_step)
     beyond = tuple(i for i in range(p.size) if not (p[i] <= horizon))
     return Comparison(tuple(p.tolist()), tuple(o.tolist()), tuple(matches),
                       tuple(i for i in range(p.size) if i not in used_p),
                       tuple(j for j in range(o.size) if j not in used_o),
-                      truth=truth, max_ratio=float(max_ratio), horizon=float(horizon), beyond_run=beyond)
+                      truth=truth, max_ratio=float(max_ratio), horizon=float(horizon), beyond_run=beyond,
+                      true_charts=tc, predicted_charts=pc)
 
 
 def with_uncharted_drops(truth, transitions, *, max_ratio: float = DEFAULT_MAX_RATIO):
@@ -309,10 +378,21 @@ def compare_log(log_path, result_path, *, max_ratio: float = DEFAULT_MAX_RATIO, 
 
         return replace(loss, note=f"loss (the midpoints of the loss-curve detections): {note}"), transitions
     charts, true = zip(*truth) if truth else ((), ())
-    primary = match_transitions(predicted, true, max_ratio=max_ratio, truth="parameters", horizon=horizon)
+    primary = match_transitions(predicted, true, max_ratio=max_ratio, truth="parameters", horizon=horizon,
+                                predicted_charts=_predicted_charts(result_path, predicted.size), true_charts=charts)
     from dataclasses import replace
 
-    return replace(primary, true_charts=tuple(charts), note=note, against_loss=loss), transitions
+    return replace(primary, note=note, against_loss=loss), transitions
+
+
+def _predicted_charts(path, count: int) -> tuple[str, ...]:
+    """The chart of each prediction saved in a result file (``/transitions/predicted/chart``; none where absent)."""
+    from shockflow.storage import read_result
+
+    charts = read_result(path).transitions.get("predicted", {}).get("chart")
+    if charts is None or len(charts) != count:
+        return ()
+    return tuple(c.decode() if isinstance(c, bytes) else str(c) for c in charts)
 
 
 def _run_truth(log_path, result_path) -> tuple[list[tuple[str, float]] | None, str]:
@@ -355,6 +435,9 @@ def _write_score_attrs(g, comparison: Comparison) -> None:
     sc = comparison.score()
     for key in ("recall", "precision", "median_relative_error_all", "median_relative_error_matched"):
         g.attrs[key] = nan if sc[key] is None else sc[key]
+    if "median_relative_error_by_chart" in sc:
+        g.attrs["median_relative_error_by_chart"] = sc["median_relative_error_by_chart"]
+        g.attrs["cross_chart_matches"] = sc["cross_chart_matches"]
     g.attrs["truth"] = comparison.truth
     g.attrs["max_ratio"] = comparison.max_ratio
     g.attrs["horizon"] = comparison.horizon

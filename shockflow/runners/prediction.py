@@ -366,7 +366,8 @@ def run_prediction_case(case, options) -> RunOutcome:
     if truth is not None:   # a loss drop far from every chart's step is a true transition too (no chart saw it)
         truth = with_uncharted_drops(truth, observed, max_ratio=max_ratio)
     comparison = loss_comparison if truth is None else match_transitions(
-        predicted_steps, truth.steps, max_ratio=max_ratio, truth="parameters", horizon=float(settings.steps))
+        predicted_steps, truth.steps, max_ratio=max_ratio, truth="parameters", horizon=float(settings.steps),
+        predicted_charts=[p.chart for p in stage.predicted], true_charts=[t.chart for t in truth.transitions])
     result = prediction_result(case, stage, comparison, observed, seed=seed, wall_time=time.perf_counter() - start,
                      log_path=log_path)
     from shockflow.progress import status

@@ -160,3 +160,39 @@ def test_a_detection_whose_span_holds_a_charted_transition_is_that_transition_s_
     away = SimpleNamespace(midpoint=1500.0, onset=1200.0, end=1800.0, count=1)
     full = with_uncharted_drops(truth, [merged, away], max_ratio=2.0)
     assert [(t.chart, t.step) for t in full.transitions[1:]] == [(UNCHARTED, 68.7), (UNCHARTED, 1500.0)]
+
+
+def test_two_modes_predicted_in_the_wrong_order_are_scored_by_chart_beside_the_matching():
+    """The matching pairs steps: r5 predicted at 1085 and r4 at 1257 against r4's truth 811 and r5's 1206 (a
+    Fourier net, seed 19) pairs each with the other's transition, 33.8 % and 4.3 %.  The pairs carry their charts,
+    two are counted across charts, and each chart against its own prediction gives 55 % and 10 %; the matching's
+    own figures stay what they are.  An uncharted drop is scored as the matching scores it."""
+    from shockflow.prediction.comparison import UNCHARTED
+
+    p, pc = [69.0, 1084.8, 1257.0, 3000.0], ["r0", "r5", "r4", "r6"]
+    o, tc = [69.8, 810.9, 1205.7, 2500.0], ["r0", "r4", "r5", UNCHARTED]
+    c = match_transitions(p, o, truth="parameters", horizon=2800.0, predicted_charts=pc, true_charts=tc)
+    plain = match_transitions(p, o, truth="parameters", horizon=2800.0)
+    assert [(m.predicted_step, m.observed_step) for m in c.matches] == \
+        [(m.predicted_step, m.observed_step) for m in plain.matches]
+    assert c.median_relative_error_all == plain.median_relative_error_all
+    crossed = [(m.predicted_chart, m.true_chart) for m in c.matches if m.predicted_chart != m.true_chart]
+    assert sorted(crossed) == [("r4", "r5"), ("r5", "r4")] and c.cross_chart_matches == 2
+    own = sorted([abs(69.0 - 69.8) / 69.8, abs(1257.0 - 810.9) / 810.9, abs(1084.8 - 1205.7) / 1205.7, 1.0])
+    assert c.median_relative_error_by_chart == pytest.approx(0.5 * (own[1] + own[2]), rel=1e-12)
+    assert c.median_relative_error_by_chart > c.median_relative_error_all
+    score = c.score()
+    assert score["cross_chart_matches"] == 2 and "median_relative_error_by_chart" in score
+    assert "another chart's" in c.table()
+    # in the right order the figure is the matching's
+    right = match_transitions([69.0, 810.0, 1200.0], [69.8, 810.9, 1205.7], truth="parameters",
+                              predicted_charts=["r0", "r4", "r5"], true_charts=["r0", "r4", "r5"])
+    assert right.cross_chart_matches == 0
+    assert right.median_relative_error_by_chart == pytest.approx(right.median_relative_error_all, rel=1e-12)
+    # a chart's own prediction a factor 2 off is a miss, as the matching's window has it
+    far = match_transitions([69.0, 2000.0], [69.8, 810.9], truth="parameters", predicted_charts=["r0", "r4"],
+                            true_charts=["r0", "r4"])
+    assert far.median_relative_error_by_chart == pytest.approx(0.5 * (0.8 / 69.8 + 1.0), rel=1e-12)
+    with pytest.raises(ValueError, match="true_charts: expected one chart per step"):
+        match_transitions(p, o, predicted_charts=pc, true_charts=tc[:2])
+    assert "cross_chart_matches" not in plain.score()
