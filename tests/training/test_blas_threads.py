@@ -115,3 +115,23 @@ def test_the_users_choice_is_left_alone(monkeypatch):
             inside = _blas_threads()
     assert inside == before
     np.testing.assert_equal(blas_thread_limit(), None)
+
+
+def test_a_scaling_cases_paths_run_with_one_blas_thread_beside_a_busy_core(monkeypatch, tmp_path):
+    # scaling-data-limited (d = 100: FISTA's eigendecompositions and products) ran 14x slower with OpenBLAS's two
+    # threads while another process held a core; its paths now follow the training loop's count
+    _machine(monkeypatch, competing=64.0)
+    import shockflow.scaling.sweeps as sweeps
+    from shockflow.cases import RunOptions, load_case
+    from shockflow.scaling.case import run_scaling_case
+
+    seen = []
+    monkeypatch.setattr(sweeps, "run_path", _recording(sweeps.run_path, seen))
+    case = load_case("scaling-data-limited", overrides=["scaling.grid.d=[8]", "scaling.grid.n=[40, 80, 160]", "scaling.fit.regime=none",
+                                                        "scaling.grid.seeds=2", "scaling.grid.lam=[0.5, 0.2]"])
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        run_scaling_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+        after = _blas_threads()
+    assert len(seen) == 6 and all(set(s.values()) == {1} for s in seen)
+    assert after == before
