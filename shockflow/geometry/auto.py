@@ -118,6 +118,7 @@ class Modes:
     stiff_splits: np.ndarray | None = None      # (K, units, m): the unit splits an intercept stiffens (split_stiffness)
     even: np.ndarray | None = None              # (p, K): the part a unit keeps under its sign flip (one_sided_modes)
     uncharted: np.ndarray | None = None         # rates of the modes kept but for max_modes (not charted), descending
+    sides: np.ndarray | None = None             # (K, 2): the rates of a unit's positive and negative share (ditto)
 
 
 def _layout(model):
@@ -244,7 +245,8 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     stiff = split_stiffness(zero, origin, layout, vectors[:, keep], values[keep], X, y) if d > 1 else None
     kinked = one_sided_modes(zero, origin, first, second, free, vectors[:, keep], values[keep], X, y)
     if kinked is not None:     # a relu origin: the modes as its one-sided field moves them (one_sided_modes)
-        return Modes(kinked.directions, kinked.rates, values, error[keep], error, stiff, kinked.even, uncharted)
+        return Modes(kinked.directions, kinked.rates, values, error[keep], error, stiff, kinked.even, uncharted,
+                     kinked.sides)
     return Modes(vectors[:, keep], values[keep], values, error[keep], error, stiff, None, uncharted)
 
 
@@ -612,6 +614,7 @@ class AutoGeometry(Geometry):
     stiff_splits: Any = None   # (K, units, m) unit splits an intercept holds back (split_stiffness); None: none
     uncharted: tuple = ()      # rates of the unstable modes past max_modes: reported, not charted (find_modes)
     even: Any = None           # (p, K) the part of each mode a unit keeps under its sign flip (one_sided_modes)
+    sides: Any = None          # (K, 2) the rates of a unit holding each mode with a positive, a negative share (ditto)
 
     #: the keyword through which the saddle chain names the learned modes (shockflow.prediction.saddle_chain)
     saddle_keyword = "active"
@@ -695,20 +698,48 @@ class AutoGeometry(Geometry):
         object.__setattr__(self, "_direction", direction)
 
     def _relaxed_split(self, c: np.ndarray, r0: float) -> np.ndarray:
-        """The split ``c`` of the mode over the units as it grows (docs/theory.md §6, "The intercept"): its
-        components along ``T_k``'s range relaxed by ``e^{−σ² t*}`` for the plateau's ``t* = ln(1/r0)/λ_k`` (the
-        linear escape from ``r0`` to unit-size weights), ``σ²`` the eigenvalues of ``T_k`` (``stiff_splits``
-        holds ``q σ/√λ_k``); unchanged where no intercept holds the split back."""
-        if self.stiff_splits is None or not 0 < r0 < 1:
+        """The split ``c`` of the mode over the units as it grows over the plateau, ``t* = ln(1/r0)/λ`` (the linear
+        escape from ``r0`` to unit-size weights at the rate λ of its fastest units):
+
+        * (docs/theory.md §6, "The intercept") its components along ``T_k``'s range relaxed by ``e^{−σ² t*}``,
+          ``σ²`` the eigenvalues of ``T_k`` (``stiff_splits`` holds ``q σ/√λ_k``);
+        * (docs/theory.md §6, "A kinked origin") from the origin, for the mode that carries the even part (the
+          fastest: a unit's bias follows it), the units holding it with the share of the slower side relaxed by
+          ``e^{−(λ_f − λ_s) t*}`` against the faster side's: where the two fixed points differ (``sides``: λ⁺ for
+          a positive share, λ⁻ for a negative), each unit grows at its side's rate, and the mode's split turns
+          towards the faster side's units (a relu unit with its bias on targets with a mean: the unit that fits
+          the mean with a positive bias grows at 1.51, its mirror at 0.0004).  A slower mode's section moves its
+          odd part only, which has one rate.
+
+        Unchanged where neither holds the split back."""
+        if not 0 < r0 < 1:
             return c
-        F = np.asarray(self.stiff_splits, dtype=np.float64)[int(self.mode)]
         out = c.copy()
-        for f in F.T:
-            weight = float(f @ f)      # σ² / λ_k
-            if weight > 0:
-                q = f / math.sqrt(weight)
-                out -= (1.0 - r0 ** weight) * float(q @ c) * q
+        if self.stiff_splits is not None:
+            F = np.asarray(self.stiff_splits, dtype=np.float64)[int(self.mode)]
+            for f in F.T:
+                weight = float(f @ f)      # σ² / λ_k
+                if weight > 0:
+                    q = f / math.sqrt(weight)
+                    out -= (1.0 - r0 ** weight) * float(q @ c) * q
+        sides = self._two_sides()
+        if sides is not None:
+            plus, minus = sides
+            fast = max(plus, minus)
+            slower = out < 0 if plus > minus else out > 0
+            out = np.where(slower, out * r0 ** ((fast - min(plus, minus)) / fast), out)
         return out
+
+    def _two_sides(self) -> tuple[float, float] | None:
+        """``(λ⁺, λ⁻)`` where this chart's split turns to its faster side over the plateau (:meth:`_relaxed_split`):
+        from the origin (no learned mode), for the mode that carries the even part, with two different rates the
+        faster of which grows; else None."""
+        if self.sides is None or self.even is None or any(int(j) != int(self.mode) for j in self.active):
+            return None
+        if not np.any(np.asarray(self.even, dtype=np.float64)[:, int(self.mode)]):
+            return None
+        plus, minus = (float(v) for v in np.asarray(self.sides, dtype=np.float64)[int(self.mode)])
+        return (plus, minus) if max(plus, minus) > 0 and plus != minus else None
 
     def _even_column(self, E, j: int, free=None) -> np.ndarray | None:
         """Mode ``j``'s even part ``(p,)`` (zero on the entries ``free`` leaves out), checked against the modes ``E``;
@@ -788,7 +819,7 @@ class AutoGeometry(Geometry):
         out (the speed radius of :meth:`coordinates` where the flow does not reach its alignment)."""
         r = self.coordinates(params)
         if self._chain_layout is None:
-            if self.stiff_splits is None:
+            if self.stiff_splits is None and self._two_sides() is None:
                 return r
             units = self._layout.unit_matrix(flatten(self.model, self.check_params(params)))
             c = units.T @ self._e / self._scale
@@ -832,6 +863,8 @@ class AutoGeometry(Geometry):
         extra = {} if found.stiff_splits is None else {"stiff_splits": found.stiff_splits}
         if found.even is not None:
             extra["even"] = found.even
+        if found.sides is not None:
+            extra["sides"] = found.sides
         if found.uncharted is not None and found.uncharted.size:
             extra["uncharted"] = tuple(float(v) for v in found.uncharted)
         return {**kwargs, "modes": found.directions, **extra}, list(range(found.rates.size)), "mode"
@@ -891,7 +924,7 @@ class AutoGeometry(Geometry):
             return kept
         h = hashlib.blake2b(digest_size=16)
         h.update(self.model.parameter_vector().tobytes())
-        for part in (self.modes, self.even, self.stiff_splits):
+        for part in (self.modes, self.even, self.stiff_splits, self.sides):
             if part is not None:
                 part = np.ascontiguousarray(part, dtype=np.float64)
                 h.update(repr(part.shape).encode() + part.tobytes())
@@ -1004,7 +1037,7 @@ class AutoGeometry(Geometry):
         """The chart of mode ``j`` of the same modes on the same network (its section and its removal)."""
         return AutoGeometry(model=self.model, modes=self.modes, mode=j, max_modes=self.max_modes,
                             min_rate_ratio=self.min_rate_ratio, extent=self.extent, frozen=self.frozen,
-                            stiff_splits=self.stiff_splits, even=self.even)
+                            stiff_splits=self.stiff_splits, even=self.even, sides=self.sides)
 
     def function_strength(self, params, X) -> float:
         """The mode's strength in the network's function at ``params`` (module docstring, "The learned strength"):
@@ -1096,7 +1129,8 @@ class AutoGeometry(Geometry):
                 self.modes is not None and not np.array_equal(np.asarray(self.modes), np.asarray(other.modes))):
             return False
         return all(np.array_equal(np.asarray(getattr(self, f), dtype=object), np.asarray(getattr(other, f), dtype=object))
-                   for f in ("max_modes", "min_rate_ratio", "extent", "active", "frozen", "stiff_splits", "even"))
+                   for f in ("max_modes", "min_rate_ratio", "extent", "active", "frozen", "stiff_splits", "even",
+                             "sides"))
 
     def _scratch_net(self):
         """A copy of the model kept for :meth:`function_strength`'s forward passes (each sets every parameter before

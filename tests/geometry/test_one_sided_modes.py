@@ -85,3 +85,71 @@ def test_the_section_moves_a_unit_along_its_own_sides_fixed_point():
     fastest_step = np.abs(at(geo, 1.0)["b"] - at(geo, 0.5)["b"]).max()
     assert np.abs(at(slower, 1.0)["b"] - at(slower, 0.5)["b"]).max() < 0.01 * fastest_step   # the odd part's: noise
     assert slower.coordinates(at(slower, 0.5))[0] == pytest.approx(0.5, rel=1e-9)
+
+
+def _relu_committee(seed=0):
+    """Isotropic Gaussian inputs, two outputs: y₁ = Σ_k relu(v_k·x) over 3 orthonormal v_k (targets with a mean,
+    3/√(2π)) and y₂ = 1.5 u·x, u orthogonal to them."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((N, D))
+    V = np.linalg.qr(rng.standard_normal((D, 4)))[0]
+    return X, np.stack([np.maximum(X @ V[:, :3], 0.0).sum(axis=1), 1.5 * X @ V[:, 3]], axis=1)
+
+
+def _relu_net(outputs=2):
+    return models.build("mlp", input_dim=D, width=WIDTH, output_dim=outputs, activation="relu", bias=True,
+                        init_scale=1e-3, seed=1)
+
+
+def test_the_two_sides_of_a_kinked_mode_grow_at_their_own_rates():
+    """On an odd teacher (linear) a unit and its mirror image (−a, −w, b) see the same loss: the two sides' rates
+    agree to the sample's noise (a t test over 16 batches), and both are the mode's rate.  On targets with a mean they do not: the unit that fits the mean with a positive
+    bias grows several times faster than its mirror (here 1.05 against 0.45 and 1.46 against 0.01), and the mode's rate is their mean."""
+    X, y = _teacher()
+    even_teacher = find_modes(_net("relu", True), X, y)
+    assert np.all(even_teacher.sides[:, 0] == even_teacher.sides[:, 1])   # within the sample's noise: one rate
+    assert even_teacher.sides[:, 0] == pytest.approx(even_teacher.rates, rel=1e-12)
+    X, y = _relu_committee()
+    net = _relu_net()
+    found = find_modes(net, X, y)
+    assert found.even is not None and found.sides.shape == (found.rates.size, 2)
+    assert found.rates == pytest.approx(found.sides.mean(axis=1), rel=1e-12)
+    fast, slow = found.sides.max(axis=1), found.sides.min(axis=1)
+    assert np.all(fast > 1.0) and np.all(slow < 0.5 * fast)
+
+
+def test_the_split_of_a_kinked_mode_turns_to_its_faster_side_over_the_plateau():
+    """From the origin, unit i grows at its side's rate (λ⁺ for a positive share, λ⁻ for a negative): over the
+    plateau t* = ln(1/r0)/λ_f the slower side's shares fall behind by r0^((λ_f − λ_s)/λ_f), and the chart's section
+    and start read the split that has turned (the mode that carries the even part: the bias follows it).  A mode
+    without an even part moves its odd part only, which has one rate: its split stays, as does every split at a
+    saddle of the chain."""
+    X, y = _relu_committee()
+    X, y = X, y[:, 0]                           # the committee alone: one mode, with an even part
+    net = _relu_net(outputs=1)
+    found = find_modes(net, X, y)
+    assert np.any(found.even[:, 0])
+    geo = AutoGeometry(model=net, modes=found.directions, even=found.even, sides=found.sides, mode=0)
+    plain = AutoGeometry(model=net, modes=found.directions, even=found.even, mode=0)
+    c = geo._layout.unit_matrix(net.parameter_vector()).T @ geo._e / geo._scale
+    assert np.any(c > 0) and np.any(c < 0)
+    r0 = float(np.linalg.norm(c))
+    plus, minus = found.sides[0]
+    fast, slow = max(plus, minus), min(plus, minus)
+    assert slow < 0.5 * fast
+    slower = c < 0 if plus > minus else c > 0
+    expected = np.where(slower, c * r0 ** ((fast - slow) / fast), c)
+    assert geo._relaxed_split(c, r0) == pytest.approx(expected, rel=1e-12)
+    assert plain._relaxed_split(c, r0) == pytest.approx(c, rel=1e-12)
+    start = geo.start_coordinate(net.params, X, y)[0]
+    assert start == pytest.approx(float(np.linalg.norm(expected)), rel=1e-12)
+    assert start < plain.start_coordinate(net.params, X, y)[0]
+    X, y = _relu_committee()
+    net = _relu_net()
+    found = find_modes(net, X, y)
+    assert not np.any(found.even) and np.all(found.sides.min(axis=1) < 0.5 * found.sides.max(axis=1))
+    for mode, active in ((0, ()), (1, ()), (1, (0,))):
+        g = AutoGeometry(model=net, modes=found.directions, even=found.even, sides=found.sides, mode=mode,
+                         active=active)
+        c = g._layout.unit_matrix(net.parameter_vector()).T @ g._e / g._scale
+        assert g._relaxed_split(c, float(np.linalg.norm(c))) == pytest.approx(c, rel=1e-12)
