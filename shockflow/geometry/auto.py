@@ -240,6 +240,7 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     error[up] = _rayleigh_errors(zero, origin, first, second, vectors[:, up], X, y)
     significant = _select(values, vectors, values.size, min_rate_ratio) & up
     significant[up] &= values[up] > error[up]
+    significant &= ~function_copies(zero, origin, first, vectors, significant, X)
     keep = significant & (np.cumsum(significant) <= max_modes)
     uncharted = values[significant & ~keep]
     stiff = split_stiffness(zero, origin, layout, vectors[:, keep], values[keep], X, y) if d > 1 else None
@@ -248,6 +249,51 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
         return Modes(kinked.directions, kinked.rates, values, error[keep], error, stiff, kinked.even, uncharted,
                      kinked.sides)
     return Modes(vectors[:, keep], values[keep], values, error[keep], error, stiff, None, uncharted)
+
+
+#: two modes whose functions near zero weights have at least this cosine are one mode (:func:`function_copies`)
+SAME_FUNCTION = 0.999
+#: the step of :func:`function_copies`' second differences (relative to a unit direction)
+COPY_STEP = 1e-3
+
+
+def function_copies(zero, origin, first, vectors, candidates, X) -> np.ndarray:
+    """The eigenvectors of ``Y`` among ``candidates`` (a mask over ``vectors``' columns, in their order) that change the
+    network's function near zero weights as an earlier candidate does: the symmetric second difference of the
+    outputs along the direction in one unit, ``(f(εe) + f(−εe) − 2 f(0))/2ε²``, at a cosine of at least
+    :data:`SAME_FUNCTION` with an earlier one's.  A unit's internal symmetry makes such copies: an attention head's
+    value path ``vᵀ W_V`` is unchanged by a rotation of its ``d_k`` inner coordinates, so every mode comes ``d_k``
+    times with one rate and one function (a head of d_model = 3: three eigenvectors at 1.307, functions at cosine
+    1.0000).  They are one mode, one transition: charted as three, the learned strength split the one function
+    among them at random, and the chain saw the second and third at zero curvature after the first.  Two modes of
+    equal rate and different functions (a teacher with two equal singular values) stay two.  Cost: two forward
+    passes per candidate."""
+    net = zero.copy()
+    X = np.asarray(X, dtype=np.float64)
+
+    def outputs(theta):
+        net.set_parameter_vector(theta)
+        return np.asarray(net.forward(X), dtype=np.float64).reshape(-1)
+
+    f0 = outputs(origin)
+    copies = np.zeros(vectors.shape[1], dtype=bool)
+    seen: list[np.ndarray] = []
+    for k in np.flatnonzero(candidates):
+        moved = []
+        for sign in (1.0, -1.0):
+            theta = origin.copy()
+            theta[first] += sign * COPY_STEP * vectors[:, k]
+            moved.append(outputs(theta))
+        g = (moved[0] + moved[1] - 2.0 * f0) / (2.0 * COPY_STEP ** 2)
+        size = float(np.linalg.norm(g))
+        if not (math.isfinite(size) and size > 0):
+            continue
+        g = g / size
+        if any(abs(float(g @ h)) >= SAME_FUNCTION for h in seen):
+            copies[k] = True
+        else:
+            seen.append(g)
+    return copies
 
 
 #: the step of :func:`split_stiffness`'s first differences (relative to a unit direction)

@@ -340,3 +340,29 @@ def test_the_start_of_a_chain_chart_with_a_faster_mode_learned_first(depth, scal
         start = geo.start_coordinate(net.params, data.X, data.y)[0]
         assert _balanced_half_time(start, modes.rates[k], depth) == pytest.approx(true[k], rel=0.08)
         assert _balanced_half_time(geo.coordinates(net.params)[0], modes.rates[k], depth) < 0.88 * true[k]
+
+
+def test_copies_of_a_mode_that_a_heads_inner_rotation_makes_are_one_mode():
+    """An attention head of d_model = 3 (d_k = 3): its value path vᵀ W_V is unchanged by a rotation of the head's
+    inner coordinates, so Y's top eigenvalue comes three times, with one function.  It is one mode (one chart, one
+    transition), and find_modes keeps one; Y still shows all three.  A linear teacher with two equal singular
+    values has two modes of one rate and two functions: both stay."""
+    from shockflow.data.tokens import token_sequences
+    from shockflow.geometry.auto import _layout, free_origin, function_copies
+
+    data = token_sequences(1024, 4, 3, teacher={"name": "attention", "d_model": 3, "init_scale": 1.5, "seed": 9},
+                           noise=0.01, seed=20)
+    net = models.build("attention", d_model=3, init_scale=1e-3, seed=20)
+    modes = find_modes(net, data.X, data.y)
+    assert modes.rates.size == 1
+    top = modes.spectrum[:3]
+    assert top == pytest.approx(np.full(3, modes.rates[0]), rel=1e-9)      # three eigenvectors of one rate
+    layout = _layout(net)
+    origin, _ = free_origin(net, layout, ())
+    e = modes.directions[:, 0]
+    assert function_copies(net, origin, layout.index[0], np.stack([e, -e, e], axis=1), np.ones(3, dtype=bool),
+                           data.X).tolist() == [False, True, True]
+    equal = linear_teacher(4000, 6, (2.0, 2.0, 0.7), whiten=True, seed=3)
+    two = find_modes(models.build("linear2", input_dim=6, hidden=8, output_dim=3, init_scale=1e-3, seed=1),
+                     equal.X, equal.y)
+    assert two.rates.size == 3 and two.rates[0] == pytest.approx(two.rates[1], rel=1e-9)
