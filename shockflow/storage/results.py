@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import reprlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -514,7 +515,11 @@ def read_result(path: str | os.PathLike) -> Result:
     """Read a file written by :func:`write_result` (format versions 1 and 2).
 
     A group commit still renaming in the file's directory (a run's log, result and figures) is finished first
-    (:func:`~shockflow.storage.atomic.complete_commits`), so the file read is never half of a mixed pair."""
+    (:func:`~shockflow.storage.atomic.complete_commits`), so the file read is never half of a mixed pair.  A ``path``
+    that is not one (a number, None, bytes) is a :class:`ResultFileError` naming the argument."""
+    if not (isinstance(path, str) or (isinstance(path, os.PathLike) and isinstance(os.fspath(path), str))):
+        raise ResultFileError(f"path: expected the path of a result file (str or os.PathLike), "
+                              f"found {reprlib.repr(path)}")
     complete_commits(Path(path).parent)
     with open_hdf5(path, format=FORMAT, kind="a shockflow result file", error=ResultFileError,
                    max_version=FORMAT_VERSION) as f:

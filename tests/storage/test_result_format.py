@@ -4,6 +4,7 @@ gives a ResultFileError naming the file, the object and what was expected (exit 
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -258,3 +259,11 @@ def test_the_spectral_trace_opens_in_xarray_with_the_step_coordinate(tmp_path):
     back = read_spectral_trace(path)
     np.testing.assert_array_equal(back.eigenvalues, trace.eigenvalues)
     np.testing.assert_array_equal(back.step, trace.step)
+
+
+@pytest.mark.parametrize("path", [123, None, b"result.h5", ["result.h5"]])
+def test_a_path_that_is_no_path_is_a_result_file_error_naming_the_argument(path):
+    # (pathlib's own TypeError named neither the argument nor what read_result takes)
+    with pytest.raises(ResultFileError, match=r"^path: expected the path of a result file \(str or os\.PathLike\), "
+                                              rf"found {re.escape(repr(path))}$"):
+        read_result(path)
