@@ -172,8 +172,13 @@ def _lr_scan(text: str) -> tuple[float, float, int]:
     return lo, hi, n
 
 
+#: the options of ``forecast`` by the names of the Python API's arguments (:func:`shockflow.forecast`)
+_FORECAST_FLAGS = {"lr_scan": "--lr-scan", "target_step": "--target-step", "transition": "--transition"}
+
+
 def _forecast(args: argparse.Namespace) -> int:
     from shockflow.cases import RunOptions
+    from shockflow.cases.errors import ArgumentError
     from shockflow.runners.forecast import forecast_case
 
     case = _load(args)
@@ -188,7 +193,12 @@ def _forecast(args: argparse.Namespace) -> int:
 
         lo, hi, n = args.lr_scan
         rates = np.geomspace(lo, hi, n)
-    outcome = forecast_case(case, options, scan_rates=rates, target_step=args.target_step, transition=args.transition)
+    try:
+        outcome = forecast_case(case, options, scan_rates=rates, target_step=args.target_step,
+                                transition=args.transition)
+    except ArgumentError as exc:   # an option the forecast refused: named as the command line spells it
+        flag = _FORECAST_FLAGS.get(exc.parameter)
+        raise (exc if flag is None else exc.spelled(flag)) from None
     if args.json:
         _print_json(outcome.as_dict())
     elif not args.quiet:
@@ -509,41 +519,26 @@ def _kind_of(outcome) -> str:
 
 
 # -- parser ----------------------------------------------------------------------------------------
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, found {text!r}")
-    return value
+def _checked(parse, check: str):
+    """An argparse type: the option's text parsed by ``parse`` and checked by ``shockflow.cases.arguments.<check>``,
+    the check of the Python argument of that kind (imported once an option is given); argparse names the option in
+    the error."""
+    def convert(text: str):
+        from shockflow.cases import arguments
+
+        try:
+            return arguments.from_text(text, parse, getattr(arguments, check))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = check
+    return convert
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"expected a finite positive number, found {text!r}")
-    return value
-
-
-def _factor(text: str) -> float:
-    """A matching factor: a finite number above 1 (a factor of 1 would match only exact equality)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a finite number > 1, found {text!r}") from None
-    if not (value > 1 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 1, found {text!r}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, found {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, found {text!r}")
-    if value >= 2 ** 63:  # seeds are stored as 64-bit integers in the result files
-        raise argparse.ArgumentTypeError(f"expected a whole number below 2**63, found {text!r}")
-    return value
+_positive_int = _checked(int, "positive_whole")
+_positive_float = _checked(float, "positive_number")
+_factor = _checked(float, "factor")   # a matching factor: > 1 (a factor of 1 would match only exact equality)
+_seed = _checked(int, "seed")
 
 
 DEFAULT_OUT = "shockflow-results"  # relative to the current directory; created when needed
@@ -620,8 +615,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="forecast at N learning rates log-spaced from LO to HI; flags the critical ones")
     forecast.add_argument("--target-step", type=_positive_float, default=None, metavar="STEP",
                           help="the smallest learning rate for which a transition happens by STEP")
-    forecast.add_argument("--transition", type=_positive_int, default=1, metavar="K",
-                          help="which forecast transition --target-step is about (default 1: the first)")
+    forecast.add_argument("--transition", type=_positive_int, default=None, metavar="K",
+                          help="which forecast transition --target-step is about (default: the first); only with "
+                               "--target-step")
     _figure_arguments(forecast, "write the forecast file only")
     forecast.set_defaults(run=_forecast)
 
