@@ -15,7 +15,8 @@ against saved predictions), ``geometries`` (the quotient geometries and their sy
 (``shockflow COMMAND --help``); results go to ``--out`` (default ``./shockflow-results/``, created).
 
 Exit codes: 0 success; 2 bad input (a case file, a result file, an argument); 1 a failure
-during the run (a solve that blows up, a training run that diverges); 130 interrupted.  Every
+during the run (a solve that blows up, a training run that diverges); 130 interrupted; a reader of
+stdout that goes away (``shockflow cases | head -1``) ends the command quietly with 0.  Every
 exception ends in :func:`main` as one message (``--debug``: the traceback instead), and every
 write is confined to ``--out`` (:func:`shockflow.storage.confine_writes`).
 With ``--json`` the only thing on stdout is one JSON object (or list for ``cases``); the keys
@@ -847,7 +848,64 @@ def _end_process(code: int) -> None:
     os._exit(code)
 
 
+class _StdoutClosed(BrokenPipeError):
+    """Whoever read stdout went away (``shockflow cases | head -1``): the end of the output, not a failure."""
+
+
+class _WatchedStdout:
+    """``sys.stdout`` during a command: a write to a pipe whose reader went away raises :class:`_StdoutClosed`,
+    which only :func:`_command` catches; a BrokenPipeError anywhere else (the pipe of a process beside) stays a
+    failure.  Everything else is the stream's own."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise _StdoutClosed from None
+
+    def flush(self):
+        try:
+            return self._stream.flush()
+        except BrokenPipeError:
+            raise _StdoutClosed from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _silence(stream) -> None:
+    """Point ``stream``'s file descriptor at the null device, so that what it still holds, flushed at exit, goes
+    nowhere instead of failing again (the Python documentation's advice on SIGPIPE)."""
+    import io
+    import os
+
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):   # not a file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 def _command(argv: list[str] | None) -> int:
+    """:func:`_run_command` with stdout watched: a reader that goes away (``| head -1``) ends the command quietly,
+    exit 0 (what it printed up to then is all that reader wanted)."""
+    stdout = sys.stdout
+    sys.stdout = _WatchedStdout(stdout)
+    try:
+        return _run_command(argv)
+    except _StdoutClosed:
+        _silence(stdout)
+        return EXIT_OK
+    finally:
+        sys.stdout = stdout
+
+
+def _run_command(argv: list[str] | None) -> int:
     parser = build_parser()
     _STATE.update(errors=[], printed=False, usage=None)
     try:
@@ -907,6 +965,8 @@ def _guarded(args: argparse.Namespace, root: str | None) -> int:
         if debug:
             raise
         return _interrupted(root, before, terminated=isinstance(exc, _Terminated) or interrupts.terminated)
+    except _StdoutClosed:   # not the command's failure: the reader of its output went away (_command)
+        raise
     except MemoryError:
         if debug:
             raise
