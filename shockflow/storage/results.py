@@ -89,6 +89,22 @@ class ResultFileError(ValueError):
     """A file is missing, not HDF5, not a shockflow result file, or damaged."""
 
 
+#: the optional libraries of the notebook methods (to_xarray, to_dataframe) and the extra that installs them
+NOTEBOOK_EXTRA = "xarray"
+
+
+def notebook_library(name: str, method: str):
+    """The module ``name`` (``xarray``, ``pandas``) that ``method`` needs, imported; where it is not installed a
+    ModuleNotFoundError that says how to install it (the ``[xarray]`` extra)."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(f"{method} needs {name}, which is not installed: pip install "
+                                  f"'shockflow[{NOTEBOOK_EXTRA}]' (or pip install {name})", name=name) from None
+
+
 @dataclass(frozen=True, eq=False)
 class Result:
     """Everything a result file holds (see the module docstring).
@@ -151,7 +167,7 @@ class Result:
     def to_dataframe(self, table: str = "shocks"):
         """One table as a pandas DataFrame: ``shocks`` (one row per shock, location split per
         component), ``predicted``, ``observed`` or ``matches`` (needs the ``[xarray]`` extra)."""
-        import pandas as pd
+        pd = notebook_library("pandas", "to_dataframe")
 
         if table == "shocks":
             cols = {}
@@ -172,7 +188,7 @@ class Result:
         """A group as an ``xarray.Dataset`` with named dimensions and coordinates: ``solution`` (the
         main solution), ``shocks``, ``predicted``/``observed``/``matches``, or a chart label of a
         network case (needs the ``[xarray]`` extra)."""
-        import xarray as xr
+        xr = notebook_library("xarray", "to_xarray")
 
         def var(dims, a, name):
             long_name, units = DESCRIPTIONS.get(name, (name, "1"))
