@@ -65,3 +65,9 @@ def test_argument_errors_travel_between_processes_whole():
     network = CaseError("Net", [], source="network")
     assert str(pickle.loads(pickle.dumps(network))) == str(network)
     assert isinstance(ArgumentError("x", "y"), ValueError) and not isinstance(ArgumentError("x", "y"), TypeError)
+
+
+def test_the_argument_errors_are_where_docs_api_md_names_them():
+    import shockflow.cases as cases
+
+    assert (cases.ArgumentError, cases.ArgumentTypeError) == (ArgumentError, ArgumentTypeError)
