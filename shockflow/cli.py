@@ -15,7 +15,8 @@ against saved predictions), ``geometries`` (the quotient geometries and their sy
 (``shockflow COMMAND --help``); results go to ``--out`` (default ``./shockflow-results/``, created).
 
 Exit codes: 0 success; 2 bad input (a case file, a result file, an argument); 1 a failure
-during the run (a solve that blows up, a training run that diverges); 130 interrupted.  Every
+during the run (a solve that blows up, a training run that diverges); 130 interrupted; a reader of
+stdout that goes away (``shockflow cases | head -1``) ends the command quietly with 0.  Every
 exception ends in :func:`main` as one message (``--debug``: the traceback instead), and every
 write is confined to ``--out`` (:func:`shockflow.storage.confine_writes`).
 With ``--json`` the only thing on stdout is one JSON object (or list for ``cases``); the keys
@@ -172,8 +173,13 @@ def _lr_scan(text: str) -> tuple[float, float, int]:
     return lo, hi, n
 
 
+#: the options of ``forecast`` by the names of the Python API's arguments (:func:`shockflow.forecast`)
+_FORECAST_FLAGS = {"lr_scan": "--lr-scan", "target_step": "--target-step", "transition": "--transition"}
+
+
 def _forecast(args: argparse.Namespace) -> int:
     from shockflow.cases import RunOptions
+    from shockflow.cases.errors import ArgumentError
     from shockflow.runners.forecast import forecast_case
 
     case = _load(args)
@@ -188,7 +194,12 @@ def _forecast(args: argparse.Namespace) -> int:
 
         lo, hi, n = args.lr_scan
         rates = np.geomspace(lo, hi, n)
-    outcome = forecast_case(case, options, scan_rates=rates, target_step=args.target_step, transition=args.transition)
+    try:
+        outcome = forecast_case(case, options, scan_rates=rates, target_step=args.target_step,
+                                transition=args.transition)
+    except ArgumentError as exc:   # an option the forecast refused: named as the command line spells it
+        flag = _FORECAST_FLAGS.get(exc.parameter)
+        raise (exc if flag is None else exc.spelled(flag)) from None
     if args.json:
         _print_json(outcome.as_dict())
     elif not args.quiet:
@@ -509,41 +520,26 @@ def _kind_of(outcome) -> str:
 
 
 # -- parser ----------------------------------------------------------------------------------------
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, found {text!r}")
-    return value
+def _checked(parse, check: str):
+    """An argparse type: the option's text parsed by ``parse`` and checked by ``shockflow.cases.arguments.<check>``,
+    the check of the Python argument of that kind (imported once an option is given); argparse names the option in
+    the error."""
+    def convert(text: str):
+        from shockflow.cases import arguments
+
+        try:
+            return arguments.from_text(text, parse, getattr(arguments, check))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = check
+    return convert
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"expected a finite positive number, found {text!r}")
-    return value
-
-
-def _factor(text: str) -> float:
-    """A matching factor: a finite number above 1 (a factor of 1 would match only exact equality)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a finite number > 1, found {text!r}") from None
-    if not (value > 1 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 1, found {text!r}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, found {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, found {text!r}")
-    if value >= 2 ** 63:  # seeds are stored as 64-bit integers in the result files
-        raise argparse.ArgumentTypeError(f"expected a whole number below 2**63, found {text!r}")
-    return value
+_positive_int = _checked(int, "positive_whole")
+_positive_float = _checked(float, "positive_number")
+_factor = _checked(float, "factor")   # a matching factor: > 1 (a factor of 1 would match only exact equality)
+_seed = _checked(int, "seed")
 
 
 DEFAULT_OUT = "shockflow-results"  # relative to the current directory; created when needed
@@ -620,8 +616,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="forecast at N learning rates log-spaced from LO to HI; flags the critical ones")
     forecast.add_argument("--target-step", type=_positive_float, default=None, metavar="STEP",
                           help="the smallest learning rate for which a transition happens by STEP")
-    forecast.add_argument("--transition", type=_positive_int, default=1, metavar="K",
-                          help="which forecast transition --target-step is about (default 1: the first)")
+    forecast.add_argument("--transition", type=_positive_int, default=None, metavar="K",
+                          help="which forecast transition --target-step is about (default: the first); only with "
+                               "--target-step")
     _figure_arguments(forecast, "write the forecast file only")
     forecast.set_defaults(run=_forecast)
 
@@ -851,7 +848,64 @@ def _end_process(code: int) -> None:
     os._exit(code)
 
 
+class _StdoutClosed(BrokenPipeError):
+    """Whoever read stdout went away (``shockflow cases | head -1``): the end of the output, not a failure."""
+
+
+class _WatchedStdout:
+    """``sys.stdout`` during a command: a write to a pipe whose reader went away raises :class:`_StdoutClosed`,
+    which only :func:`_command` catches; a BrokenPipeError anywhere else (the pipe of a process beside) stays a
+    failure.  Everything else is the stream's own."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise _StdoutClosed from None
+
+    def flush(self):
+        try:
+            return self._stream.flush()
+        except BrokenPipeError:
+            raise _StdoutClosed from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _silence(stream) -> None:
+    """Point ``stream``'s file descriptor at the null device, so that what it still holds, flushed at exit, goes
+    nowhere instead of failing again (the Python documentation's advice on SIGPIPE)."""
+    import io
+    import os
+
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):   # not a file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 def _command(argv: list[str] | None) -> int:
+    """:func:`_run_command` with stdout watched: a reader that goes away (``| head -1``) ends the command quietly,
+    exit 0 (what it printed up to then is all that reader wanted)."""
+    stdout = sys.stdout
+    sys.stdout = _WatchedStdout(stdout)
+    try:
+        return _run_command(argv)
+    except _StdoutClosed:
+        _silence(stdout)
+        return EXIT_OK
+    finally:
+        sys.stdout = stdout
+
+
+def _run_command(argv: list[str] | None) -> int:
     parser = build_parser()
     _STATE.update(errors=[], printed=False, usage=None)
     try:
@@ -911,6 +965,8 @@ def _guarded(args: argparse.Namespace, root: str | None) -> int:
         if debug:
             raise
         return _interrupted(root, before, terminated=isinstance(exc, _Terminated) or interrupts.terminated)
+    except _StdoutClosed:   # not the command's failure: the reader of its output went away (_command)
+        raise
     except MemoryError:
         if debug:
             raise

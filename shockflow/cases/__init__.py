@@ -38,9 +38,9 @@ the reference page come from the generic machinery in :mod:`shockflow.cases.sche
 Built-in kinds: ``pde`` (:mod:`shockflow.cases.pde`, run by :mod:`shockflow.runners.pde`).
 """
 
-from shockflow.cases.errors import CaseError, Problem
+from shockflow.cases.errors import ArgumentError, ArgumentTypeError, CaseError, Problem
 from shockflow.cases.kinds import CaseKind, RunOptions, get_kind, kinds, register_kind
 from shockflow.cases.loading import Case, apply_overrides, load_case, parse_case
 
-__all__ = ["Case", "CaseError", "CaseKind", "Problem", "RunOptions", "apply_overrides", "get_kind", "kinds",
-           "load_case", "parse_case", "register_kind"]
+__all__ = ["ArgumentError", "ArgumentTypeError", "Case", "CaseError", "CaseKind", "Problem", "RunOptions",
+           "apply_overrides", "get_kind", "kinds", "load_case", "parse_case", "register_kind"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shockflow.cases import arguments
 from shockflow.cases.errors import CaseError, Problem
 from shockflow.cases.kinds import get_kind
 from shockflow.cases.schema import _toml_type, parse_settings
@@ -62,6 +63,11 @@ class Case:
     text: str
     path: Path | None = None
     overrides: tuple[str, ...] = field(default=())
+    #: made in Python, not read from a file: what it is (``"network"``: a network given to ``shockflow.forecast``)
+    #: and which argument gave which of its tables (``(("training", "optimiser"),)``): its errors name those
+    #: (:meth:`CaseError.at`), never a case file
+    origin: str | None = None
+    arguments: tuple[tuple[str, str], ...] = field(default=())
 
     @property
     def directory(self) -> Path:
@@ -302,12 +308,20 @@ def _axis_problems(kind, body: dict, sweep_table, file: str) -> list[Problem]:
 
 
 def load_case(source, overrides=()) -> Case:
-    """Load a case from a file path or a built-in case name (see :mod:`shockflow.cases.builtin`)."""
+    """Load a case from a file path or a built-in case name (see :mod:`shockflow.cases.builtin`).  ``overrides``:
+    ``"KEY=VALUE"`` strings (a list of them, one given bare, or None).  A ``source`` or ``overrides`` of the wrong
+    type is an :class:`~shockflow.cases.errors.ArgumentTypeError`; everything else a :class:`CaseError` naming the
+    file."""
     from shockflow.cases.builtin import builtin_case_path, builtin_names, cases_search_paths
 
+    arguments.path(source, "source", "a built-in case name or a path to a case file (str or os.PathLike)")
+    overrides = arguments.overrides(overrides)
     path = Path(source)
     if not path.is_file():
         found = builtin_case_path(str(source))
+        if found is None and path.is_dir():
+            raise CaseError(str(source), [Problem("", "is a directory; expected a case file (TOML) or the name of a "
+                                                      "built-in case")])
         if found is None:
             names = builtin_names()
             listing = ", ".join(names) if names else (

@@ -7,7 +7,8 @@ files: nothing is downloaded, at run time or ever) and returns
 * ``y`` (n, classes): the one-hot class labels minus their class frequencies (mean 0 per output, so a
   network without biases can fit them; for two classes ``y`` (n,), the centred ±1 label).
 
-scikit-learn is optional (the ``test`` extra installs it); without it the generator says how to get it.
+scikit-learn is optional (the ``datasets`` extra installs it: ``pip install 'shockflow[datasets]'``); without it
+the generator says how to get it.
 
 =================  =====  ==  ========
 ``table``          n      d   classes
@@ -25,6 +26,8 @@ from .dataset import Dataset
 
 __all__ = ["sklearn_table", "TABLES"]
 
+#: the extra of pyproject.toml that installs scikit-learn
+EXTRA = "datasets"
 #: table name -> scikit-learn loader name
 TABLES = {"wine": "load_wine", "breast_cancer": "load_breast_cancer"}
 
@@ -37,8 +40,8 @@ def sklearn_table(table: str) -> Dataset:
     try:
         from sklearn import datasets
     except ImportError:
-        raise ValueError("sklearn_table: needs scikit-learn, which is not installed "
-                         "(pip install scikit-learn, or the test extra: pip install -e '.[test]')") from None
+        raise ValueError(f"sklearn_table: needs scikit-learn, which is not installed: pip install "
+                         f"'shockflow[{EXTRA}]' (or pip install scikit-learn)") from None
     loaded = getattr(datasets, TABLES[name])()
     X = np.asarray(loaded.data, dtype=np.float64)
     X = (X - X.mean(axis=0)) / X.std(axis=0)

@@ -56,6 +56,10 @@ STEP_NAMES = ("step", "global_step", "steps", "iteration", "iter", "it", "t", "e
 #: ``step_column=ROW_STEPS``: number the rows 0, 1, 2, … (only on request when a header is present)
 ROW_STEPS = "row"
 LOSS_NAMES = ("loss", "train_loss", "training_loss", "train/loss", "value")
+#: how an error tells the reader of a log which column to read: the argument and the command line's option
+OPTION_NAMES = {"step": "step_column=NAME (on the command line --step-column NAME)",
+                "loss": "loss_column=NAME (on the command line --loss-column NAME)",
+                "both": "step_column/loss_column (--step-column/--loss-column)"}
 
 
 def _is_number(s: str) -> bool:
@@ -74,8 +78,10 @@ def _pick(names: list[str], aliases: tuple[str, ...]) -> int | None:
     return None
 
 
-def _columns(names: list[str], path: Path, step_column: str | None, loss_column: str | None, what: str):
-    """(step index or None for row numbers, loss index) among ``names`` (a header or JSON keys)."""
+def _columns(names: list[str], where: str, step_column: str | None, loss_column: str | None, what: str):
+    """(step index or None for row numbers, loss index) among ``names`` (a header or JSON keys); errors begin
+    with ``where`` (the reader and the file).  They name the options in both spellings, the argument
+    (``step_column``) and the command line's (``--step-column``): this reader serves both."""
     stripped = [n.strip() for n in names]
 
     def named(option, value):
@@ -84,25 +90,23 @@ def _columns(names: list[str], path: Path, step_column: str | None, loss_column:
         low = [n.lower() for n in stripped]
         if value.lower() in low:
             return low.index(value.lower())
-        raise ValueError(f"read_loss_curve: {str(path)!r}: {option} {value!r} is not among the {what} "
-                         f"{stripped}")
+        raise ValueError(f"{where}: {option} {value!r} is not among the {what} {stripped}")
 
     li = named("loss column", loss_column) if loss_column is not None else _pick(names, LOSS_NAMES)
     if li is None:
         if len(names) == 1:
             li = 0
         else:
-            raise ValueError(f"read_loss_curve: {str(path)!r}: no loss column in header {stripped}; "
-                             f"expected one of {list(LOSS_NAMES)} (or give --loss-column)")
+            raise ValueError(f"{where}: no loss column in header {stripped}; expected one of {list(LOSS_NAMES)}, "
+                             f"or name it: {OPTION_NAMES['loss']}")
     if step_column is not None:
         if step_column == ROW_STEPS and ROW_STEPS not in [n.lower() for n in stripped]:
             return None, li
         return named("step column", step_column), li
     si = _pick(names, STEP_NAMES)
     if si is None:
-        raise ValueError(f"read_loss_curve: {str(path)!r}: no step column among the {what} {stripped}; "
-                         f"expected one of {list(STEP_NAMES)}, or give --step-column NAME "
-                         f"(--step-column {ROW_STEPS}: the row numbers are the steps)")
+        raise ValueError(f"{where}: no step column among the {what} {stripped}; expected one of {list(STEP_NAMES)}, "
+                         f"or name it: {OPTION_NAMES['step']} ({ROW_STEPS!r}: the row numbers are the steps)")
     return si, li
 
 
@@ -130,10 +134,11 @@ def _from_csv(path: Path, step_column=None, loss_column=None) -> tuple[np.ndarra
         raise ValueError(f"read_loss_curve: {str(path)!r} has a header but no data rows (data row 1 missing); need at least 2")
     width = len(rows[0])
     if header is not None:
-        si, li = _columns(header, path, step_column, loss_column, "columns of the header")
+        si, li = _columns(header, f"read_loss_curve: {str(path)!r}", step_column, loss_column,
+                          "columns of the header")
     elif step_column is not None or loss_column is not None:
-        raise ValueError(f"read_loss_curve: {str(path)!r} has no header; --step-column/--loss-column need "
-                         f"named columns")
+        raise ValueError(f"read_loss_curve: {str(path)!r} has no header; {OPTION_NAMES['both']} need named "
+                         f"columns")
     elif width == 1:
         si, li = None, 0
     elif width == 2:
@@ -180,7 +185,7 @@ def _from_json(path: Path, step_column=None, loss_column=None) -> tuple[np.ndarr
     if isinstance(obj, dict):
         if loss_column is None and _pick(list(obj), LOSS_NAMES) is None:
             raise ValueError(f"read_loss_curve: {str(path)!r} has keys {list(obj)} but no loss key; {expected}")
-        si, li = _columns(list(obj), path, step_column, loss_column, "keys")
+        si, li = _columns(list(obj), f"read_loss_curve: {str(path)!r}", step_column, loss_column, "keys")
         keys = list(obj)
         loss = obj[keys[li]]
         steps = obj[keys[si]] if si is not None else None
@@ -190,7 +195,7 @@ def _from_json(path: Path, step_column=None, loss_column=None) -> tuple[np.ndarr
         keys = list(obj[0])
         if loss_column is None and _pick(keys, LOSS_NAMES) is None:
             raise ValueError(f"read_loss_curve: {str(path)!r}: records have keys {keys} but no loss key; {expected}")
-        si, li = _columns(keys, path, step_column, loss_column, "record keys")
+        si, li = _columns(keys, f"read_loss_curve: {str(path)!r}", step_column, loss_column, "record keys")
         try:
             loss = [r[keys[li]] for r in obj]
             steps = [r[keys[si]] for r in obj] if si is not None else None

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .foreign import JSON_LINES as _LINES
-from .foreign import LOSS_NAMES, _columns, _is_number, _pick, check_loss_series
+from .foreign import LOSS_NAMES, OPTION_NAMES, _columns, _is_number, _pick, check_loss_series
 
 __all__ = ["LogTail"]
 
@@ -38,7 +38,7 @@ class LogTail:
         self.path = Path(path)
         suffix = self.path.suffix.lower()
         if suffix not in (*_CSV, *_LINES, ".json", ".h5", ".hdf5"):
-            raise ValueError(f"LOG {str(self.path)!r}: unknown extension {suffix!r}; expected .csv/.tsv/.txt/.dat, "
+            raise ValueError(f"log {str(self.path)!r}: unknown extension {suffix!r}; expected .csv/.tsv/.txt/.dat, "
                              f".jsonl/.ndjson/.json (one record per line) or .h5 (a shockflow training log)")
         self.kind = "hdf5" if suffix in (".h5", ".hdf5") else "csv" if suffix in _CSV else "lines"
         self.step_column, self.loss_column = step_column, loss_column
@@ -93,7 +93,7 @@ class LogTail:
 
     # -- one complete line -------------------------------------------------------------------------
     def _fail(self, what: str):
-        raise ValueError(f"LOG {str(self.path)!r}, data row {self._rows}: {what}")
+        raise ValueError(f"log {str(self.path)!r}, data row {self._rows}: {what}")
 
     def _append(self, step, loss):
         if not np.isfinite(loss):
@@ -125,13 +125,13 @@ class LogTail:
                 keys = list(record)
                 if self.loss_column is None and _pick(keys, LOSS_NAMES) is None:
                     self._fail(f"no loss key among {keys}")
-                si, li = _columns(keys, self.path, self.step_column, self.loss_column, "record keys")
+                si, li = _columns(keys, f"log {str(self.path)!r}", self.step_column, self.loss_column, "record keys")
                 self._header = (None if si is None else keys[si], keys[li], None)
             skey, lkey, _ = self._header
             try:
                 self._append(None if skey is None else float(record[skey]), float(record[lkey]))
             except (KeyError, TypeError, ValueError) as exc:
-                if isinstance(exc, ValueError) and str(exc).startswith("LOG "):
+                if isinstance(exc, ValueError) and str(exc).startswith("log "):
                     raise
                 self._fail(f"cannot read step and loss from {text[:60]!r}")
             return
@@ -139,14 +139,15 @@ class LogTail:
             delim = next((d for d in (",", "\t", ";") if d in text), None)
             cells = [c.strip() for c in (text.split(delim) if delim else text.split())]
             if not all(_is_number(c) for c in cells if c):
-                si, li = _columns(cells, self.path, self.step_column, self.loss_column, "columns of the header")
+                si, li = _columns(cells, f"log {str(self.path)!r}", self.step_column, self.loss_column,
+                                  "columns of the header")
                 self._header = (si, li, delim)
                 return
             if self.step_column is not None or self.loss_column is not None:
-                raise ValueError(f"LOG {str(self.path)!r} has no header; --step-column/--loss-column need named "
+                raise ValueError(f"log {str(self.path)!r} has no header; {OPTION_NAMES['both']} need named "
                                  f"columns")
             if len(cells) > 2:
-                raise ValueError(f"LOG {str(self.path)!r} has {len(cells)} columns and no header; expected one "
+                raise ValueError(f"log {str(self.path)!r} has {len(cells)} columns and no header; expected one "
                                  f"column (loss) or two (step, loss), or a header naming them")
             self._header = ((None, 0) if len(cells) == 1 else (0, 1)) + (delim,)
         si, li, delim = self._header
@@ -177,7 +178,7 @@ class LogTail:
         self._stamp = stamp
         steps = np.asarray(record.series["step"], dtype=np.float64)
         loss = np.asarray(record.series["loss"], dtype=np.float64)
-        check_loss_series(steps, loss, f"LOG {str(self.path)!r}")   # a log another program wrote: a NaN is refused
+        check_loss_series(steps, loss, f"log {str(self.path)!r}")   # a log another program wrote: a NaN is refused
         grew = loss.size > self.rows
         self._steps, self._loss = steps.tolist(), loss.tolist()
         return grew

@@ -4,53 +4,88 @@
 :mod:`shockflow`) take a case — a built-in case name, a path to a TOML file, or a
 :class:`~shockflow.cases.Case` from :func:`shockflow.load_case` — and return the outcome the
 command line prints: ``as_dict()`` is its ``--json`` object, ``table()`` its text.  Results are
-written to ``out`` (default ``./shockflow-results/``, created).  Bad input raises
-:class:`~shockflow.cases.CaseError` (naming the file and the key); ``docs/api.md`` has examples.
+written to ``out`` (default ``./shockflow-results/``, created; a call that fails or is interrupted removes
+the directories it created while they are empty, as the command line does).
+
+Every argument is checked before any work (:mod:`shockflow.cases.arguments`): bad input raises
+:class:`~shockflow.cases.CaseError` — a bad argument the :class:`~shockflow.cases.errors.ArgumentError`
+naming it (an ``ArgumentTypeError``, a TypeError too, for one of the wrong type), a case file's problem
+naming the file and the key —, an unusable ``out`` :class:`~shockflow.storage.outdir.OutDirError` and a bad
+result file :class:`~shockflow.storage.ResultFileError`; ``docs/api.md`` has the contract and examples.
 """
 
 from __future__ import annotations
 
-import numbers
+import contextlib
 import os
-from pathlib import Path
 
 __all__ = ["run", "solve", "train", "forecast", "monitor", "DEFAULT_OUT"]
 
 DEFAULT_OUT = "shockflow-results"
 
+#: what a ``case`` argument is
+CASE = "a built-in case name, a path to a case file (str or os.PathLike) or a Case from shockflow.load_case"
+#: what a network of one's own is (``forecast(model, (X, y), optimiser)``)
+NETWORK = ("a network: a shockflow model or an object implementing the network protocol "
+           "(shockflow.models.protocol.NetworkProtocol: get_params, set_params, loss, grad)")
+
+
+def _is_network(obj) -> bool:
+    from shockflow.models.base import Model
+    from shockflow.models.protocol import is_protocol_network
+
+    return isinstance(obj, Model) or is_protocol_network(obj)
+
 
 def _case(case, overrides):
-    from shockflow.cases import Case, CaseError, Problem, load_case
+    """The :class:`~shockflow.cases.Case` of a ``case`` argument, loaded with ``overrides``."""
+    from shockflow.cases import Case, arguments, load_case
+    from shockflow.cases.errors import ArgumentError, ArgumentTypeError
 
+    overrides = arguments.overrides(overrides)
     if isinstance(case, Case):
         if overrides:
-            raise CaseError(str(case.path or case.name), [Problem("", "overrides apply to a case being loaded: pass a "
-                                                                      "name or a path, or load_case(..., overrides)")])
+            raise ArgumentError.expected("overrides", "none with a Case already loaded (overrides apply to a case "
+                                                      "being loaded: pass a name or a path, or load_case(..., "
+                                                      "overrides))", overrides)
         return case
-    if isinstance(overrides, (str, bytes)):   # one KEY=VALUE given bare: a list of one, not its characters
-        overrides = (overrides,)
-    return load_case(case, overrides=tuple(overrides))
+    if not isinstance(case, (str, os.PathLike)) and _is_network(case):
+        raise ArgumentTypeError.expected("case", CASE, case, hint="a network of your own is forecast with "
+                                                                  "shockflow.forecast(model, (X, y), optimiser)")
+    return load_case(arguments.path(case, "case", CASE), overrides=overrides)
 
 
 def _options(out, seed, quiet, figures):
-    from shockflow.cases import RunOptions
+    """The :class:`~shockflow.cases.RunOptions` of a call, its arguments checked (nothing is created yet)."""
+    from shockflow.cases import RunOptions, arguments
 
-    if not isinstance(out, (str, os.PathLike)):
-        raise TypeError(f"out: expected a directory path (str or os.PathLike), found {out!r}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
-        raise ValueError(f"seed: expected None or a whole number >= 0, found {seed!r}")
-    Path(out).mkdir(parents=True, exist_ok=True)
-    return RunOptions(out=os.fspath(out), seed=seed, quiet=quiet, progress=not quiet, figures=figures)
+    arguments.path(out, "out", "a directory path (str or os.PathLike)")
+    quiet = arguments.flag(quiet, "quiet")
+    return RunOptions(out=os.fspath(out), seed=arguments.seed(seed, "seed"), quiet=quiet, progress=not quiet,
+                      figures=arguments.flag(figures, "figures"))
 
 
-def _kind_run(case, command, out, seed, quiet, figures):
+@contextlib.contextmanager
+def _writing_into(out):
+    """The block of a call that writes into ``out``: ``out`` created first (an
+    :class:`~shockflow.storage.outdir.OutDirError` naming ``out`` if it cannot be: a file, unwritable), and the
+    directories created for it removed again, while empty, if the block fails or is interrupted."""
+    from shockflow.storage.outdir import prepare_out, removed_on_failure
+
+    with removed_on_failure(out):
+        prepare_out(out, option="out")
+        yield
+
+
+def _runner(case, command):
+    """The runner of ``case``'s kind; a :class:`CaseError` if ``command`` (the function called) does not run it."""
     from shockflow.cases import CaseError, Problem, get_kind
 
     kind = get_kind(case.kind)
     if command is not None and kind.command != command:
         raise CaseError(str(case.path or case.name), [Problem("kind", f"a {case.kind} case: run it with shockflow.run() "
                                                                       f"or shockflow.{kind.command}(), not {command}()")])
-    return kind.run(case, _options(out, seed, quiet, figures))
+    return kind.run
 
 
 def run(case=None, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True):
@@ -59,69 +94,153 @@ def run(case=None, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, qu
     other kind is run by its own runner.  ``case=None``: the built-in default case."""
     from shockflow.runners.prediction import DEFAULT_CASE, run_prediction_case
 
+    options = _options(out, seed, quiet, figures)
     case = _case(DEFAULT_CASE if case is None else case, overrides)
-    if case.kind != "network":
-        return _kind_run(case, None, out, seed, quiet, figures)
-    return run_prediction_case(case, _options(out, seed, quiet, figures))
+    runner = run_prediction_case if case.kind == "network" else _runner(case, None)
+    with _writing_into(out):
+        return runner(case, options)
 
 
 def solve(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True):
     """``shockflow solve``: a PDE case; the outcome's ``report.shocks`` are the detected shocks."""
-    return _kind_run(_case(case, overrides), "solve", out, seed, quiet, figures)
+    options = _options(out, seed, quiet, figures)
+    case = _case(case, overrides)
+    runner = _runner(case, "solve")
+    with _writing_into(out):
+        return runner(case, options)
 
 
 def train(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True):
     """``shockflow train``: train the network of a network case and write its HDF5 log."""
-    return _kind_run(_case(case, overrides), "train", out, seed, quiet, figures)
+    options = _options(out, seed, quiet, figures)
+    case = _case(case, overrides)
+    runner = _runner(case, "train")
+    with _writing_into(out):
+        return runner(case, options)
+
+
+def _user_data(data):
+    """``(X, y)`` of a network of one's own: a pair of arrays with one row per sample each, or a Dataset."""
+    import numpy as np
+
+    from shockflow.cases.errors import ArgumentError, ArgumentTypeError
+
+    what = "(X, y): the samples and their targets as arrays, one row per sample each, or a shockflow.data.Dataset"
+    if hasattr(data, "X") and hasattr(data, "y"):
+        X, y = data.X, data.y
+    elif isinstance(data, (tuple, list)) and len(data) == 2:
+        X, y = data
+    else:
+        raise ArgumentTypeError.expected("data", what, data)
+    X, y = np.asarray(X), np.asarray(y)
+    for label, a in (("X", X), ("y", y)):
+        if a.dtype == bool or not np.issubdtype(a.dtype, np.number):
+            raise ArgumentTypeError("data", f"expected {label} of numbers, found an array of dtype {a.dtype}")
+        if a.ndim == 0 or a.shape[0] == 0:
+            raise ArgumentError("data", f"expected {label} with one row per sample, found shape {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ArgumentError("data", f"expected finite numbers, found NaN or infinity in {label}")
+    if X.shape[0] != y.shape[0]:
+        raise ArgumentError("data", f"expected X and y with the same number of rows (one per sample), found X of "
+                                    f"shape {X.shape} and y of shape {y.shape}")
+    return X, y
+
+
+def _network_case(model, data, optimiser, overrides, name):
+    """``(case, network)`` of a forecast of a network of one's own: the Python case of its ``[training]`` keys and
+    the network adapted with its data (:func:`shockflow.runners.training.adapt_network`)."""
+    from shockflow.cases import CaseError, Problem, arguments
+    from shockflow.cases.errors import ArgumentError, ArgumentTypeError
+    from shockflow.cases.loading import name_problem
+    from shockflow.runners.forecast import python_case
+    from shockflow.runners.training import adapt_network
+
+    if arguments.overrides(overrides):
+        raise ArgumentError.expected("overrides", "none with a network of your own (overrides apply to a case "
+                                                  "being loaded; the training keys go in optimiser)", overrides)
+    if not _is_network(model):
+        raise ArgumentTypeError.expected("case", f"{CASE}, or {NETWORK}", model)
+    if data is None:
+        raise ArgumentTypeError.expected("data", "the network's data (X, y): forecast(model, (X, y), optimiser)", data)
+    X, y = _user_data(data)
+    label = type(model).__name__ if name is None else name
+    if name_problem(label) is not None:
+        raise ArgumentError("name", name_problem(label))
+    case = python_case(label, optimiser)
+    try:
+        network = adapt_network(model, X, y, label=label)
+    except (TypeError, ValueError) as exc:   # the protocol's methods answered what they should not
+        raise CaseError(label, [Problem("model", str(exc).removeprefix("model: "))], source="network") from None
+    return case, network
 
 
 def forecast(case=None, data=None, optimiser=None, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True,
-             quiet=True, lr_scan=None, target_step=None, transition=1, name=None):
+             quiet=True, lr_scan=None, target_step=None, transition=None, name=None):
     """``shockflow forecast``: a network case's transitions predicted without training it (the prediction
     of :func:`run`, the same numbers); ``lr_scan``: learning rates to re-map the charts at (each flagged
-    when critical); ``target_step``/``transition``: the smallest rate for that transition by that step.
-    Returns a ``ForecastOutcome`` (``as_dict()`` is the ``--json`` object, ``forecast_file`` the HDF5 file
-    that :func:`monitor` and ``shockflow compare`` take as the prediction).
+    when critical); ``target_step``/``transition``: the smallest rate for that transition (default: the first)
+    by that step.  Returns a ``ForecastOutcome`` (``as_dict()`` is the ``--json`` object, ``forecast_file`` the
+    HDF5 file that :func:`monitor` and ``shockflow compare`` take as the prediction).
 
     A user's own network: ``forecast(model, (X, y), {"optimizer": "gd", "lr": 0.05, "steps": 2000})`` — ``model``
     a shockflow model or any object implementing :class:`shockflow.models.protocol.NetworkProtocol`, the data
-    as arrays (or a Dataset), the optimiser as the keys of a case's ``[training]`` table."""
-    from shockflow.cases import CaseError, Problem
-    from shockflow.runners.forecast import forecast_case, python_case
+    as arrays (or a Dataset), the optimiser as the keys of a case's ``[training]`` table; ``name`` names its
+    files (default: the model's class name)."""
+    from shockflow.cases import Case, CaseError, Problem
+    from shockflow.cases.errors import ArgumentError
+    from shockflow.runners.forecast import control_options, forecast_case
     from shockflow.runners.prediction import DEFAULT_CASE
 
-    if lr_scan is not None:
-        try:
-            if isinstance(lr_scan, (str, bytes)):   # a string is a sequence too: of characters
-                raise TypeError
-            lr_scan = [float(r) for r in lr_scan]
-        except (TypeError, ValueError):
-            raise ValueError(f"lr_scan: expected a sequence of learning rates (numbers), found {lr_scan!r}") from None
-
-    if data is not None:
-        from shockflow.runners.training import adapt_network
-
-        X, y = (data.X, data.y) if hasattr(data, "X") else data
-        label = name or type(case).__name__
-        network = adapt_network(case, X, y, label=label)
-        return forecast_case(python_case(label, optimiser), _options(out, seed, quiet, figures),
-                             scan_rates=lr_scan, target_step=target_step, transition=transition, network=network)
-    case = _case(DEFAULT_CASE if case is None else case, overrides)
-    if case.kind != "network":
-        raise CaseError(str(case.path or case.name), [Problem("kind", f"a forecast is made for a network case, "
-                                                                      f"found a {case.kind} case")])
-    return forecast_case(case, _options(out, seed, quiet, figures), scan_rates=lr_scan, target_step=target_step,
-                         transition=transition)
+    options = _options(out, seed, quiet, figures)
+    rates, target_step, transition = control_options(lr_scan, target_step, transition)
+    network = None
+    if case is None or isinstance(case, (str, os.PathLike, Case)):
+        for parameter, value in (("data", data), ("optimiser", optimiser), ("name", name)):
+            if value is not None:
+                raise ArgumentError.expected(parameter, "None with a case (a case has its own [data] and [training] "
+                                                        "tables and its name)", value,
+                                             hint="data, optimiser and name go with a network of your own: "
+                                                  "forecast(model, (X, y), optimiser)")
+        case = _case(DEFAULT_CASE if case is None else case, overrides)
+        if case.kind != "network":
+            raise CaseError(str(case.path or case.name), [Problem("kind", f"a forecast is made for a network case, "
+                                                                          f"found a {case.kind} case")])
+    else:
+        case, network = _network_case(case, data, optimiser, overrides, name)
+    with _writing_into(out):
+        return forecast_case(case, options, scan_rates=rates, target_step=target_step, transition=transition,
+                             network=network)
 
 
 def monitor(log, prediction, *, step_column=None, loss_column=None, max_ratio=2.0):
     """``shockflow monitor`` without ``--follow``: read the log (complete rows only) and return the
     ``Monitor``: ``reported`` (each transition with its forecast partner and offset), ``table()``.
-    Call ``update()`` again to take in rows appended since."""
-    from shockflow.runners.monitor import monitor_log
+    Call ``update()`` again to take in rows appended since.  A log that is missing or cannot be read is a
+    :class:`~shockflow.cases.CaseError` naming it; a bad forecast file a
+    :class:`~shockflow.storage.ResultFileError`."""
+    from pathlib import Path
 
+    from shockflow.cases import CaseError, Problem, arguments
+    from shockflow.cases.errors import ArgumentError, ArgumentTypeError
+    from shockflow.runners.monitor import monitor_log
+    from shockflow.storage import ResultFileError
+
+    arguments.path(log, "log", "the path of a training log (str or os.PathLike): HDF5, CSV or JSON lines")
+    arguments.path(prediction, "prediction", "the path of a forecast or result file (str or os.PathLike)")
+    for parameter, value in (("step_column", step_column), ("loss_column", loss_column)):
+        if value is not None and not isinstance(value, str):
+            raise ArgumentTypeError.expected(parameter, "None or a column name (str)", value)
+    max_ratio = arguments.factor(max_ratio, "max_ratio")
+    if Path(log).is_dir():
+        raise ArgumentError("log", f"expected a training log file, found the directory {os.fspath(log)!r}")
     if not Path(log).is_file():   # the command line's --follow may wait for a log; this reads it once
-        raise FileNotFoundError(f"log: {os.fspath(log)!r} is {'a directory' if Path(log).is_dir() else 'no file'}")
-    m = monitor_log(log, prediction, step_column=step_column, loss_column=loss_column, max_ratio=max_ratio)
-    m.update()
+        raise ArgumentError("log", f"no such file {os.fspath(log)!r} (monitor reads a log once, as it is: "
+                                   f"the command line's monitor --follow waits for one to appear)")
+    try:
+        m = monitor_log(log, prediction, step_column=step_column, loss_column=loss_column, max_ratio=max_ratio)
+        m.update()
+    except ResultFileError:
+        raise
+    except ValueError as exc:   # the log's format or a row of it (the message names the file and the row)
+        raise CaseError(os.fspath(log), [Problem("", str(exc))], source="") from None
     return m

@@ -39,11 +39,11 @@ from pathlib import Path
 import numpy as np
 
 from shockflow.blas_threads import blas_threads
-from shockflow.cases.errors import CaseError
+from shockflow.cases.errors import ArgumentError, CaseError
 from shockflow.storage.atomic import committed_together
 
-__all__ = ["AtRate", "ForecastOutcome", "ScanRow", "forecast_case", "forecast_stage", "lr_scan", "target_rate",
-           "stability_limit", "sharpest_curvature", "read_forecast"]
+__all__ = ["AtRate", "ForecastOptionError", "ForecastOutcome", "ScanRow", "control_options", "forecast_case",
+           "forecast_stage", "lr_scan", "target_rate", "stability_limit", "sharpest_curvature", "read_forecast"]
 
 #: solution snapshots kept per chart in the forecast file (the file stays small; ``run`` keeps all)
 FILE_TIMES = 9
@@ -237,9 +237,29 @@ class AtRate:
         return tuple(sorted(predicted, key=lambda p: p.step))
 
 
-class ForecastOptionError(ValueError):
-    """An option of ``shockflow forecast`` that the forecast itself refuses (``--transition`` past the number of
-    forecast transitions): bad input, exit 2."""
+class ForecastOptionError(ArgumentError):
+    """A control option of a forecast refused (``transition`` without ``target_step``, or past the number of
+    forecast transitions): bad input (exit 2), named as the Python API spells it; the command line names its flag
+    (:meth:`~shockflow.cases.errors.ArgumentError.spelled`)."""
+
+
+def control_options(lr_scan=None, target_step=None, transition=None) -> tuple[list[float] | None, float | None,
+                                                                            int | None]:
+    """The control options of a forecast, checked before any work, for the Python API and the command line alike:
+    ``lr_scan`` learning rates (finite, positive), ``target_step`` a finite positive number, ``transition`` a
+    positive whole number, given only with ``target_step`` (it says which transition that is about; None: the
+    first).  Returns ``(rates or None, target step or None, transition or None)``, a transition (1 by default)
+    exactly when there is a target step: the same again when checked again."""
+    from shockflow.cases import arguments
+
+    rates = None if lr_scan is None else arguments.learning_rates(lr_scan, "lr_scan")
+    step = None if target_step is None else arguments.positive_number(target_step, "target_step")
+    if transition is not None and step is None:
+        raise ForecastOptionError("transition", f"given ({transition!r}) without a target step: it says which "
+                                                f"transition the target step is about (give both, or neither)")
+    if step is not None:
+        transition = 1 if transition is None else arguments.positive_whole(transition, "transition")
+    return rates, step, transition
 
 
 def critical_reasons(stage, lr: float, stability_lr: float) -> list[str]:
@@ -276,8 +296,8 @@ def target_rate(at: AtRate, step: float, transition: int, stability_lr: float) -
     limit is too slow."""
     predicted, settings = at.stage.predicted, at.settings
     if not 1 <= transition <= len(predicted):
-        raise ValueError(f"--transition: expected a number from 1 to {len(predicted)} (the forecast transitions), "
-                         f"found {transition}")
+        raise ForecastOptionError.expected("transition", f"a number from 1 to {len(predicted)} (the forecast "
+                                                         f"transitions)", transition)
     chart = predicted[transition - 1].chart
 
     def when(lr):
@@ -404,12 +424,14 @@ def staircase_figure(case: str, predicted, horizon: float, initial_loss: float, 
 @committed_together
 @blas_threads(interleaved=True)
 def forecast_case(case, options, *, scan_rates=None, target_step: float | None = None,
-                  transition: int = 1, network=None) -> ForecastOutcome:
+                  transition: int | None = None, network=None) -> ForecastOutcome:
     """Forecast, write the forecast file and the figure (module docstring).  ``scan_rates``: learning rates
-    for the scan; ``target_step``/``transition``: the smallest rate for that transition by that step."""
+    for the scan; ``target_step``/``transition``: the smallest rate for that transition (None: the first) by that
+    step; checked first (:func:`control_options`, an error naming ``lr_scan``, ``target_step`` or ``transition``)."""
     from shockflow.prediction.stability import overshoot_rate
     from shockflow.progress import progress, status
 
+    scan_rates, target_step, transition = control_options(scan_rates, target_step, transition)
     if case.kind != "network":
         raise CaseError.at(case, "kind", f"a forecast is made for a network case, found a {case.kind!r} case")
     start = time.perf_counter()
@@ -441,8 +463,8 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
             try:
                 with status("find the target rate", enabled=show):
                     target = target_rate(at, target_step, transition, limit)
-            except ValueError as exc:   # an option of the command line, not a key of the case file
-                raise ForecastOptionError(f"{exc} (the forecast of {case.name})") from None
+            except ForecastOptionError as exc:   # an option of the call, not a key of the case file
+                raise ForecastOptionError(exc.parameter, f"{exc.detail} (the forecast of {case.name})") from None
     outcome = ForecastOutcome(case.name, stage, settings.steps, initial_loss, settings.lr, settings.optimizer,
                               settings.momentum, limit, time.perf_counter() - start, scan=scan, target=target)
     out = Path(options.out)
@@ -456,26 +478,25 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
 
 def python_case(label: str, optimiser) -> object:
     """The case of a network forecast from Python: ``optimiser`` (a dict of ``[training]`` keys, e.g.
-    ``{"optimizer": "gd", "lr": 0.05, "steps": 2000}``) validated as a case file's ``[training]`` table;
-    automatic charts, default extraction and prediction settings."""
-    from dataclasses import fields
+    ``{"optimizer": "gd", "lr": 0.05, "steps": 2000}``; None: the defaults) validated as a case file's
+    ``[training]`` table; automatic charts, default extraction and prediction settings.  Its errors name the network
+    ``label`` and the argument (``network 'Net': optimiser.lr: ...``), never a case file."""
+    from collections.abc import Mapping
 
-    from shockflow.cases.errors import Problem
+    from shockflow.cases.errors import ArgumentTypeError, Problem
     from shockflow.cases.loading import Case
     from shockflow.cases.network import Extraction, NetworkCase, Prediction, Training
-    from shockflow.cases.schema import Call
+    from shockflow.cases.schema import Call, parse_settings
 
-    names = {f.name for f in fields(Training)}
-    given = dict(optimiser or {})
-    unknown = sorted(set(given) - names)
-    if unknown:
-        raise CaseError(label, [Problem(f"optimiser.{unknown[0]}", f"unknown key; expected some of {sorted(names)}")])
-    training = Training(**given)
-    problems = list(training.check())
-    if problems:
-        key, text = problems[0]
-        raise CaseError(label, [Problem(f"optimiser.{key}" if key else "optimiser", text)])
+    if optimiser is not None and not isinstance(optimiser, Mapping):
+        raise ArgumentTypeError.expected("optimiser", "a dict of the keys of a case's [training] table, e.g. "
+                                                      "{'optimizer': 'gd', 'lr': 0.05, 'steps': 2000}", optimiser)
+    try:
+        training = parse_settings(Training, dict(optimiser or {}), file=label)
+    except CaseError as exc:
+        raise CaseError(label, [Problem(f"optimiser.{p.key}" if p.key else "optimiser", p.message) for p in exc.problems],
+                        [f"optimiser.{k}" for k in exc.missing], source="network") from None
     settings = NetworkCase(model=Call("protocol"), data=Call("arrays"), training=training, geometry=None,
                            extraction=Extraction(), prediction=Prediction())
     return Case(name=label, kind="network", description="a network forecast from Python", seed=0, settings=settings,
-                text="")
+                text="", origin="network", arguments=(("training", "optimiser"),))

@@ -3,17 +3,19 @@
 :func:`prepare_out` creates ``--out`` (or finds it) and proves it is a writable directory before a
 command computes anything, so a bad ``--out`` is a bad-input error at once instead of a failed
 write after a long run; :func:`missing_directories` / :func:`remove_empty` take the directories it created away
-again when the command fails before writing into them.  :func:`snapshot` / :func:`written_since` let the command line say truthfully,
+again when the command fails before writing into them (:func:`removed_on_failure`: the same around a block, for
+the Python API).  :func:`snapshot` / :func:`written_since` let the command line say truthfully,
 after an interruption, which finished files the interrupted command had already written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
-__all__ = ["OutDirError", "missing_directories", "prepare_out", "refuse_other_kind", "remove_empty", "snapshot",
-           "written_since"]
+__all__ = ["OutDirError", "missing_directories", "prepare_out", "refuse_other_kind", "remove_empty",
+           "removed_on_failure", "snapshot", "written_since"]
 
 
 class OutDirError(ValueError):
@@ -79,6 +81,19 @@ def remove_empty(directories: list[Path]) -> None:
             path.rmdir()
         except OSError:   # not empty (a file written, or another process's), or gone already
             return
+
+
+@contextlib.contextmanager
+def removed_on_failure(out: str | os.PathLike):
+    """Around a block that writes into ``out``: the directories of ``out`` missing on entry
+    (:func:`missing_directories`) are removed again, while empty, if the block raises (an error, Ctrl-C); what
+    existed before, and a directory anything was written into, stays.  Yields those directories."""
+    created = missing_directories(out)
+    try:
+        yield created
+    except BaseException:
+        remove_empty(created)
+        raise
 
 
 #: what each shockflow file format is, for the messages of refuse_other_kind

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import reprlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -86,6 +87,22 @@ DESCRIPTIONS = {
 
 class ResultFileError(ValueError):
     """A file is missing, not HDF5, not a shockflow result file, or damaged."""
+
+
+#: the optional libraries of the notebook methods (to_xarray, to_dataframe) and the extra that installs them
+NOTEBOOK_EXTRA = "xarray"
+
+
+def notebook_library(name: str, method: str):
+    """The module ``name`` (``xarray``, ``pandas``) that ``method`` needs, imported; where it is not installed a
+    ModuleNotFoundError that says how to install it (the ``[xarray]`` extra)."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(f"{method} needs {name}, which is not installed: pip install "
+                                  f"'shockflow[{NOTEBOOK_EXTRA}]' (or pip install {name})", name=name) from None
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,7 +167,7 @@ class Result:
     def to_dataframe(self, table: str = "shocks"):
         """One table as a pandas DataFrame: ``shocks`` (one row per shock, location split per
         component), ``predicted``, ``observed`` or ``matches`` (needs the ``[xarray]`` extra)."""
-        import pandas as pd
+        pd = notebook_library("pandas", "to_dataframe")
 
         if table == "shocks":
             cols = {}
@@ -171,7 +188,7 @@ class Result:
         """A group as an ``xarray.Dataset`` with named dimensions and coordinates: ``solution`` (the
         main solution), ``shocks``, ``predicted``/``observed``/``matches``, or a chart label of a
         network case (needs the ``[xarray]`` extra)."""
-        import xarray as xr
+        xr = notebook_library("xarray", "to_xarray")
 
         def var(dims, a, name):
             long_name, units = DESCRIPTIONS.get(name, (name, "1"))
@@ -514,7 +531,11 @@ def read_result(path: str | os.PathLike) -> Result:
     """Read a file written by :func:`write_result` (format versions 1 and 2).
 
     A group commit still renaming in the file's directory (a run's log, result and figures) is finished first
-    (:func:`~shockflow.storage.atomic.complete_commits`), so the file read is never half of a mixed pair."""
+    (:func:`~shockflow.storage.atomic.complete_commits`), so the file read is never half of a mixed pair.  A ``path``
+    that is not one (a number, None, bytes) is a :class:`ResultFileError` naming the argument."""
+    if not (isinstance(path, str) or (isinstance(path, os.PathLike) and isinstance(os.fspath(path), str))):
+        raise ResultFileError(f"path: expected the path of a result file (str or os.PathLike), "
+                              f"found {reprlib.repr(path)}")
     complete_commits(Path(path).parent)
     with open_hdf5(path, format=FORMAT, kind="a shockflow result file", error=ResultFileError,
                    max_version=FORMAT_VERSION) as f:

@@ -43,7 +43,7 @@ import numpy as np
 
 from shockflow.storage.atomic import atomic_path
 from shockflow.storage.hdf5 import open_hdf5
-from shockflow.storage.results import TEXT, ResultFileError, _attr, _read_attr, _Reader
+from shockflow.storage.results import TEXT, ResultFileError, _attr, _read_attr, _Reader, notebook_library
 
 __all__ = ["Layout", "TheoryResult", "write_theory_result", "read_theory_result", "THEORY_FORMAT",
            "THEORY_FORMAT_VERSION"]
@@ -106,7 +106,7 @@ class TheoryResult:
     def to_xarray(self, group: str = ""):
         """One group as an ``xarray.Dataset`` ("" the root; e.g. ``teacher_student/rows``, ``points``),
         with the file's dimensions, coordinates and attributes (needs the ``[xarray]`` extra)."""
-        import xarray as xr
+        xr = notebook_library("xarray", "to_xarray")
 
         if group not in self.groups:
             raise ValueError(f"to_xarray: unknown group {group!r}; expected one of "

@@ -6,7 +6,7 @@ file per task, the failure records and the merged index into ``--out`` (default
 
 Exit codes (those of the ``shockflow`` command line): 0 every task finished; 1 some tasks
 failed (they are listed, with their parameters and failure records); 2 bad input (a case file,
-an axis, a zip group; nothing is run); 130 interrupted (finished tasks are kept; rerun to resume).
+an axis, a zip group; a cluster without dask.distributed installed; nothing is run or written); 130 interrupted (finished tasks are kept; rerun to resume).
 With ``--json`` stdout holds one JSON object: ``sweep``, ``out``, ``index``, ``tasks``, ``done``,
 ``reused``, ``failed``, ``missing``, ``seconds``, ``workers``, ``failures`` (a list of
 ``index``, ``key``, ``params``, ``error``, ``record``); with ``--dry-run`` it lists the tasks.
@@ -120,7 +120,7 @@ def main(args: argparse.Namespace) -> int:
     """Run the ``sweep`` command for parsed ``args``; returns the exit code."""
     from shockflow.cases import CaseError
     from shockflow.cases.sweep_axes import SweepSpecError
-    from shockflow.sweeps.engine import run_sweep
+    from shockflow.sweeps.engine import SERIAL, missing_distributed, run_sweep
     from shockflow.sweeps.sweep import case_sweep
 
     try:
@@ -130,6 +130,9 @@ def main(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else f"shockflow-results/{sweep.name}-sweep"
     if args.dry_run:
         return _dry_run(sweep, out, args)
+    missing = None if args.scheduler == SERIAL else missing_distributed(serial=f"--scheduler {SERIAL}")
+    if missing is not None:   # a setup to fix, not a failed run: refused before anything is written
+        return _failed(args, str(missing), EXIT_BAD_INPUT)
     try:
         summary = run_sweep(sweep, out, scheduler=args.scheduler, workers=args.workers,
                             progress=not (args.json or args.quiet))

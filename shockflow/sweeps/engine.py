@@ -43,7 +43,8 @@ from shockflow.sweeps.records import read_failure, read_task_record, write_failu
 from shockflow.sweeps.sweep import Sweep
 from shockflow.sweeps.tasks import Task, canonical_json
 
-__all__ = ["TaskReport", "SweepSummary", "WORKER_ENV", "perform", "local_cluster", "run_sweep", "failure_record", "SERIAL"]
+__all__ = ["TaskReport", "SweepSummary", "WORKER_ENV", "MissingDistributed", "perform", "local_cluster", "run_sweep",
+           "failure_record", "missing_distributed", "SERIAL"]
 
 #: environment of every local worker: one thread per process for Numba and the BLAS libraries
 WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
@@ -228,13 +229,29 @@ def local_cluster(workers: int | None = None, **kwargs):
         return LocalCluster(**options)
 
 
-def _distributed():
-    """The dask.distributed module, or an error that says how to install it."""
+class MissingDistributed(RuntimeError):
+    """A sweep on a cluster where dask.distributed is not installed: a setup the user fixes (install it, or run
+    serially), refused before the sweep writes anything."""
+
+
+def missing_distributed(serial: str = f"scheduler={SERIAL!r}") -> MissingDistributed | None:
+    """The error a sweep on a cluster meets here, None if dask.distributed can be imported; ``serial`` is how the
+    caller says "run serially" (``--scheduler serial`` on the command line)."""
     try:
-        import distributed
+        import distributed  # noqa: F401
     except ImportError:
-        raise RuntimeError("sweeps on a cluster run on dask.distributed, which is not installed: "
-                           "pip install 'shockflow[sweep]' (or use scheduler='serial')") from None
+        return MissingDistributed(f"sweeps on a cluster run on dask.distributed, which is not installed: "
+                                  f"pip install 'shockflow[sweep]' (or run in this process: {serial})")
+    return None
+
+
+def _distributed():
+    """The dask.distributed module, or the error that says how to install it."""
+    missing = missing_distributed()
+    if missing is not None:
+        raise missing
+    import distributed
+
     return distributed
 
 
@@ -302,6 +319,8 @@ def run_sweep(sweep: Sweep, out, *, scheduler: str | None = None, workers: int |
         raise TypeError(f"run_sweep: sweep must be a Sweep (case_sweep / function_sweep), found {type(sweep).__name__}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers: expected a whole number >= 1, found {workers!r}")
+    if client is None and scheduler != SERIAL:
+        _distributed()   # a cluster without dask.distributed: refused before anything is written
     out = Path(out)
     tasks_dir = out / "tasks"
     tasks_dir.mkdir(parents=True, exist_ok=True)

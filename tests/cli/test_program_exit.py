@@ -5,8 +5,11 @@ returns and the interpreter ends the process as before."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+import pytest
 
 PROGRAM = """
 import atexit, sys, threading
@@ -56,3 +59,30 @@ def test_called_with_arguments_main_returns_its_code():
     code = "from shockflow.cli import main\nprint('returned', main(['validate', 'no-such-case']))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "returned 2"
+
+
+@pytest.mark.parametrize("argv", [["cases"], ["geometries"], ["cases", "--json"], ["--help"]])
+def test_a_reader_that_closed_stdout_ends_the_program_quietly(argv):
+    """`shockflow cases | head -1` exited 1 with 'the run failed in shockflow/cli.py:367 (_cases): BrokenPipeError'.
+    Here the pipe's reading end is closed before the program starts, so its first write meets a closed pipe."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "shockflow.cli", *argv], stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_a_broken_pipe_that_is_not_stdout_is_still_a_failure(capsys, monkeypatch):
+    """Only stdout's reader going away is quiet: a BrokenPipeError of the command itself (a pipe to a process beside)
+    is reported as the failure it is."""
+    from shockflow import cli
+
+    def broken(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli, "_cases", broken)
+    assert cli.main(["cases"]) == 1
+    assert "BrokenPipeError" in capsys.readouterr().err

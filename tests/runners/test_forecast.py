@@ -218,3 +218,43 @@ def test_a_transition_past_the_forecast_ones_is_bad_input_naming_the_option_not_
     assert code == 2 and "Traceback" not in err
     assert "--transition: expected a number from 1 to 4" in err and err.count("--transition") == 1
     assert "case file" not in err
+
+
+@pytest.mark.parametrize("options, flags, python, command_line", [
+    ({"target_step": -5}, ["--target-step", "-5"], "target_step: expected a finite positive number, found -5",
+     "--target-step: expected a finite positive number, found '-5'"),
+    ({"target_step": math.inf}, ["--target-step", "inf"], "target_step: expected a finite positive number, found inf",
+     "--target-step: expected a finite positive number, found 'inf'"),
+    ({"target_step": 200, "transition": 0}, ["--target-step", "200", "--transition", "0"],
+     "transition: expected a positive whole number, found 0", "--transition: expected a positive whole number, found '0'"),
+    ({"transition": 3}, ["--transition", "3"], "transition: given (3) without a target step",
+     "--transition: given (3) without a target step"),
+], ids=["negative-step", "infinite-step", "transition-0", "transition-without-step"])
+def test_the_control_options_are_checked_alike_in_python_and_on_the_command_line(tmp_path, capsys, options, flags,
+                                                                                  python, command_line):
+    """target_step=-5 was forecast silently, transition=3 without target_step ignored, transition=0 named the flag
+    --transition to a Python caller: one check (control_options), each naming the option as its caller spells it."""
+    import shockflow
+    from shockflow.cases import CaseError
+
+    with pytest.raises(CaseError) as info:
+        shockflow.forecast("two-layer-staircase", out=tmp_path / "py", figures=False, **options)
+    assert str(info.value).startswith(python) and "--" not in str(info.value)
+    try:
+        code = main(["forecast", "two-layer-staircase", "--out", str(tmp_path / "cli"), "--no-figures", *flags])
+    except SystemExit as exc:   # a value argparse's type refuses: a usage error
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and command_line in err and "Traceback" not in err
+    assert not (tmp_path / "py").exists() and not (tmp_path / "cli").exists()
+
+
+def test_a_learning_rate_scan_names_the_rate_it_refuses(tmp_path):
+    """lr_scan=[-1.0] said 'TrainSettings: lr must be a finite number > 0.0', naming neither the argument nor the rate."""
+    import shockflow
+    from shockflow.cases import CaseError
+
+    with pytest.raises(CaseError, match=r"^lr_scan\[1\]: expected a finite positive number, found -1\.0$"):
+        shockflow.forecast("two-layer-staircase", lr_scan=[0.1, -1.0], out=tmp_path, figures=False)
+    with pytest.raises(CaseError, match=r"^lr_scan: expected a sequence of learning rates .*found \[\]$"):
+        shockflow.forecast("two-layer-staircase", lr_scan=[], out=tmp_path, figures=False)

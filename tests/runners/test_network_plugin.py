@@ -124,7 +124,7 @@ def test_a_network_without_units_is_refused_by_the_automatic_charts(installed, t
     data = ridge.ridge_teacher(n=64)
     with pytest.raises(CaseError, match="model"):
         shockflow.forecast(NoUnits(), (data.X, data.y), {"lr": 0.02, "steps": 100}, out=tmp_path, figures=False)
-    with pytest.raises(CaseError, match="training.optimizer: .*no validated escape model for .adam."):
+    with pytest.raises(CaseError, match="optimiser.optimizer: .*no validated escape model for .adam."):
         shockflow.forecast(ridge.RidgeNet(), (data.X, data.y), {"optimizer": "adam"}, out=tmp_path, figures=False)
 
 

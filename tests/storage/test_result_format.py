@@ -4,7 +4,9 @@ gives a ResultFileError naming the file, the object and what was expected (exit 
 
 from __future__ import annotations
 
+import re
 import shutil
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -258,3 +260,26 @@ def test_the_spectral_trace_opens_in_xarray_with_the_step_coordinate(tmp_path):
     back = read_spectral_trace(path)
     np.testing.assert_array_equal(back.eigenvalues, trace.eigenvalues)
     np.testing.assert_array_equal(back.step, trace.step)
+
+
+@pytest.mark.parametrize("path", [123, None, b"result.h5", ["result.h5"]])
+def test_a_path_that_is_no_path_is_a_result_file_error_naming_the_argument(path):
+    # (pathlib's own TypeError named neither the argument nor what read_result takes)
+    with pytest.raises(ResultFileError, match=r"^path: expected the path of a result file \(str or os\.PathLike\), "
+                                              rf"found {re.escape(repr(path))}$"):
+        read_result(path)
+
+
+@pytest.mark.parametrize("method, module", [("to_xarray", "xarray"), ("to_dataframe", "pandas")])
+def test_the_notebook_methods_say_how_to_install_what_they_need(monkeypatch, method, module):
+    """Without xarray or pandas they raised a plain ModuleNotFoundError ('No module named ...')."""
+    result = read_result(V1_RUN)
+    monkeypatch.setitem(sys.modules, module, None)   # as if not installed
+    with pytest.raises(ModuleNotFoundError, match=rf"^{method} needs {module}, which is not installed: "
+                                                  rf"pip install 'shockflow\[xarray\]' \(or pip install {module}\)$"):
+        getattr(result, method)()
+    # the extra named is the one pyproject.toml declares, and it installs the module
+    import tomllib
+
+    extras = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(req.startswith(module) for req in extras["xarray"])

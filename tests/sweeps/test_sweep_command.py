@@ -107,3 +107,28 @@ def test_sweep_prints_the_result_table(tmp_path, capsys):
     idx = read_index(out / "index.h5")
     assert [float(r[1]) for r in rows] == [0.5, 1.0]
     np.testing.assert_allclose([float(r[col]) for r in rows], idx["formation_time"], rtol=1e-5)
+
+
+def test_a_cluster_sweep_without_dask_is_refused_before_anything_is_written(tmp_path, capsys, monkeypatch):
+    """Without dask the command exited 1 with the Python API's hint (scheduler='serial') after writing sweep.json,
+    index.h5 and tasks/ into shockflow-results/burgers-sine-sweep."""
+    import sys
+
+    import pytest
+
+    from shockflow.cli import main
+    from shockflow.sweeps.engine import MissingDistributed, run_sweep
+    from shockflow.sweeps.sweep import case_sweep
+
+    monkeypatch.setitem(sys.modules, "distributed", None)   # import distributed: ImportError, as when not installed
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "burgers-sine", "--set", "initial.amplitude=linspace:0.5:2:8"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'shockflow[sweep]'" in err and "--scheduler serial" in err and "scheduler='serial'" not in err
+    assert main(["sweep", "burgers-sine", "--set", "initial.amplitude=0.5,1", "--out", "mine", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["exit_code"] == 2
+    assert list(tmp_path.iterdir()) == []
+    # from Python too: refused before the sweep directory is made, in Python's words
+    with pytest.raises(MissingDistributed, match=r"scheduler='serial'"):
+        run_sweep(case_sweep("burgers-sine", ["initial.amplitude=0.5,1"]), tmp_path / "py")
+    assert list(tmp_path.iterdir()) == []

@@ -181,3 +181,23 @@ def test_bad_logs_name_the_file_and_the_row(tmp_path, name, text, match):
     p.write_text(text)
     with pytest.raises(ValueError, match=match):
         read_loss_curve(p)
+
+
+@pytest.mark.parametrize("text, option", [("wall_time,batch,train_loss\n0.1,4,2.0\n0.2,8,1.0\n", "step_column"),
+                                          ("step,accuracy,error\n0,0.1,2\n1,0.2,1\n", "loss_column")],
+                         ids=["step", "loss"])
+def test_a_missing_column_is_named_with_the_argument_and_the_command_line_option(tmp_path, text, option):
+    """The reader serves shockflow.monitor / read_loss_curve (step_column=) and the command line (--step-column):
+    its hint said only '--step-column', a flag a Python caller has no use for."""
+    from shockflow.logs.tail import LogTail
+
+    p = tmp_path / "run.csv"
+    p.write_text(text)
+    flag = "--" + option.replace("_", "-")
+    with pytest.raises(ValueError) as info:
+        read_loss_curve(p)
+    assert f"{option}=NAME (on the command line {flag} NAME)" in str(info.value)
+    tail = LogTail(p)
+    with pytest.raises(ValueError) as info:
+        tail.read()
+    assert str(info.value).startswith(f"log {str(p)!r}: ") and f"{option}=NAME" in str(info.value)
