@@ -366,7 +366,11 @@ def compare_log(log_path, result_path, *, max_ratio: float = DEFAULT_MAX_RATIO, 
     except (ComparisonError, FileNotFoundError):
         raise
     except Exception as exc:
-        raise ComparisonError(f"LOG {str(log_path)!r}: {str(exc) or type(exc).__name__}") from None
+        said = str(exc) or type(exc).__name__
+        reader = f"read_loss_curve: {str(log_path)!r}"     # the reader names the file too: say it once
+        if said.startswith(reader):
+            said = said[len(reader):].lstrip(",:; ")
+        raise ComparisonError(f"LOG {str(log_path)!r}: {said}") from None
     truth, note = _run_truth(log_path, result_path)
     if not transitions and truth is None:
         raise ComparisonError(f"LOG {str(log_path)!r}: no transitions (plateau then sudden drop) found in its "
