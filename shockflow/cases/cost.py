@@ -278,9 +278,11 @@ def _machine_memory() -> float:
         return math.inf
 
 
-def require_affordable(case, *, allow_large: bool = False, memory: float | None = None) -> Cost:
+def require_affordable(case, *, allow_large: bool = False, memory: float | None = None,
+                       override: str = "--allow-large") -> Cost:
     """The cost of ``case``; :class:`CaseError` naming the driving key if it needs more memory than is
-    available (``memory``, default :func:`available_memory`) or more than :data:`MAX_SECONDS`, unless ``allow_large``."""
+    available (``memory``, default :func:`available_memory`) or more than :data:`MAX_SECONDS`, unless ``allow_large``.
+    ``override``: how the caller says ``allow_large`` (the command line's flag, or ``allow_large=True`` in Python)."""
     cost = estimate(case)
     if allow_large:
         return cost
@@ -290,11 +292,11 @@ def require_affordable(case, *, allow_large: bool = False, memory: float | None 
     if cost.bytes > limit:
         t = cost.largest("bytes")
         problems.append(Problem(t.key, f"the case needs about {_size(cost.bytes)} of memory ({t.what}), more than the "
-                                       f"{_size(limit)} available; {t.key} drives it (or pass --allow-large)"))
+                                       f"{_size(limit)} available; {t.key} drives it (or pass {override})"))
     if cost.seconds > MAX_SECONDS:
         t = cost.largest("flops")
         problems.append(Problem(t.key, f"the case would take about {_duration(cost.seconds)} ({t.what}), more than "
-                                       f"{_duration(MAX_SECONDS)}; {t.key} drives it (or pass --allow-large)"))
+                                       f"{_duration(MAX_SECONDS)}; {t.key} drives it (or pass {override})"))
     if problems:
         raise CaseError(file, problems)
     return cost

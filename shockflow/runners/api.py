@@ -37,22 +37,28 @@ def _is_network(obj) -> bool:
     return isinstance(obj, Model) or is_protocol_network(obj)
 
 
-def _case(case, overrides):
-    """The :class:`~shockflow.cases.Case` of a ``case`` argument, loaded with ``overrides``."""
+def _case(case, overrides, allow_large=False):
+    """The :class:`~shockflow.cases.Case` of a ``case`` argument, loaded with ``overrides``, refused before anything
+    runs if it would not fit the machine (memory, or a week of work: :func:`shockflow.cases.cost.require_affordable`,
+    as the command line refuses it) unless ``allow_large``."""
     from shockflow.cases import Case, arguments, load_case
+    from shockflow.cases.cost import require_affordable
     from shockflow.cases.errors import ArgumentError, ArgumentTypeError
 
     overrides = arguments.overrides(overrides)
+    allow_large = arguments.flag(allow_large, "allow_large")
     if isinstance(case, Case):
         if overrides:
             raise ArgumentError.expected("overrides", "none with a Case already loaded (overrides apply to a case "
                                                       "being loaded: pass a name or a path, or load_case(..., "
                                                       "overrides))", overrides)
-        return case
-    if not isinstance(case, (str, os.PathLike)) and _is_network(case):
+    elif not isinstance(case, (str, os.PathLike)) and _is_network(case):
         raise ArgumentTypeError.expected("case", CASE, case, hint="a network of your own is forecast with "
                                                                   "shockflow.forecast(model, (X, y), optimiser)")
-    return load_case(arguments.path(case, "case", CASE), overrides=overrides)
+    else:
+        case = load_case(arguments.path(case, "case", CASE), overrides=overrides)
+    require_affordable(case, allow_large=allow_large, override="allow_large=True")
+    return case
 
 
 def _options(out, seed, quiet, figures):
@@ -88,32 +94,32 @@ def _runner(case, command):
     return kind.run
 
 
-def run(case=None, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True):
+def run(case=None, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True, allow_large=False):
     """``shockflow run``: a network case end to end (train; extract the quotient PDE; predict the
     transitions from its shocks without the loss curve; detect the observed ones; compare).  Any
     other kind is run by its own runner.  ``case=None``: the built-in default case."""
     from shockflow.runners.prediction import DEFAULT_CASE, run_prediction_case
 
     options = _options(out, seed, quiet, figures)
-    case = _case(DEFAULT_CASE if case is None else case, overrides)
+    case = _case(DEFAULT_CASE if case is None else case, overrides, allow_large)
     runner = run_prediction_case if case.kind == "network" else _runner(case, None)
     with _writing_into(out):
         return runner(case, options)
 
 
-def solve(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True):
+def solve(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True, allow_large=False):
     """``shockflow solve``: a PDE case; the outcome's ``report.shocks`` are the detected shocks."""
     options = _options(out, seed, quiet, figures)
-    case = _case(case, overrides)
+    case = _case(case, overrides, allow_large)
     runner = _runner(case, "solve")
     with _writing_into(out):
         return runner(case, options)
 
 
-def train(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True):
+def train(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True, allow_large=False):
     """``shockflow train``: train the network of a network case and write its HDF5 log."""
     options = _options(out, seed, quiet, figures)
-    case = _case(case, overrides)
+    case = _case(case, overrides, allow_large)
     runner = _runner(case, "train")
     with _writing_into(out):
         return runner(case, options)
@@ -175,7 +181,7 @@ def _network_case(model, data, optimiser, overrides, name):
 
 
 def forecast(case=None, data=None, optimiser=None, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True,
-             quiet=True, lr_scan=None, target_step=None, transition=None, name=None):
+             quiet=True, lr_scan=None, target_step=None, transition=None, name=None, allow_large=False):
     """``shockflow forecast``: a network case's transitions predicted without training it (the prediction
     of :func:`run`, the same numbers); ``lr_scan``: learning rates to re-map the charts at (each flagged
     when critical); ``target_step``/``transition``: the smallest rate for that transition (default: the first)
@@ -201,7 +207,7 @@ def forecast(case=None, data=None, optimiser=None, *, out=DEFAULT_OUT, seed=None
                                                         "tables and its name)", value,
                                              hint="data, optimiser and name go with a network of your own: "
                                                   "forecast(model, (X, y), optimiser)")
-        case = _case(DEFAULT_CASE if case is None else case, overrides)
+        case = _case(DEFAULT_CASE if case is None else case, overrides, allow_large)
         if case.kind != "network":
             raise CaseError(str(case.path or case.name), [Problem("kind", f"a forecast is made for a network case, "
                                                                           f"found a {case.kind} case")])

@@ -161,3 +161,29 @@ def test_monitor_errors_are_case_errors_naming_the_log_in_pythons_words(tmp_path
         shockflow.monitor(notes, tmp_path / "fc.h5", max_ratio=-1)
     with pytest.raises(ArgumentTypeError, match=r"^step_column: expected None or a column name"):
         shockflow.monitor(notes, tmp_path / "fc.h5", step_column=0)
+
+
+@pytest.mark.parametrize("call", [shockflow.run, shockflow.solve, shockflow.train, shockflow.forecast])
+def test_a_case_too_large_for_the_machine_is_refused_as_the_command_line_refuses_it(tmp_path, monkeypatch, call):
+    """The command line refuses a case that needs more memory than is available (or a week of work) before anything
+    runs, unless --allow-large; from Python it ran, and a notebook's kernel ran out of memory.  Now the same check,
+    in Python's words, and nothing is created."""
+    import shockflow.cases.cost as cost
+
+    monkeypatch.setattr(cost, "available_memory", lambda: 1.0)      # a machine of one byte: every case is too large
+    case = "burgers-sine" if call is shockflow.solve else "two-layer-staircase"
+    out = tmp_path / "o"
+    with pytest.raises(CaseError, match=r"more than the 1 B available; .* \(or pass allow_large=True\)"):
+        call(case, out=out, figures=False)
+    assert not out.exists()
+    with pytest.raises(ArgumentTypeError, match="allow_large: expected"):
+        call(case, out=out, figures=False, allow_large="yes")
+
+
+def test_allow_large_lets_a_case_the_check_refuses_run(tmp_path, monkeypatch):
+    import shockflow.cases.cost as cost
+
+    monkeypatch.setattr(cost, "available_memory", lambda: 1.0)
+    outcome = shockflow.solve("burgers-sine", overrides=["domain.cells=64"], out=tmp_path / "o", figures=False,
+                              allow_large=True)
+    assert outcome.report.shocks and outcome.result_file.exists()
