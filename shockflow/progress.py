@@ -119,8 +119,15 @@ class _Silent:
 def _bar_class():
     """``tqdm.auto``'s bar without its monitor thread (``monitor_interval = 0``): every phase updates its bar
     itself, and a thread left behind by the first bar would make the process threaded for good (the figure
-    helper and the training beside a run fork only an unthreaded process: :func:`shockflow.forking.can_fork`)."""
-    from tqdm.auto import tqdm
+    helper and the training beside a run fork only an unthreaded process: :func:`shockflow.forking.can_fork`).
+    Where ipywidgets is not installed, tqdm's text bar: ``tqdm.auto`` would try the notebook's widget, print a
+    ``TqdmWarning`` ("IProgress not found") into the notebook and fall back to that text bar anyway."""
+    import importlib.util
+
+    if importlib.util.find_spec("ipywidgets") is None:
+        from tqdm.std import tqdm
+    else:
+        from tqdm.auto import tqdm
 
     return type("ShockflowBar", (tqdm,), {"monitor_interval": 0})
 

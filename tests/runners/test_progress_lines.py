@@ -79,6 +79,36 @@ def test_a_terminal_bar_leaves_no_thread_behind():
     assert "tqdm_monitor" not in {t.name for t in threading.enumerate()}
 
 
+def test_a_notebook_without_ipywidgets_gets_the_text_bar_and_no_warning(monkeypatch):
+    """In a Jupyter kernel without ipywidgets, tqdm.auto tried the notebook's widget, printed a TqdmWarning
+    ("IProgress not found. Please update jupyter and ipywidgets") into the notebook on the first call and fell back to
+    the text bar.  shockflow now takes the text bar itself (a tester saw the warning on a wheel install)."""
+    import importlib.util
+    import warnings
+
+    import shockflow.progress as progress_module
+
+    import tqdm.std
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ipywidgets" else real(name, *a))
+    monkeypatch.setattr(progress_module, "_interactive", lambda stream: True)   # as in a kernel
+    for name in ("tqdm.auto", "tqdm.autonotebook"):      # the modules whose notebook branch warns
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    progress_module._bar_class.cache_clear()
+    try:
+        assert issubclass(progress_module._bar_class(), tqdm.std.tqdm)
+        assert "tqdm.autonotebook" not in sys.modules and "tqdm.auto" not in sys.modules
+        stream = io.StringIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")                  # a TqdmWarning would fail the test
+            with progress(3, "train", stream=stream) as bar:
+                bar.update(3)
+        assert "3/3" in stream.getvalue()
+    finally:
+        progress_module._bar_class.cache_clear()
+
+
 def test_a_phase_that_fails_says_where_it_stopped():
     pipe = io.StringIO()
     with pytest.raises(RuntimeError):
