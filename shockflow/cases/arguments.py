@@ -54,13 +54,18 @@ def seed(value, name: str) -> int | None:
     return int(value)
 
 
+def _finite_above(value, name: str, bound: float, what: str) -> float:
+    """A finite number > ``bound``, as a float."""
+    if not _real(value):
+        raise ArgumentTypeError.expected(name, what, value)
+    if not (math.isfinite(value) and value > bound):
+        raise ArgumentError.expected(name, what, value)
+    return float(value)
+
+
 def positive_number(value, name: str) -> float:
     """A finite number > 0, as a float."""
-    if not _real(value):
-        raise ArgumentTypeError.expected(name, "a finite positive number", value)
-    if not (math.isfinite(value) and value > 0):
-        raise ArgumentError.expected(name, "a finite positive number", value)
-    return float(value)
+    return _finite_above(value, name, 0.0, "a finite positive number")
 
 
 def positive_whole(value, name: str) -> int:
@@ -74,11 +79,7 @@ def positive_whole(value, name: str) -> int:
 
 def factor(value, name: str) -> float:
     """A finite number > 1 (a matching factor: one of 1 would match only exact equality), as a float."""
-    if not _real(value):
-        raise ArgumentTypeError.expected(name, "a finite number > 1", value)
-    if not (math.isfinite(value) and value > 1):
-        raise ArgumentError.expected(name, "a finite number > 1", value)
-    return float(value)
+    return _finite_above(value, name, 1.0, "a finite number > 1")
 
 
 def learning_rates(value, name: str) -> list[float]:

@@ -190,17 +190,8 @@ def even_is_significant(loss_grad, origin, first, e, step: float, free, n: int) 
     B = min(EVEN_BATCHES, n)
     if B < 2:
         return False
-    edges = np.linspace(0, n, B + 1).astype(int)
-    means = np.empty((B, e.size))
-    for b in range(B):
-        rows = slice(edges[b], edges[b + 1])
-        at_origin = loss_grad(origin, rows)[1]
-        total = np.zeros(e.size)
-        for sign in (1.0, -1.0):
-            theta = origin.copy()
-            theta[first] += sign * step * e
-            total += loss_grad(theta, rows)[1] - at_origin
-        means[b] = np.where(free, -total / (2.0 * step), 0.0)
+    changes = _batch_changes(loss_grad, origin, first, [sign * step * e for sign in (1.0, -1.0)], n, B)
+    means = np.where(free, -(changes[:, 0] + changes[:, 1]) / (2.0 * step), 0.0)
     mean = means.mean(axis=0)
     error = float(np.sum((means - mean) ** 2)) / (B * (B - 1))
     dof = int(np.count_nonzero(free))
@@ -220,23 +211,29 @@ def sides_differ(loss_grad, origin, first, plus: np.ndarray, minus: np.ndarray, 
     B = min(EVEN_BATCHES, n)
     if B < 3:
         return False
-    edges = np.linspace(0, n, B + 1).astype(int)
-    mask = np.asarray(free, dtype=bool)
-    gaps = np.empty(B)
-    for b in range(B):
-        rows = slice(edges[b], edges[b + 1])
-        at_origin = loss_grad(origin, rows)[1]
-        rates = []
-        for e in (plus, minus):
-            theta = origin.copy()
-            theta[first] += step * e
-            G = np.where(mask, -(loss_grad(theta, rows)[1] - at_origin) / step, 0.0)
-            rates.append(float(G @ e))
-        gaps[b] = rates[0] - rates[1]
+    changes = _batch_changes(loss_grad, origin, first, [step * plus, step * minus], n, B)
+    G = np.where(np.asarray(free, dtype=bool), -changes / step, 0.0)      # (B, 2, p): each batch's field at e±
+    gaps = G[:, 0] @ plus - G[:, 1] @ minus
     error = float(np.std(gaps, ddof=1)) / math.sqrt(B)
     if not error > 0:
         return bool(abs(float(gaps.mean())) > 0)
     return abs(float(gaps.mean())) / error > float(t_distribution.ppf(1.0 - 0.5 * EVEN_P_VALUE, B - 1))
+
+
+def _batch_changes(loss_grad, origin, first, moves, n: int, B: int) -> np.ndarray:
+    """``(B, len(moves), p)``: on each of ``B`` disjoint batches of the ``n`` samples, the change of the unit's
+    gradient when ``origin``'s unit ``first`` is moved by each of ``moves`` (one batch's gradient at the origin, then
+    one per move): the batched one-sided fields of :func:`even_is_significant` and :func:`sides_differ`."""
+    edges = np.linspace(0, n, B + 1).astype(int)
+    out = np.empty((B, len(moves), len(first)))
+    for b in range(B):
+        rows = slice(edges[b], edges[b + 1])
+        at_origin = loss_grad(origin, rows)[1]
+        for j, move in enumerate(moves):
+            theta = origin.copy()
+            theta[first] += move
+            out[b, j] = loss_grad(theta, rows)[1] - at_origin
+    return out
 
 
 def odd_part(direction: np.ndarray, even: np.ndarray | None) -> tuple[np.ndarray, float]:

@@ -1036,11 +1036,12 @@ def _unit_growth(subspace, c, scale: float, optimiser, t: float, steps: int, nee
     ``t``: each of A's directions grows by the optimiser's linearised factor at its own rate (``scale`` · λ_j, the
     chart's PDE rate over its stencil curvature at the origin), about the stationary point ``A⁻¹b`` (the force of
     the learned modes' cross terms; a direction without curvature, below 1e-9 of the largest, takes none).
-    Returns ``(cum, X, i0, κ)``: ``cum[i]`` = ln|c| at step i (constant before ``t``), ``X`` the eigen-coordinates
-    of ``c`` at the steps ``i0 = ⌊t⌋ …``, and ``κ`` the rate along ``c`` now (its Rayleigh quotient, for the
-    report).  The steps are evaluated in windows doubling from 256 until ``ln|c|`` has grown by ``need`` (the
-    chain reads no further: this mode escapes there at the latest); past the last window ``cum`` holds its last
-    value (and the chain's reading of ``X`` stops at its last row)."""
+    Returns ``(cum, X, i0, κ)``: ``cum[i]`` = ln|c| at step i (constant before ``t``; with ``unstable_only``, of
+    ``c``'s part on A's unstable directions, the whole ``c`` where A has none: a forced mode, module docstring),
+    ``X`` the eigen-coordinates of ``c`` at the steps ``i0 = ⌊t⌋ …``, and ``κ`` the rate along ``c`` now (its
+    Rayleigh quotient, for the report).  The steps are evaluated in windows doubling from 256 until ``cum`` has
+    grown by ``need`` (the chain reads no further: this mode escapes there at the latest); past the last window
+    ``cum`` holds its last value (and the chain's reading of ``X`` stops at its last row)."""
     lam, V, beta = subspace
     kappa = scale * lam
     i0 = min(int(math.floor(t)), steps)

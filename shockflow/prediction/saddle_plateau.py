@@ -17,15 +17,15 @@ and the optimiser settings only, never a training run:
    0.027 and 0.021 on the two second stages below, 0.15 on ``deep-mlp-tanh`` and 0.26 on ``mlp-tanh-teacher``,
    whose losses go on falling from their last saddles; 3000 iterations left those at 0.007 and 0.013, in 37 and
    260 s at load 3).  Where the search stops above ``STATIONARY`` on a network of at most ``POLISH_DENSE`` free
-   parameters, Newton's steps on ``∇L = 0`` (Levenberg–Marquardt on the dense Hessian, :func:`_newton_polish`) continue from its
-   best point: L-BFGS on ``½|∇L|²`` squares the Hessian's condition number and stalls where a saddle's curvatures
+   parameters, Newton's steps on ``∇L = 0`` (Levenberg–Marquardt on the dense Hessian, :func:`_newton_polish`)
+   continue from its best point: L-BFGS on ``½|∇L|²`` squares the Hessian's condition number and stalls where a saddle's curvatures
    differ by orders of magnitude (``committee-tanh-readout`` at seeds 3, 5, 6, 7 and at seed 11 on 2048 samples:
    0.0091–0.1 after 600 iterations; Newton's steps reach the bound at each).  Nor is a chain's saddle without
    negative curvature of its own (checked last: the search's
    give-up costs 210 gradients on ``mlp-tanh-teacher``, the Hessian's eigenpairs at its saddle 830).
-2. **The unstable directions**: the lowest eigenpairs of the Hessian at ``θ*`` on the free parameters (dense below
-   ``DENSE`` parameters, else Lanczos on at most ``LANCZOS_PRODUCTS`` Hessian–vector products per parameter); unstable below ``−NEGATIVE_FLOOR`` of the largest
-   ``|λ|``, and the escape's are those with rates ``κ_j = −λ_j`` at least ``FAST`` of the fastest (a degenerate group
+2. **The unstable directions**: the lowest eigenpairs of the Hessian at ``θ*`` on the free parameters (dense up to
+   ``DENSE`` parameters, else Lanczos on at most ``LANCZOS_PRODUCTS`` Hessian–vector products per parameter);
+   unstable below ``−NEGATIVE_FLOOR`` of the largest ``|λ|``, and the escape's are those with rates ``κ_j = −λ_j`` at least ``FAST`` of the fastest (a degenerate group
    of the units' permutations: 4 at 0.097–0.112 on ``committee-tanh-readout``, then a gap to 0.033; 6 at 0.062–0.094
    on ``mlp-tanh-nonlinear-teacher``, then 0.025): they span ``V``.  None: ``θ*`` is a minimum, no later transition.
 3. **The arrival**: the chain reaches ``θ_S`` at its last escape's step, and the perturbation it carries there is
@@ -104,11 +104,11 @@ POLISH_STEPS = 20
 #: the dense Hessian: 2 gradients a column)
 POLISH_DENSE = 400
 #: up to this many free parameters the Hessian's eigenpairs are those of the dense Hessian (p Hessian–vector
-#: products and one ``eigh``: about 1 s at 440 parameters on 2048 samples), else Lanczos.  A saddle's Hessian often has a cluster of
-#: (near-)zero eigenvalues next to its lowest (a linear net's hidden rotations), where Lanczos converges slowly or not
+#: products and one ``eigh``: about 1 s at 440 parameters on 2048 samples), else Lanczos.  A saddle's Hessian often
+#: has a cluster of (near-)zero eigenvalues next to its lowest (a linear net's hidden rotations), where Lanczos converges slowly or not
 #: at all: on a 16 → 20 → 6 linear net (440 parameters) it took 49 334 products, 35 s, and did not converge
 DENSE = 2000
-#: Lanczos (above DENSE) is given at most this many Hessian–vector products per free parameter (the dense path takes 1)
+#: Lanczos (above DENSE) is given at most this many Hessian–vector products per free parameter (the dense path: 1)
 LANCZOS_PRODUCTS = 4
 #: lowest eigenpairs computed by Lanczos
 EIGENPAIRS = 8

@@ -109,18 +109,20 @@ def run(case=None, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, qu
 
 def solve(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True, allow_large=False):
     """``shockflow solve``: a PDE case; the outcome's ``report.shocks`` are the detected shocks."""
-    options = _options(out, seed, quiet, figures)
-    case = _case(case, overrides, allow_large)
-    runner = _runner(case, "solve")
-    with _writing_into(out):
-        return runner(case, options)
+    return _run_command("solve", case, out, seed, overrides, figures, quiet, allow_large)
 
 
 def train(case, *, out=DEFAULT_OUT, seed=None, overrides=(), figures=True, quiet=True, allow_large=False):
     """``shockflow train``: train the network of a network case and write its HDF5 log."""
+    return _run_command("train", case, out, seed, overrides, figures, quiet, allow_large)
+
+
+def _run_command(command, case, out, seed, overrides, figures, quiet, allow_large):
+    """``shockflow <command>`` on a case of a kind it runs: every argument checked, then its runner writing into
+    ``out``."""
     options = _options(out, seed, quiet, figures)
     case = _case(case, overrides, allow_large)
-    runner = _runner(case, "train")
+    runner = _runner(case, command)
     with _writing_into(out):
         return runner(case, options)
 
