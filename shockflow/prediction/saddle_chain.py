@@ -901,21 +901,28 @@ def _escape_push(forces: np.ndarray, fractions: np.ndarray, t_switch: float, rho
     a power of ``f``, :func:`_power_interpolation`); the waiting mode answers along ``V``'s directions at the rates
     ``κ`` (the optimiser's linearised factor per step) with ``ċ = κ c − F``, each step's push ``−η F``
     (``η`` the optimiser's effective rate), from the step ``since`` (the chain's arrival where the chart escapes
-    from: before it the mode grew at another saddle's rate).  Returns the push, ``(m,)``."""
-    order = np.argsort(fractions)
+    from: before it the mode grew at another saddle's rate) or from where the escaping mode was the square of the
+    smallest fraction (as far below the points read as they span: a power of ``f`` is below 2⁻¹⁴ of its value at
+    the first point there), whichever is later.  Returns the push, ``(m,)``."""
+    nodes = np.asarray(fractions, dtype=np.float64)
+    order = np.argsort(nodes)
+    nodes = nodes[order]
     n_end = int(math.floor(t_switch))
-    n0 = max(int(math.ceil(since)), 0)
+    n0 = max(int(math.ceil(since)), int(math.floor(t_switch + 2.0 * math.log(nodes[0]) / rho)), 0)
     if n_end <= n0:
         return np.zeros(V.shape[0])
     n = np.arange(n0, n_end)
-    proj = (np.asarray(forces)[order] @ V)                      # eigen-coordinates of the force at each point
-    F = _power_interpolation(np.exp(rho * (n - t_switch)), np.asarray(fractions, dtype=np.float64)[order], proj)
+    f = np.exp(rho * (n - t_switch))
+    proj = np.asarray(forces, dtype=np.float64)[order] @ V       # eigen-coordinates of the force at each point
     rates = optimiser.effective_rates()
-    eta = rates[np.minimum(n, rates.size - 1)]
-    gains = np.stack([optimiser.log_gains(float(k), n_end, from_rest=False) for k in kappa], axis=1)
-    G = np.vstack([np.zeros((1, kappa.size)), np.cumsum(gains, axis=0)])   # G[i]: the log growth over steps < i
-    weight = np.exp(np.minimum(G[n_end] - G[n + 1], 300.0))
-    return V @ np.sum(weight * (-eta[:, None] * F), axis=0)
+    push = -rates[np.minimum(n, rates.size - 1)]
+    out = np.empty(kappa.size)
+    for i, k in enumerate(kappa):     # one direction at a time: the window can be long, the unit subspace wide
+        gains = optimiser.log_gains(float(k), n_end, from_rest=False)[n0:]
+        after = np.concatenate([np.cumsum(gains[::-1])[::-1][1:], [0.0]])   # the growth over the steps after each
+        F = _power_interpolation(f, nodes, proj[:, i:i + 1])[:, 0]
+        out[i] = float(np.sum(np.exp(np.minimum(after, 300.0)) * push * F))
+    return V @ out
 
 
 def _crossing(cum: np.ndarray, start: float, need: float) -> float:
