@@ -640,17 +640,25 @@ class Landscape:
         layout, spaces = self._spaces
         if self._unit_loss is None:
             self._unit_loss = NetworkLoss(self.model, self.X, self.y)
-        geo = self._geo(here.params, j, here.active)
-        xs = _distance_points(self.shocks[j], float(here.minimum[j][0]), np.concatenate([[0.0], fractions]))
-        forces = {k: np.empty((xs.size, layout.units)) for k in waiting}
-        for i, x in enumerate(xs):
-            theta = flatten(self.model, self._set(here.params, geo, x))
-            units = layout.unit_matrix(theta)
-            for k in waiting:
-                e = spaces[k]
-                base = theta.copy()
-                base[layout.index] -= np.outer(units.T @ e, e)
-                forces[k][i] = layout.unit_matrix(self._unit_loss.grad(base)).T @ e
+        forces = {k: np.empty((np.size(fractions) + 1, layout.units)) for k in waiting}
+        try:
+            geo = self._geo(here.params, j, here.active)
+            xs = _distance_points(self.shocks[j], float(here.minimum[j][0]), np.concatenate([[0.0], fractions]))
+            for i, x in enumerate(xs):
+                theta = flatten(self.model, self._set(here.params, geo, x))
+                units = layout.unit_matrix(theta)
+                for k in waiting:
+                    e = spaces[k]
+                    base = theta.copy()
+                    base[layout.index] -= np.outer(units.T @ e, e)
+                    forces[k][i] = layout.unit_matrix(self._unit_loss.grad(base)).T @ e
+        except (ValueError, FloatingPointError) as exc:
+            raise SaddleFailure(self._where(here.active, j) + f": the force of its escape on the waiting modes: {exc}") \
+                from None
+        bad = [self.charts[k].label for k, F in forces.items() if not np.all(np.isfinite(F))]
+        if bad:
+            raise SaddleFailure(self._where(here.active, j) + f": the force of its escape on chart(s) {', '.join(bad)} "
+                                "is not finite")
         return {k: F[1:] - F[0] for k, F in forces.items()}
 
     def strength_share(self, here: SaddleData, k: int) -> float:

@@ -152,3 +152,17 @@ def test_the_push_puts_the_waiting_mode_where_the_run_has_it(tmp_path, monkeypat
     in_run = positions[n] + (t_switch - n) * (positions[n + 1] - positions[n])
     assert abs(np.linalg.norm(c_chain) / in_run - 1.0) <= 0.25
     assert np.linalg.norm(c_without) < 0.4 * in_run
+
+
+def test_a_force_that_cannot_be_read_is_a_saddle_failure_naming_the_escape(tmp_path, monkeypatch):
+    """Where the escape's force is not finite (here: its section read at points that are not numbers), the chain
+    stops with a SaddleFailure (a run failure, exit 1) naming the saddle and the escaping chart, not a traceback."""
+    import shockflow.prediction.saddle_chain as chain
+    from shockflow.cases import load_case
+    from shockflow.runners.forecast import forecast_stage
+
+    path = tmp_path / "gelu.toml"
+    path.write_text(GELU_ON_A_MEAN)
+    monkeypatch.setattr(chain, "_distance_points", lambda shock, x_min, fractions: np.full(np.size(fractions), np.nan))
+    with pytest.raises(chain.SaddleFailure, match=r"the origin\) learned, chart r0: the force of its escape"):
+        forecast_stage(load_case(str(path)), 0)
