@@ -430,14 +430,21 @@ def uncharted_modes(extraction) -> list:
     ``uncharted`` holds their rates), so that a mode left out is reported, never silently dropped."""
     from shockflow.prediction.mapping import Abstention
 
+    from shockflow.geometry.auto import MAX_MODES
+
     rates = tuple(extraction.geometry_kwargs.get("uncharted", ()) or ())
     charted = len(extraction.charts)
+    limit = extraction.geometry_kwargs.get("max_modes", MAX_MODES)
+    if isinstance(limit, int) and charted < limit:   # not max_modes: a chain's narrowest layer holds no more modes
+        why = (f"a chain carries at most its narrowest layer's width of modes ({charted} here); widen that layer to "
+               "chart it", "past the narrowest layer")
+    else:
+        why = ("[geometry] max_modes; raise it to chart it", "past max_modes")
     out = []
     for i, rate in enumerate(rates):
         label = f"r{charted + i}"
         out.append(Abstention(label, f"chart {label}: not charted: an unstable mode of rate {rate:.4g} past the "
-                                     f"{charted} charted ones (max_modes; a chain charts at most its narrowest "
-                                     f"layer's width); raise [geometry] max_modes to chart it", "past max_modes"))
+                                     f"{charted} charted ones ({why[0]})", why[1]))
     return out
 
 

@@ -37,3 +37,14 @@ def test_the_default_cap_charts_ten_fourier_modes(tmp_path, capsys):
     charts = {p["chart"] for p in report["predicted"]} | {a["chart"] for a in report["abstained"]}
     assert {f"r{k}" for k in range(10)} <= charts
     assert not any("not charted" in a["reason"] for a in report["abstained"])
+
+
+def test_a_chain_narrower_than_its_modes_says_so_and_not_max_modes(tmp_path, capsys):
+    """A deep linear chain 10 → 3 → 3 → 4 carries three modes of the teacher's four: the fourth is reported as past
+    the narrowest layer, with the advice to widen it; raising max_modes (the advice before) changed nothing."""
+    for extra in ([], ["--set", "geometry.name=auto", "--set", "geometry.max_modes=4"]):
+        assert main(["forecast", "deep-linear-3", "--set", "model.widths=[3,3]", *extra, "--json",
+                     "--out", str(tmp_path / str(len(extra)))]) == 0
+        report = json.loads(capsys.readouterr().out)
+        reasons = [a["reason"] for a in report["abstained"] if "not charted" in a["reason"]]
+        assert len(reasons) == 1 and "narrowest layer" in reasons[0] and "max_modes" not in reasons[0]
