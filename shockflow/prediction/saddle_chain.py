@@ -59,14 +59,15 @@ Two pieces:
   growth per step before the switch ``t_s``), so it passes the fraction ``f`` of it at ``t_s + ln f / ρ``.  The force
   on each waiting mode's unit subspace is read at ``f = 1, ½, ¼, …, 1/128`` along the escaping chart's section (one
   gradient each, less the force already there at ``f = 0``; a power of ``f`` between the points and below them,
-  :func:`_power_interpolation`), and the linear answer ``ċ = A c − F(t)`` at the next saddle's rates ``A`` (the force
-  is largest at the end, where the next saddle's stable directions take it without growth), from the chain's
-  arrival at the saddle the chart escapes from to the switch, is added to the waiting mode's position.  Measured on
+  :func:`_power_interpolation`), and the linear answer ``ċ = A(f) c − F(f)`` from the chain's arrival at the saddle
+  the chart escapes from to the switch is added to the waiting mode's position: ``A`` moves from that saddle's rates
+  to the next saddle's (along the next saddle's directions) as the same power of ``f`` as the force (the force is
+  largest at the end, where the next saddle's stable directions take it without growth).  Measured on
   a gelu MLP 20 → 16 → 3 with biases on a relu teacher with biases (targets with a mean): the second mode's
-  component at the first switch 0.115 against the run's 0.110 (0.030 without the push,
-  ``tests/prediction/test_escape_push.py``), its step +21.0 → +11.7 %, the third's −2.4 → −5.4 %; with teacher
-  seed 6 the median 50.7 → 7.6 %; at seed 3, width 8 and with momentum the second mode's error 18.6 → 8.9,
-  14.1 → 8.7, 20.2 → 10.4 % (width 8's third −20.4 → −22.0 %).  An odd activation's force is a cube, weak at the
+  component at the first switch 0.119 against the run's 0.110 (0.030 without the push,
+  ``tests/prediction/test_escape_push.py``), its step +21.0 → +11.6 %, the third's −2.4 → −5.5 %; with teacher
+  seed 6 the median 50.7 → 7.2 %; at seed 3, width 8 and with momentum the second mode's error 18.6 → 8.6,
+  14.1 → 8.7, 20.2 → 10.2 % (width 8's third −20.4 → −22.0 %).  An odd activation's force is a cube, weak at the
   switch: `mlp-tanh-teacher` moves by under 1 %, the tanh variants by up to 4 points (teacher seed 9's third mode
   −10.9 → −14.7 %); later modes that were already early on a linear teacher (gelu) move 1–2 points earlier.
 * **Forced, not learned** (:meth:`Landscape.strength_share`).  Where a saddle's learned modes pull a waiting mode a
@@ -140,6 +141,11 @@ RIDGE = 1e-6
 #: a waiting chart whose section minimum at a saddle holds less than this share of the strength its origin minimum
 #: holds (Landscape.strength_share: the parameter truth's "half way") escapes there only by an instability
 LEARNED_SHARE = 0.5
+#: the forward-difference step of a waiting mode's unit-subspace Hessian (Landscape._unit_subspace), relative to the
+#: saddle's size: the sample loss of relu units is piecewise quadratic, and a step that few samples' kinks fall within
+#: reads their kinks as noise (1e-5: the top rates of mlp-tanh-teacher's relu modes 6.98 and 4.88 at its first saddle,
+#: 3.5 and 1.40 at 1e-3 and 3.2 and 1.44 at 1e-2); a smooth net's rates move by O(step)
+SUBSPACE_STEP = 1e-3
 #: the escape's push (chain_transitions): the fractions of the escaping chart's exit distance at which the force on the
 #: waiting modes is read (each twice the last: the force of a cross term grows as a power of the escaping mode), and the
 #: steps over which its growth rate is read before the switch
@@ -618,7 +624,7 @@ class Landscape:
         e, base = np.asarray(geo._e, dtype=np.float64), np.asarray(geo._base, dtype=np.float64)
         m = layout.units
         g0 = loss.grad(base)
-        h = 1e-5 * max(1.0, float(np.linalg.norm(base)))      # e is a unit vector: so is each unit's direction
+        h = SUBSPACE_STEP * max(1.0, float(np.linalg.norm(base)))      # e is a unit vector: so is each unit's
         H = np.empty((m, m))
         for i in range(m):
             point = base.copy()
@@ -901,13 +907,15 @@ def _power_interpolation(f: np.ndarray, nodes: np.ndarray, values: np.ndarray) -
 
 
 def _escape_push(forces: np.ndarray, fractions: np.ndarray, t_switch: float, rho: float, kappa: np.ndarray,
-                 V: np.ndarray, optimiser, since: float = 0.0) -> np.ndarray:
+                 V: np.ndarray, optimiser, since: float = 0.0, kappa_before=None) -> np.ndarray:
     """What the escape of one chart adds to a waiting mode's position in its unit subspace by the step of the switch
     (module docstring, "The escape's push"): the escaping mode's distance from its ridge grows as
     ``e^{ρ (t − t_switch)}`` of its exit (``ρ`` per step), so it passes the fraction ``f`` of it at
     ``t_switch + ln f / ρ``, where the force on the waiting mode is ``forces[i]`` (``fractions[i] = f``; between them
     a power of ``f``, :func:`_power_interpolation`); the waiting mode answers along ``V``'s directions at the rates
-    ``κ`` (the optimiser's linearised factor per step) with ``ċ = κ c − F``, each step's push ``−η F``
+    ``κ`` (the optimiser's linearised factor per step; with ``kappa_before``, the rates along them at the saddle the
+    chart escapes from, moving to ``κ`` as the force's power of ``f`` between its last two points) with
+    ``ċ = κ c − F``, each step's push ``−η F``
     (``η`` the optimiser's effective rate), from the step ``since`` (the chain's arrival where the chart escapes
     from: before it the mode grew at another saddle's rate) or from where the escaping mode was the square of the
     smallest fraction (as far below the points read as they span: a power of ``f`` is below 2⁻¹⁴ of its value at
@@ -925,8 +933,15 @@ def _escape_push(forces: np.ndarray, fractions: np.ndarray, t_switch: float, rho
     rates = optimiser.effective_rates()
     push = -rates[np.minimum(n, rates.size - 1)]
     out = np.empty(kappa.size)
+    top = np.linalg.norm(proj, axis=1)
+    q = math.log(top[-1] / top[-2]) / math.log(nodes[-1] / nodes[-2]) if top[-2] > 0 and top[-1] > 0 else 1.0
+    ramp = f ** max(q, 0.0)           # how far the rates have gone from the saddle's to the next one's
     for i, k in enumerate(kappa):     # one direction at a time: the window can be long, the unit subspace wide
-        gains = optimiser.log_gains(float(k), n_end, from_rest=False)[n0:]
+        if kappa_before is None:
+            rate = float(k)
+        else:
+            rate = np.concatenate([np.full(n0, kappa_before[i]), kappa_before[i] + (k - kappa_before[i]) * ramp])
+        gains = optimiser.log_gains(rate, n_end, from_rest=False)[n0:]
         after = np.concatenate([np.cumsum(gains[::-1])[::-1][1:], [0.0]])   # the growth over the steps after each
         F = _power_interpolation(f, nodes, proj[:, i:i + 1])[:, 0]
         out[i] = float(np.sum(np.exp(np.minimum(after, 300.0)) * push * F))
@@ -1077,7 +1092,12 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
         for k in waiting:
             lam, V, _ = nxt.subspace[k]
             kappa = scale[k] * lam
-            dc = _escape_push(forces[k], fractions, t_switch, rho, kappa, V, optimiser, since=now)
+            if in_subspace(here, k):       # the saddle's rates along the next one's directions
+                lam_h, V_h, _ = here.subspace[k]
+                before = ((V.T @ V_h) ** 2) @ (scale[k] * lam_h)
+            else:                          # the origin: every unit at the chart's rate
+                before = np.full(kappa.size, plans[k][3])
+            dc = _escape_push(forces[k], fractions, t_switch, rho, kappa, V, optimiser, since=now, kappa_before=before)
             if k in vectors:
                 vectors[k] = vectors[k] + dc
                 state[k] = math.log(max(float(np.linalg.norm(vectors[k])), 1e-300))

@@ -668,7 +668,8 @@ def _refine(base: Transition, t_all, y_all, t_lo: float, t_hi: float, s: Transit
     K, _, p, merged = chosen
     if merged > K:
         return [replace(base, count=int(merged))], []   # drops that the log cannot tell apart
-    V, times, rates = np.exp(p[2::3][:K]), p[3::3][:K], np.exp(p[4::3][:K])
+    with np.errstate(over="ignore"):   # a fit's log-amplitude or log-rate past exp's range: inf, checked below
+        V, times, rates = np.exp(p[2::3][:K]), p[3::3][:K], np.exp(p[4::3][:K])
     fits = [(float(r * tk), _determined(t_all, tk, r)) for tk, r in zip(times, rates)]
     if K == 1:
         # sparse around the crossing: the logistic interpolates between the logged points

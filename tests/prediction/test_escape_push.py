@@ -134,7 +134,7 @@ def _first_switch(case_path, monkeypatch, push=True):
 def test_the_push_puts_the_waiting_mode_where_the_run_has_it(tmp_path, monkeypatch):
     """A gelu MLP with biases on a relu teacher with biases (targets with a mean, a force of the escape's square):
     at the chain's first switch the second mode's component in the units is the run's to within 25 %; without the
-    push it is a quarter of it (measured: 0.115 and 0.030 against the run's 0.110)."""
+    push it is a quarter of it (measured: 0.119 and 0.030 against the run's 0.110)."""
     path = tmp_path / "gelu.toml"
     path.write_text(GELU_ON_A_MEAN)
     (t_switch, c_chain), landscape, case, model, data = _first_switch(path, monkeypatch)
