@@ -143,9 +143,10 @@ RIDGE = 1e-6
 LEARNED_SHARE = 0.5
 #: the forward-difference step of a waiting mode's unit-subspace Hessian (Landscape._unit_subspace), relative to the
 #: saddle's size: the sample loss of relu units is piecewise quadratic, and a step that few samples' kinks fall within
-#: reads their kinks as noise (1e-5: the top rates of mlp-tanh-teacher's relu modes 6.98 and 4.88 at its first saddle,
-#: 3.5 and 1.40 at 1e-3 and 3.2 and 1.44 at 1e-2); a smooth net's rates move by O(step)
-SUBSPACE_STEP = 1e-3
+#: reads their kinks as noise.  mlp-tanh-teacher's relu modes with a bias at n = 2048, top rates at the first saddle
+#: for steps 1e-5, 1e-3, 1e-2, 3e-2: 7.89, 3.88, 3.30, 3.26 and 8.19, 2.46, 2.10, 2.12 (central differences at 1e-2:
+#: 3.20, 2.05); a smooth net's rates move by O(step): tanh 4.098 -> 4.091, gelu 0.159 -> 0.161 from 1e-5 to 1e-2
+SUBSPACE_STEP = 1e-2
 #: the escape's push (chain_transitions): the fractions of the escaping chart's exit distance at which the force on the
 #: waiting modes is read (each twice the last: the force of a cross term grows as a power of the escaping mode), and the
 #: steps over which its growth rate is read before the switch
