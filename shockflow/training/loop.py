@@ -88,7 +88,7 @@ def check_shapes(model, data: Dataset, role: str = "training data") -> None:
         out = np.asarray(model.forward(data.X[:1]))
     except Exception as exc:  # the model's own error, re-raised with the shapes involved
         raise ValueError(f"train: model {name!r} cannot take {role} inputs of shape {data.input_shape} "
-                         f"per sample: {type(exc).__name__}: {exc}") from exc
+                         f"per sample (one sample forwarded): {type(exc).__name__}: {exc}") from exc
     expected = data.y[:1].shape
     logits_vs_labels = out.ndim == 2 and len(expected) == 1 and out.shape[0] == 1
     if out.shape != expected and not logits_vs_labels:

@@ -82,7 +82,9 @@ def test_divergence_stops_with_step_and_quantity():
 
 def test_shape_mismatch_is_reported_before_training():
     data, _ = regression(d=4)
-    with pytest.raises(ValueError, match=r"cannot take training data inputs of shape \(4,\)"):
+    # the model's own message is about the one sample forwarded (its (1, 4)), and says so
+    with pytest.raises(ValueError, match=r"cannot take training data inputs of shape \(4,\) per sample \(one sample "
+                                         r"forwarded\)"):
         train(models.build("linear", input_dim=3), data, TrainSettings(steps=1), quiet=True)
     with pytest.raises(ValueError, match=r"cannot score training data targets of shape \(1,\).*\(1, 2\)"):
         train(models.build("linear", input_dim=4, output_dim=2), data, TrainSettings(steps=1), quiet=True)
