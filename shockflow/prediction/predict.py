@@ -428,9 +428,8 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
 def uncharted_modes(extraction) -> list:
     """An abstention per unstable mode the geometry found but did not chart (the automatic charts' ``max_modes``:
     ``uncharted`` holds their rates), so that a mode left out is reported, never silently dropped."""
-    from shockflow.prediction.mapping import Abstention
-
     from shockflow.geometry.auto import MAX_MODES
+    from shockflow.prediction.mapping import Abstention
 
     rates = tuple(extraction.geometry_kwargs.get("uncharted", ()) or ())
     charted = len(extraction.charts)

@@ -914,8 +914,8 @@ def _escape_push(forces: np.ndarray, fractions: np.ndarray, t_switch: float, rho
     ``e^{ρ (t − t_switch)}`` of its exit (``ρ`` per step), so it passes the fraction ``f`` of it at
     ``t_switch + ln f / ρ``, where the force on the waiting mode is ``forces[i]`` (``fractions[i] = f``; between them
     a power of ``f``, :func:`_power_interpolation`); the waiting mode answers along ``V``'s directions at the rates
-    ``κ`` (the optimiser's linearised factor per step; with ``kappa_before``, the rates along them at the saddle the
-    chart escapes from, moving to ``κ`` as the force's power of ``f`` between its last two points) with
+    ``κ`` (the optimiser's linearised factor per step; ``kappa_before``, by default ``κ``: the rates along them at the
+    saddle the chart escapes from, moving to ``κ`` as the force's power of ``f`` between its last two points) with
     ``ċ = κ c − F``, each step's push ``−η F``
     (``η`` the optimiser's effective rate), from the step ``since`` (the chain's arrival where the chart escapes
     from: before it the mode grew at another saddle's rate) or from where the escaping mode was the square of the
@@ -932,20 +932,18 @@ def _escape_push(forces: np.ndarray, fractions: np.ndarray, t_switch: float, rho
     f = np.exp(rho * (n - t_switch))
     proj = np.asarray(forces, dtype=np.float64)[order] @ V       # eigen-coordinates of the force at each point
     rates = optimiser.effective_rates()
-    push = -rates[np.minimum(n, rates.size - 1)]
+    eta = rates[np.minimum(n, rates.size - 1)]
+    before = kappa if kappa_before is None else np.asarray(kappa_before, dtype=np.float64)
     out = np.empty(kappa.size)
     top = np.linalg.norm(proj, axis=1)
     q = math.log(top[-1] / top[-2]) / math.log(nodes[-1] / nodes[-2]) if top[-2] > 0 and top[-1] > 0 else 1.0
     ramp = f ** max(q, 0.0)           # how far the rates have gone from the saddle's to the next one's
     for i, k in enumerate(kappa):     # one direction at a time: the window can be long, the unit subspace wide
-        if kappa_before is None:
-            rate = float(k)
-        else:
-            rate = np.concatenate([np.full(n0, kappa_before[i]), kappa_before[i] + (k - kappa_before[i]) * ramp])
+        rate = np.concatenate([np.full(n0, before[i]), before[i] + (k - before[i]) * ramp])
         gains = optimiser.log_gains(rate, n_end, from_rest=False)[n0:]
         after = np.concatenate([np.cumsum(gains[::-1])[::-1][1:], [0.0]])   # the growth over the steps after each
         F = _power_interpolation(f, nodes, proj[:, i:i + 1])[:, 0]
-        out[i] = float(np.sum(np.exp(np.minimum(after, 300.0)) * push * F))
+        out[i] = float(np.sum(np.exp(np.minimum(after, 300.0)) * -eta * F))
     return V @ out
 
 
@@ -1006,6 +1004,11 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
     def in_subspace(here, k) -> bool:
         return first[k].method == "shock" and k in here.subspace and math.isfinite(scale[k])
 
+    def place(k, c):
+        """Waiting mode k's position in its unit subspace, and its log-distance with it."""
+        vectors[k] = c
+        state[k] = math.log(max(float(np.linalg.norm(c)), 1e-300))
+
     def planned(here, t):
         plans = {}
         for k in range(K):
@@ -1014,8 +1017,7 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
             c = shocks[k]
             if in_subspace(here, k) and k not in vectors:   # it grew as one direction at the origin: every unit the
                 # same there (and what an escape pushed it by)
-                vectors[k] = landscape.initial_split(k) * math.exp(state[k]) + pushed.pop(k, 0.0)
-                state[k] = math.log(max(float(np.linalg.norm(vectors[k])), 1e-300))
+                place(k, landscape.initial_split(k) * math.exp(state[k]) + pushed.pop(k, 0.0))
             if first[k].method == "shock":
                 # the exit of the first pass, moved by how much the saddle moved the chart's minimum; a section
                 # whose minimum is its ridge has nothing left to learn at this saddle: it does not escape from it;
@@ -1068,8 +1070,7 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
                 at = min(max(b - i0, 0.0), X.shape[0] - 1.0)
                 lo = int(math.floor(at))
                 hi = min(lo + 1, X.shape[0] - 1)
-                vectors[k] = V @ (X[lo] + (at - lo) * (X[hi] - X[lo]))
-                state[k] = math.log(max(float(np.linalg.norm(vectors[k])), 1e-300))
+                place(k, V @ (X[lo] + (at - lo) * (X[hi] - X[lo])))
             elif first[k].method == "shock":
                 state[k] += gained
             else:
@@ -1088,8 +1089,7 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
         rho = (cum[i1] - cum[i0]) / (i1 - i0) if i1 > i0 else math.nan
         if not waiting or not (math.isfinite(rho) and rho > 0):
             return
-        fractions = PUSH_FRACTIONS
-        forces = landscape.transit_forces(here, j, waiting, fractions)
+        forces = landscape.transit_forces(here, j, waiting, PUSH_FRACTIONS)
         for k in waiting:
             lam, V, _ = nxt.subspace[k]
             kappa = scale[k] * lam
@@ -1098,10 +1098,10 @@ def chain_transitions(landscape: Landscape, first, optimiser, horizon_factor: fl
                 before = ((V.T @ V_h) ** 2) @ (scale[k] * lam_h)
             else:                          # the origin: every unit at the chart's rate
                 before = np.full(kappa.size, plans[k][3])
-            dc = _escape_push(forces[k], fractions, t_switch, rho, kappa, V, optimiser, since=now, kappa_before=before)
+            dc = _escape_push(forces[k], PUSH_FRACTIONS, t_switch, rho, kappa, V, optimiser, since=now,
+                              kappa_before=before)
             if k in vectors:
-                vectors[k] = vectors[k] + dc
-                state[k] = math.log(max(float(np.linalg.norm(vectors[k])), 1e-300))
+                place(k, vectors[k] + dc)
             else:
                 pushed[k] = pushed.get(k, 0.0) + dc
 
