@@ -422,6 +422,73 @@ def test_the_newton_polish_reaches_the_stationary_point_where_the_squared_gradie
     assert np.linalg.norm(theta - star) < np.linalg.norm(near - star)          # the same saddle, nearer
 
 
+class _Quadratic:
+    """``∇L(θ) = H θ + b`` with gradient and Hessian–vector products counted (``calls``: gradients, two a product)."""
+
+    def __init__(self, H, b):
+        self.H, self.b, self.free, self.calls = H, b, np.ones(b.size, dtype=bool), 0
+
+    def grad(self, theta):
+        self.calls += 1
+        return self.H @ theta + self.b
+
+    def hv(self, theta, v):
+        self.calls += 2
+        return self.H @ v
+
+
+def _spectrum(n, lowest, seed):
+    rng = np.random.default_rng(seed)
+    Q = np.linalg.qr(rng.normal(size=(n, n)))[0]
+    return Q, np.concatenate([lowest, np.geomspace(1e-3 if len(lowest) == 1 else 1e-2, 1.0, n - len(lowest))])
+
+
+def test_a_search_whose_residual_has_stopped_falling_ends_long_before_its_iterations_run_out(monkeypatch):
+    """A loss that goes on falling along a flat direction (``H e = 0``, ``b = ε e``): no stationary point, ``|∇L| ≥ ε``,
+    here 0.0076 of the start (above ``STATIONARY``, below ``PROGRESS``).  The search used to spend its
+    ``STATIONARY_ITERATIONS`` on it (2591 gradients, 738 now); at the rate of its latter half it cannot reach the bound, and it
+    stops with the same residual."""
+    monkeypatch.setattr(sp, "POLISH_DENSE", 0)            # the search alone
+    n = 20
+    Q, lam = _spectrum(n, [-1.0, 0.0], seed=5)
+    loss = _Quadratic((Q * lam) @ Q.T, 1e-2 * Q[:, 1])
+    start = np.random.default_rng(1).normal(size=n)
+    floor = 1e-2 / np.linalg.norm(loss.grad(start))
+    assert sp.STATIONARY < floor < sp.PROGRESS
+    loss.calls = 0
+    _, residual = sp.stationary_point(loss, start)
+    assert residual == pytest.approx(floor, rel=1e-3)
+    assert loss.calls < 2 * sp.STATIONARY_ITERATIONS     # four gradients an iteration: under half of them
+
+
+def test_a_slowly_converging_search_is_not_stopped_by_its_rate():
+    """A saddle with curvatures 1e3 apart: L-BFGS on ½|∇L|² needs about 200 iterations, slower and slower, and still
+    reaches the bound: the rate rule leaves it running."""
+    n = 60
+    Q, lam = _spectrum(n, [-1.0], seed=3)
+    rng = np.random.default_rng(1)
+    star = rng.normal(size=n)
+    H = (Q * lam) @ Q.T
+    loss = _Quadratic(H, -H @ star)
+    _, residual = sp.stationary_point(loss, star + 0.3 * rng.normal(size=n))
+    assert residual <= sp.STATIONARY
+    assert loss.calls > 3 * sp.PROGRESS_ITERATIONS        # past the point where the rule is first asked
+
+
+def test_the_rate_rule_projects_the_latter_half_of_the_search():
+    """``_stalled``: from ``PROGRESS_ITERATIONS`` on, the residual's rate over the latter half of the iterations, kept
+    up for the iterations left, must reach ``STATIONARY``."""
+    k = sp.PROGRESS_ITERATIONS
+    fast_then_flat = [0.5 ** (i + 1) for i in range(k // 2)] + [0.02] * (k - k // 2)
+    assert sp._stalled([max(r, 0.02) for r in fast_then_flat])
+    assert not sp._stalled(fast_then_flat[:k - 1])                          # not asked before PROGRESS_ITERATIONS
+    steady = list(np.geomspace(1.0, 0.02, k))                              # ln(50)/k a step: reaches the bound
+    assert not sp._stalled(steady)
+    left = sp.STATIONARY_ITERATIONS - k
+    slow = list(np.geomspace(1.0, 0.02, k // 2)) + list(0.02 * np.exp(-0.5 * np.log(4.0) / left * np.arange(1, k - k // 2 + 1)))
+    assert sp._stalled(slow)                                               # half the rate it needs
+
+
 @pytest.mark.parametrize("seed, overrides", [(6, []), (11, ["data.n=2048"])])
 def test_a_specialisation_whose_stationary_point_the_first_search_stopped_short_of_is_charted(seed, overrides,
                                                                                               tmp_path):
