@@ -45,6 +45,7 @@ def _single(model, params, X):
     ("linear", dict(input_dim=3, output_dim=2), (3,)),
     ("quadratic", dict(input_dim=3, width=2), (3,)),
     ("attention_qk", dict(d_model=3, heads=2, d_k=2), (4, 3)),
+    ("attention", dict(d_model=3, heads=2, d_k=2, d_v=3), (4, 3)),
     ("mean_field", dict(input_dim=3, width=5), (3,)),
     ("cnn2d", dict(input_size=[4, 5], in_channels=2, out_channels=3, kernel_size=[2, 3], bias=True, output_dim=2),
      (4, 5, 2)),

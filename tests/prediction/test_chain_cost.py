@@ -30,6 +30,7 @@ bl = importlib.import_module("shockflow.geometry.batched_loss")   # the module (
     dict(name="cnn1d", input_size=6, in_channels=1, out_channels=2, kernel_size=3),
     dict(name="fourier", modes=4, theta=0.5),
     dict(name="attention_qk", d_model=4, d_k=2, heads=2),
+    dict(name="attention", d_model=4, d_k=2, d_v=3, heads=2),
 ])
 def test_line_losses_are_the_pointwise_losses(spec):
     rng = np.random.default_rng(2)
