@@ -77,13 +77,25 @@ def _well_iteration(theta, eta, mu=0.0, steps=5000):
     return np.array(out)
 
 
+def _exact_or_modelled(modelled, monkeypatch):
+    """The escape's steps to compare with the rule's own iteration: to 1e-9 where it runs on the network at every step
+    (no modelled stretch: ``MIN_STRETCH`` beyond any escape), to ``LINEAR_TOLERANCE`` relative where stretches of the
+    plateau run on the gradient's first-order model."""
+    if not modelled:
+        monkeypatch.setattr(sp, "MIN_STRETCH", 10 ** 9)
+        return dict(abs=1e-9)
+    return dict(rel=sp.LINEAR_TOLERANCE)
+
+
+@pytest.mark.parametrize("modelled", [False, True])
 @pytest.mark.parametrize("name, eta, mu", [("gd", 0.1, 0.0), ("momentum", 0.02, 0.9)])
-def test_the_escape_crosses_half_way_to_the_learned_end_as_the_update_rule_does(name, eta, mu):
+def test_the_escape_crosses_half_way_to_the_learned_end_as_the_update_rule_does(name, eta, mu, modelled, monkeypatch):
     """From θ_S = (0.05, 0.2) next to the sextic well's saddle, reached at step 10: the followed escape's learned end
     is the well's minimum κ^(1/4) (L-BFGS from the iterate past the line's minimum), its exit half way from the
     initial distance to it, and its step the crossing of that distance by the rule's own iteration (computed here
     independently, interpolated linearly between the two steps around it); the linear region ends at the first step
     past LINEAR_FRACTION of the quadratic top."""
+    tolerance = _exact_or_modelled(modelled, monkeypatch)
     optimiser = Optimiser(np.full(4000, eta), name, mu)
     X, y = np.zeros((1, 1)), np.zeros(1)
     near = _SexticWell([0.05, 0.2])
@@ -96,10 +108,53 @@ def test_the_escape_crosses_half_way_to_the_learned_end_as_the_update_rule_does(
     exit_ = 0.5 * (abs(0.05 - centre) + escape.learned)
     assert escape.exit == pytest.approx(exit_, rel=1e-12)
     j = int(np.flatnonzero(x >= exit_)[0])
-    assert escape.exit_step == pytest.approx(10 + j - 1 + (exit_ - x[j - 1]) / (x[j] - x[j - 1]), abs=1e-9)
-    assert escape.end_step == 10 + int(np.flatnonzero(x >= sp.LINEAR_FRACTION * escape.top)[0])
+    assert escape.exit_step == pytest.approx(10 + j - 1 + (exit_ - x[j - 1]) / (x[j] - x[j - 1]), **tolerance)
+    end = 10 + int(np.flatnonzero(x >= sp.LINEAR_FRACTION * escape.top)[0])
+    assert escape.end_step == end if not modelled else abs(escape.end_step - end) <= 1
     p = sp.saddle_transition(escape, _NoShock(), optimiser, 1)
     assert p.step == escape.exit_step and p.method == "update_rule" and p.d_exit == escape.exit
+
+
+@pytest.mark.parametrize("name, eta, mu", [("gd", 0.1, 0.0), ("nesterov", 0.02, 0.9)])
+def test_a_long_plateau_is_crossed_on_the_first_order_model_at_a_fraction_of_the_gradients(name, eta, mu, monkeypatch):
+    """From θ_S = (1e-12, 0.2), about 1100 steps of the linear region: the escape with the plateau's stretches run on
+    the gradient's first-order model about θ* gives the exit step of the escape run on the network at every step to
+    ``LINEAR_TOLERANCE`` (relative), in under a fifth of the rule's gradients (the learned end's L-BFGS, the same
+    on both, not counted)."""
+    optimiser = Optimiser(np.full(6000, eta), name, mu)
+    X, y = np.zeros((1, 1)), np.zeros(1)
+    counts, steps = [], []
+    for modelled in (False, True):
+        with monkeypatch.context() as m:
+            if not modelled:
+                m.setattr(sp, "MIN_STRETCH", 10 ** 9)
+            calls, following = [0], [False]
+            evaluate, follow, learned_end = sp.NetworkLoss._evaluate, sp.follow_escape, sp._learned_end
+
+            def counted(self, theta):
+                calls[0] += following[0]
+                return evaluate(self, theta)
+
+            def within(fn, flag):
+                def wrapped(*args, **kwargs):
+                    before, following[0] = following[0], flag
+                    try:
+                        return fn(*args, **kwargs)
+                    finally:
+                        following[0] = before
+                return wrapped
+
+            m.setattr(sp.NetworkLoss, "_evaluate", counted)
+            m.setattr(sp, "follow_escape", within(follow, True))
+            m.setattr(sp, "_learned_end", within(learned_end, False))
+            near = _SexticWell([1e-12, 0.2])
+            escape = sp.saddle_escape(near, near.parameter_vector(), 10.0, optimiser, X, y)
+        assert escape.ended == "exit"
+        counts.append(calls[0])
+        steps.append(escape.exit_step)
+    assert steps[1] == pytest.approx(steps[0], rel=sp.LINEAR_TOLERANCE)
+    assert steps[0] > 300
+    assert counts[1] < 0.2 * counts[0], counts
 
 
 class _NoShock:
@@ -108,10 +163,13 @@ class _NoShock:
     gamma_star, location, strength, nu = math.inf, 0.0, 0.0, 0.0
 
 
-def test_an_escape_still_on_the_plateau_at_the_horizon_is_extrapolated_past_it():
+@pytest.mark.parametrize("modelled", [False, True])
+def test_an_escape_still_on_the_plateau_at_the_horizon_is_extrapolated_past_it(modelled, monkeypatch):
     """With the run ending 20 steps after θ_S, the iterate is still in the linear region: the predicted step is the
     horizon plus the saddle's linear growth (1 + ηκ a step) from the last iterate to half way towards the line's
     minimum, beyond the run."""
+    tolerance = _exact_or_modelled(modelled, monkeypatch)
+    tolerance = dict(rel=1e-9) if not modelled else tolerance
     eta, horizon = 0.1, 30
     optimiser = Optimiser(np.full(horizon, eta))
     X, y = np.zeros((1, 1)), np.zeros(1)
@@ -123,7 +181,7 @@ def test_an_escape_still_on_the_plateau_at_the_horizon_is_extrapolated_past_it()
     assert escape.ended == "horizon" and math.isnan(escape.learned)
     exit_ = 0.5 * (abs(0.05 - centre) + escape.line_minimum)
     expected = horizon + math.log(exit_ / x_last) / math.log1p(eta * kappa)
-    assert escape.exit_step == pytest.approx(expected, rel=1e-9) and escape.exit_step > horizon
+    assert escape.exit_step == pytest.approx(expected, **tolerance) and escape.exit_step > horizon
 
 
 def _readout_committee(d=6, n=256, seed=0):
