@@ -475,9 +475,36 @@ def test_the_newton_polish_reaches_the_stationary_point_where_the_squared_gradie
     g0 = float(np.linalg.norm(loss.grad(start)))
     near = star + 0.03 * (start - star)
     assert float(np.linalg.norm(loss.grad(near))) / g0 > sp.STATIONARY       # where the first search stopped
+    calls = [0]
+    grad = loss.grad
+
+    def counted(theta):
+        calls[0] += 1
+        return grad(theta)
+
+    loss.grad = counted
     theta, res = sp._newton_polish(loss, near, g0)
     assert res <= sp.STATIONARY
     assert np.linalg.norm(theta - star) < np.linalg.norm(near - star)          # the same saddle, nearer
+    # from the start itself, two steps: one dense Hessian (n gradients), then the secant update, not a second
+    # Hessian (27 gradients with a Hessian a step, 15 now)
+    calls[0] = 0
+    _, res = sp._newton_polish(loss, start, g0)
+    assert res <= sp.STATIONARY
+    assert calls[0] < 2 * n + 1
+
+
+def test_the_secant_update_is_symmetric_and_maps_the_step_to_the_gradients_change():
+    rng = np.random.default_rng(7)
+    A = rng.normal(size=(6, 6))
+    H = A + A.T
+    s, y = rng.normal(size=6), rng.normal(size=6)
+    H1 = sp._secant_update(H, s, y)
+    np.testing.assert_allclose(H1, H1.T, atol=1e-13)
+    np.testing.assert_allclose(H1 @ s, y, atol=1e-12)
+    t = rng.normal(size=6)
+    t -= (t @ s) / (s @ s) * s
+    np.testing.assert_allclose(t @ H1 @ t, t @ H @ t, rtol=1e-12)            # unchanged across the step
 
 
 class _Quadratic:
