@@ -321,8 +321,10 @@ def target_rate(at: AtRate, step: float, transition: int, stability_lr: float) -
 
 
 # -- the command --------------------------------------------------------------------------------------
+@blas_threads(interleaved=True)
 def forecast_stage(case, seed: int, *, progress: bool = False, network=None):
-    """``(stage, model, data, settings)``: the prediction of ``shockflow run`` for ``case``, without training.
+    """``(stage, model, data, settings)``: the prediction of ``shockflow run`` for ``case``, without training, with one
+    BLAS thread (as :func:`forecast_case`; the geometry's checks before the prediction included).
     ``network``: ``(model, dataset)`` built already (a user's own network from Python), else the case's."""
     from shockflow.runners.prediction import predict_from_start
     from shockflow.runners.training import build_model_and_data, refuse_unmodelled, verify_geometry

@@ -85,6 +85,24 @@ def test_the_prediction_runs_with_one_blas_thread_on_an_idle_machine(monkeypatch
     assert {k: after[k] for k in before} == before    # (a library the forecast loaded is new, not restored)
 
 
+def test_the_geometrys_checks_before_a_run_or_a_forecast_run_with_one_blas_thread(monkeypatch):
+    """``verify_geometry`` (the intercept's QR of the automatic charts, a few forward passes) does the prediction's
+    kind of work, before ``predict_case`` takes one thread: it takes one itself, in ``run`` and ``forecast`` alike
+    (a 4096 × 100 QR took 0.25-0.6 s with two threads beside another process, 11 ms with one)."""
+    _machine(monkeypatch, competing=0.0)
+    import shockflow.geometry.auto as auto
+    from shockflow.cases import load_case
+    from shockflow.runners.training import build_model_and_data, verify_geometry
+
+    seen = []
+    monkeypatch.setattr(auto, "intercept_directions", _recording(auto.intercept_directions, seen))
+    case = load_case("committee-erf-frozen", ["training.steps=50"])
+    model, _, data, _ = build_model_and_data(case, 0)
+    with threadpool_limits(limits=2, user_api="blas"):
+        verify_geometry(case, model, data)
+    assert seen and all(set(s.values()) == {1} for s in seen)
+
+
 def test_training_beside_a_busy_core_runs_with_one_blas_thread_and_restores_the_count_after(monkeypatch):
     _machine(monkeypatch, competing=64.0)                             # every core busy
     from shockflow import models
