@@ -320,11 +320,11 @@ def _newton_polish(loss: NetworkLoss, theta, g0: float):
     g = loss.grad(theta)[free]
     res = float(np.linalg.norm(g)) / g0
     budget = POLISH_STEPS * (free.size + 1)
-    spent, mu, H, fresh = 0, None, None, False
+    spent, mu, H, fresh, refused = 0, None, None, False, 0
     history = [(0, res)]   # (gradients spent, residual) after each accepted step
     while res > STATIONARY and spent < budget:
         if H is None:
-            H, fresh = _forward_hessian(loss, theta, g, free), True
+            H, fresh, refused = _forward_hessian(loss, theta, g, free), True, 0
             spent += free.size
         lam, Q = np.linalg.eigh(H)
         if mu is None:
@@ -337,10 +337,12 @@ def _newton_polish(loss: NetworkLoss, theta, g0: float):
         res_trial = float(np.linalg.norm(g_trial)) / g0
         if not (np.isfinite(res_trial) and res_trial < res):
             mu *= 4.0
-            if fresh and mu > 4.0 ** 8 * 1e-6 * float(np.max(lam ** 2)):
-                break          # eight refusals on a fresh Hessian: no step lowers |∇L| here
             if not fresh:
                 H = None       # the carried Hessian's step failed: a fresh one
+                continue
+            refused += 1
+            if refused == 8:
+                break          # eight refusals on a fresh Hessian, μ raised each time: no step lowers |∇L| here
             continue
         s_step = trial[free] - theta[free]
         H = _secant_update(H, s_step, g_trial - g)
