@@ -205,3 +205,41 @@ def test_the_mixture_chains_saddles_are_the_points_it_leaves_with_their_losses_a
     assert bottom.loss <= min(s.loss for s in saddles[:-1])
     steps = [s.step for s in saddles]
     assert steps == sorted(steps)
+
+
+def test_a_split_escapes_on_the_side_its_saddles_slope_carries_it_to():
+    """4 experts on a 4-expert teacher, the rank-2 saddle: the loss's slope there outweighs the waiting perturbation
+    (x + g/κ grows, not x), so the split escapes on the slope's side, where the loss along its section falls to a
+    minimum.  On the perturbation's side the loss only rises (the split abstained: "no minimum" up to 9.9e4)."""
+    from shockflow.prediction.gate import mixture_chain
+    from shockflow.prediction.mapping import Optimiser
+    from shockflow.prediction.plateau import UnitLandscape
+
+    net = models.build(name="moe", input_dim=10, experts=4, init_scale=1e-4, seed=0)
+    teacher = models.build(name="moe", input_dim=10, experts=4, init_scale=1.5, seed=11)
+    X = np.random.default_rng(5).standard_normal((2048, 10))
+    y = teacher.forward(X)
+    chain = mixture_chain(net, X, y, Optimiser(np.full(3000, 0.1)))
+    assert [e.method != "abstain" for e in chain.escapes] == [True] * 4
+    land = UnitLandscape(net, X, y, ())
+    for e in chain.escapes[2:]:                                # the splits from a rank r >= 1 saddle
+        offset = -float(e.direction @ land.grad(e.saddle)) / e.kappa
+        assert e.d0 + offset > 0                               # x + g/κ > 0 along the escape's direction
+        along = [land.loss(e.saddle + s * e.direction) for s in np.linspace(0.0, 4.0, 41)]
+        assert min(along) < along[0]                           # the section falls on this side
+
+
+@pytest.mark.slow
+def test_four_experts_on_a_four_expert_teacher_predict_every_split(tmp_path):
+    """Every split of the run predicted (the third abstained before the escape's side followed the slope), each within
+    10 % of the parameter truth."""
+    from shockflow.cases import RunOptions, load_case
+    from shockflow.runners.prediction import run_prediction_case
+
+    case = load_case("moe-experts", ["model.experts=4", "data.teacher.experts=4", "training.steps=3000"])
+    out = run_prediction_case(case, RunOptions(out=str(tmp_path), quiet=True, progress=False, figures=False))
+    assert not out.stage.abstained
+    truth = {t.chart: t.step for t in out.truth.transitions}
+    predicted = {p.chart: p.step for p in out.stage.predicted}
+    assert sorted(truth) == sorted(predicted) == ["mean", "split0", "split1", "split2"]
+    assert all(abs(predicted[k] / truth[k] - 1.0) < 0.1 for k in truth)
