@@ -403,15 +403,15 @@ def dense_hessian(loss: NetworkLoss, theta) -> np.ndarray:
     return 0.5 * (H + H.T)
 
 
-def negative_curvature(loss: NetworkLoss, theta, hessian: np.ndarray | None = None):
+def negative_curvature(loss: NetworkLoss, theta, eigen: tuple | None = None):
     """``(lowest eigenvalues, V, rates)``: the Hessian at ``theta`` on the free parameters (module docstring, 2);
     ``V`` the eigenvectors below ``−NEGATIVE_FLOOR`` of the largest ``|λ|`` (full vectors), ``rates = −λ`` there.
-    ``hessian``: :func:`dense_hessian` at ``theta``, where the caller has it."""
+    ``eigen``: the eigenpairs of :func:`dense_hessian` at ``theta`` (``numpy.linalg.eigh``), where the caller has them."""
     free = np.flatnonzero(loss.free)
     hv_free = _hv_free(loss, theta, free)
 
-    if hessian is not None or free.size <= DENSE:
-        vals, vecs = np.linalg.eigh(dense_hessian(loss, theta) if hessian is None else hessian)
+    if eigen is not None or free.size <= DENSE:
+        vals, vecs = eigen if eigen is not None else np.linalg.eigh(dense_hessian(loss, theta))
         scale = float(np.max(np.abs(vals)))
         vals, vecs = vals[:EIGENPAIRS], vecs[:, :EIGENPAIRS]
     else:
@@ -478,18 +478,19 @@ class QuadraticModel:
     plateau in one stretch).  Held in ``H``'s eigenbasis, where a step of the rule costs ``O(P)`` instead of a pass
     over the data."""
 
-    def __init__(self, loss: NetworkLoss, theta_star, hessian: np.ndarray, V):
+    def __init__(self, loss: NetworkLoss, theta_star, eigen: tuple, V):
+        """``eigen``: the eigenpairs ``(λ, Q)`` of the dense Hessian at ``θ*`` on the free parameters."""
         self.free = np.flatnonzero(loss.free)
         self.theta_star = np.asarray(theta_star, dtype=np.float64)
-        self.lam, self.Q = np.linalg.eigh(hessian)
+        self.lam, self.Q = eigen
         self.b = self.Q.T @ loss.grad(self.theta_star)[self.free]
-        self.H = hessian
         self.W = V[self.free].T @ self.Q          # the distance on V from the eigen-coordinates: |W z|
         self.V = V
 
     def gradient(self, theta) -> np.ndarray:
+        z = self.Q.T @ (np.asarray(theta)[self.free] - self.theta_star[self.free])
         g = np.zeros_like(self.theta_star)
-        g[self.free] = self.Q @ self.b + self.H @ (np.asarray(theta)[self.free] - self.theta_star[self.free])
+        g[self.free] = self.Q @ (self.b + self.lam * z)
         return g
 
     def discrepancy(self, theta, g) -> float:
@@ -640,8 +641,8 @@ def saddle_escape(model, theta_s, start_step: float, optimiser, X, y, *, frozen=
         raise SaddlePlateauError(f"no stationary point next to it: the gradient's norm came down to {residual:.2g} of "
                                  f"its value there, not to {STATIONARY:g} (the loss may go on falling from it, or the "
                                  f"search missed a saddle): a later transition from it has no chart")
-    hessian = dense_hessian(loss, theta_star) if int(loss.free.sum()) <= DENSE else None
-    vals, V, kappas = negative_curvature(loss, theta_star, hessian)
+    eigen = np.linalg.eigh(dense_hessian(loss, theta_star)) if int(loss.free.sum()) <= DENSE else None
+    vals, V, kappas = negative_curvature(loss, theta_star, eigen)
     if V.shape[1] == 0:
         return None
     if residual > 0.0 and negative_curvature(loss, theta_s)[1].shape[1] == 0:
@@ -661,7 +662,7 @@ def saddle_escape(model, theta_s, start_step: float, optimiser, X, y, *, frozen=
     followed = follow_escape(loss, theta_s, theta_star, V, start_step, optimiser, linear_end=LINEAR_FRACTION * top,
                              reach=reach, d_init=d_init, rate=float(kappas.max()),
                              horizon=int(np.asarray(optimiser.learning_rates).size),
-                             model=None if hessian is None else QuadraticModel(loss, theta_star, hessian, V))
+                             model=None if eigen is None else QuadraticModel(loss, theta_star, eigen, V))
     c = V.T @ (followed.linear_point - theta_star)
     through = followed.linear_point - V @ c
     u = V @ c / np.linalg.norm(V @ c)   # the grown direction where the linear region ends: the chart's
