@@ -290,11 +290,17 @@ def _stalled(history) -> bool:
     0.004998 by L-BFGS alone and now 0.0041 by Newton's steps from an earlier stop, at another point (the saddle's
     rate 0.1429 → 0.1389, the step 159.8 → 155.7 against a truth of 171–175)."""
     k = len(history)
-    if k < PROGRESS_ITERATIONS:
+    return k >= PROGRESS_ITERATIONS and _beyond_reach((k // 2, history[k // 2 - 1]), (k, history[-1]),
+                                                      STATIONARY_ITERATIONS)
+
+
+def _beyond_reach(before, now, budget: int) -> bool:
+    """Whether the residual, at its rate from ``before`` to ``now`` (each ``(cost spent, residual)``), would not come
+    down to ``STATIONARY`` in what is left of ``budget``: the search's and Newton's steps' one rule."""
+    if before[0] == now[0]:
         return False
-    half = history[k // 2 - 1]
-    rate = math.log(half / history[-1]) / (k - k // 2)
-    return (STATIONARY_ITERATIONS - k) * rate < math.log(history[-1] / STATIONARY)
+    rate = math.log(before[1] / now[1]) / (now[0] - before[0])
+    return (budget - now[0]) * rate < math.log(now[1] / STATIONARY)
 
 
 def _newton_polish(loss: NetworkLoss, theta, g0: float):
@@ -348,7 +354,7 @@ def _newton_polish(loss: NetworkLoss, theta, g0: float):
         H = _secant_update(H, s_step, g_trial - g)
         theta, g, res, mu, fresh = trial, g_trial, res_trial, 0.5 * mu, False
         history.append((spent, res))
-        if res > STATIONARY and _polish_hopeless(history, budget):
+        if res > STATIONARY and _beyond_reach(history[(len(history) - 1) // 2], history[-1], budget):
             break
     return theta, res
 
@@ -373,17 +379,6 @@ def _secant_update(H, s, y) -> np.ndarray:
         return H
     r = y - H @ s
     return H + (np.outer(r, s) + np.outer(s, r)) / ss - (float(r @ s) / ss ** 2) * np.outer(s, s)
-
-
-def _polish_hopeless(history, budget: int) -> bool:
-    """Whether the gradients left would not bring the residual to ``STATIONARY`` at the rate (per gradient) of the
-    latter half of the accepted steps so far (:func:`_stalled`'s rule, counted in gradients)."""
-    spent, res = history[-1]
-    before = history[(len(history) - 1) // 2]
-    if before[0] == spent:
-        return False
-    rate = math.log(before[1] / res) / (spent - before[0])
-    return (budget - spent) * rate < math.log(res / STATIONARY)
 
 
 def _hv_free(loss: NetworkLoss, theta, free):
@@ -507,12 +502,10 @@ class QuadraticModel:
         f = self.free
         z = self.Q.T @ (np.asarray(theta)[f] - self.theta_star[f])
         w = self.Q.T @ np.asarray(v)[f]
-        mu = float(optimiser.momentum) if optimiser.name in ("momentum", "nesterov") else 0.0
         xs = []
         for j in range(steps):
-            g = self.b + self.lam * z
-            w_next = mu * w + g
-            z_next = z - _rate(optimiser, n + j) * (g + mu * w_next if optimiser.name == "nesterov" else w_next)
+            delta, w_next = _rule(self.b + self.lam * z, w, _rate(optimiser, n + j), optimiser)   # (linear in g, v)
+            z_next = z + delta
             x = float(np.linalg.norm(self.W @ z_next))
             if x >= stop:
                 break
