@@ -49,7 +49,10 @@ layers first align on the mode.  Near the origin the loss is ``−tr(Mᵀ P)`` t
 :func:`chain_target`), so the layers follow ``Ẇ_l = A_lᵀ M B_lᵀ`` (``A_l``, ``B_l`` the products after and before
 layer l): every small mode moves the shared middle layers.  The flow is followed from the real layers until the
 mode's ``z = 0.05 s`` and mapped to the balanced radius ``r_a`` that reaches the same ``z`` at the same time, the
-extraction's ``x0`` (the coordinate of the parameters, which the truth reads, stays the speed radius).  A mode of
+extraction's ``x0`` (the coordinate of the parameters, which the truth reads, stays the speed radius), and the
+escape from it runs on the mode's own path from zero weights up to ``r_1`` (:meth:`AutoGeometry.aligned_escape`: the
+section through the reference's random layers has paths of lower degree in r there, which the flow spent on the
+alignment).  A mode of
 smaller rate is timed by the flow of the modes not learned before it (M without the modes of larger rate), from
 the layers with the hidden directions those modes align to taken out (their cross terms remove its components
 there once they grow); the directions a faster mode holds are those its own flow (``s u vᵀ`` alone) aligns.
@@ -915,6 +918,40 @@ class AutoGeometry(Geometry):
                 taken = [np.linalg.qr(np.concatenate([Q, q[:, None]], axis=1))[0] for Q, q in zip(taken, found[2])]
             drive = drive - float(U[:, j] @ drive @ V[:, j]) * np.outer(U[:, j], V[:, j])
         return r
+
+    def aligned_escape(self, x, rate, X, y) -> np.ndarray:
+        """The escape profile's rates ``rate = |a ∂_x L̄|`` at the chart points ``x`` (from the start towards the
+        half-learned point), as the escape runs from :meth:`start_coordinate`.  For a chain, below the alignment
+        radius ``r_1 = (ALIGNED_FRACTION · s)^{1/L}`` (s the mode's rate, :func:`chain_target`), where the aligned
+        start's flow ends: the rates of the mode's own path ``L(x C)`` from zero weights (the section without its
+        reference), scaled to the section's rate at ``r_1``; the section's own rates from ``r_1`` on (module
+        docstring, "The aligned start").  Below ``r_1`` the section through the reference is not the mode's path:
+        the reference's random layers add paths of lower degree in r, which the aligned start's flow has already
+        spent on the alignment.  The scale carries what the reference does to the mode at ``r_1`` (the learned
+        modes at a saddle); the mode's own path carries its shape (``s x^{L−1}(1 − x^L/s)`` for a linear chain,
+        with the activation's curvature otherwise).  Anything else: ``rate`` unchanged."""
+        from shockflow.geometry.batched_loss import batched_loss
+
+        rate = np.asarray(rate, dtype=np.float64)
+        if self._chain_layout is None:
+            return rate
+        s = float(self._u @ chain_target(self.model, X, y) @ self._v)
+        ax = np.abs(np.asarray(x, dtype=np.float64))
+        r1 = (ALIGNED_FRACTION * abs(s)) ** (1.0 / self._chain_layout.depth)
+        if not (ax.size >= 3 and ax[0] < r1 < ax[-1] and np.all(np.diff(ax) > 0)):
+            return rate
+        n = min(int(np.searchsorted(ax, r1)) + 2, ax.size)     # the points below r_1 and two past it
+        pts = ax[:n]
+        own = batched_loss(self.model, unflatten(self.model, pts[:, None] * self._direction), X, y)
+        own = np.abs(self.mobility(pts[:, None])[:, 0, 0] * np.gradient(own, pts, edge_order=2))
+        at = float(np.interp(r1, pts, own))
+        if not (math.isfinite(at) and at > 0):
+            return rate
+        scale = float(np.interp(r1, ax, rate)) / at
+        out = rate.copy()
+        below = pts < r1
+        out[:n][below] = scale * own[below]
+        return out
 
     # -- charts from the data ------------------------------------------------------------------
     @classmethod

@@ -349,8 +349,10 @@ def escape_profile(geo, x0: float, x_min: float, L_min: float, X, y, *, path: np
     dropped by 3/4 of ``L̄(x0) − L̄(x_min)``, the loss detector's midpoint; where it is not (softmax attention in
     its QK form: the loss has lost 3/4 before the product is half learned) the strength decides; a chart whose
     strength does not move along the path falls back to the loss.  Coordinates as the geometry takes them
-    (``|x|`` on a mirrored chart).  ``path``, ``path_loss``: :func:`escape_points` ``(x0, x_min)`` and ``L̄`` there,
-    where the caller has them already (evaluated in one batch with other points)."""
+    (``|x|`` on a mirrored chart).  A geometry whose start coordinate was defined by a flow of its own (a chain's
+    aligned start) gives the rates before that flow's end itself (its ``aligned_escape``).  ``path``,
+    ``path_loss``: :func:`escape_points` ``(x0, x_min)`` and ``L̄`` there, where the caller has them already
+    (evaluated in one batch with other points)."""
     ex = escape_points(x0, x_min) if path is None else np.asarray(path)
     L_path = chart_loss_at(geo, ex[:, None], X, y) if path_loss is None else np.asarray(path_loss)
     strength = _strength_on_path(geo, ex, X)
@@ -363,7 +365,9 @@ def escape_profile(geo, x0: float, x_min: float, L_min: float, X, y, *, path: np
     end = max(int(below[0]) if below.size else ex.size - 1, 1)
     grad = np.gradient(L_path, ex)[:end + 1]  # second order on the path
     ex = ex[:end + 1]
-    return ex, np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
+    rate = np.abs(geo.mobility(ex[:, None])[:, 0, 0] * grad)
+    aligned = getattr(geo, "aligned_escape", None)   # the mode's own path before its start's flow ends (chains)
+    return ex, (rate if aligned is None else aligned(ex, rate, X, y))
 
 
 #: points of the escape path at which a strength read from the network's function is evaluated before the

@@ -29,9 +29,12 @@ SUITE = {
     "moe-experts": None,                   # measured 3/3, 1.1 % (+0.1, +1.1, -20.8 %): the mixture's chain
 
     "attention-qk-4x2": None,              # measured 2/2, 1.6 % (+0.7, +2.5 %; 2.6 % before the learned strength)
-    "deep-linear-3": None,                 # measured 4/4, 4.0 % (−2.2, −5.8, +2.1, +8.7 %): the aligned start
-    "deep-linear-4": None,                 # measured 4/4, 4.1 % (−0.1, −5.4, +2.8, +7.3 %; exit 1 before it)
-    "deep-mlp-tanh": None,                 # measured 4/4, 8.5 % (−9.2, −7.8, −3.2, +46 %): the relaxing chain
+    "deep-linear-3": None,                 # measured 4/4, 3.0 % (−1.3, −6.4, −2.6, +3.4 %): the aligned start
+                                           # (4.0 % before the escape on the mode's own path below r_1)
+    "deep-linear-4": None,                 # measured 4/4, 3.4 % (−0.5, −5.2, +2.1, +4.8 %; 4.1 % before the own
+                                           # path below r_1; exit 1 before the aligned start)
+    "deep-mlp-tanh": None,                 # measured 4/4, 8.9 % (−8.5, −9.3, −6.7, +28 %; 8.5 % with +46 % before
+                                           # the own path below r_1): the relaxing chain
                                            # (3/4 before it: the fourth mode held back at 10 550 for its truth 969;
                                            # tests/prediction/test_saddle_chain.py)
 }
