@@ -948,10 +948,7 @@ class AutoGeometry(Geometry):
         if not (math.isfinite(at) and at > 0):
             return rate
         scale = float(np.interp(r1, ax, rate)) / at
-        out = rate.copy()
-        below = pts < r1
-        out[:n][below] = scale * own[below]
-        return out
+        return np.concatenate([np.where(pts < r1, scale * own, rate[:n]), rate[n:]])
 
     # -- charts from the data ------------------------------------------------------------------
     @classmethod
