@@ -83,7 +83,9 @@ field, and a mode has an even part (a trained bias keeps its sign when a unit ho
 sign): ``modes`` holds ``e⁺``, ``even`` the even parts, and the section moves unit i along ``c_i·odd + |c_i|·even``
 with ``c_i`` its share of the odd part (the coordinate).  Only the fastest mode's chart from the origin carries
 the even part; the others, and every chart at a saddle, move their odd parts (the units' biases follow the mode
-that dominates them).
+that dominates them).  Where that mode's two sides grow at different rates, its split and start are read from the
+initial units flowed over the plateau by the one-sided field (``plateau_units``; docs/theory.md §6, "Units that
+cross the kink"): a unit on a side whose rate is negative may turn over to the faster one.
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ import numpy as np
 
 from shockflow.geometry.base import Chart, Geometry, GeometryError
 from shockflow.geometry.flat import flatten, unflatten
-from shockflow.geometry.one_sided_modes import odd_part, one_sided_modes
+from shockflow.geometry.one_sided_modes import odd_part, one_sided_modes, plateau_units
 from shockflow.geometry.registry import register
 from shockflow.models.base import Model
 
@@ -122,6 +124,7 @@ class Modes:
     even: np.ndarray | None = None              # (p, K): the part a unit keeps under its sign flip (one_sided_modes)
     uncharted: np.ndarray | None = None         # rates of the modes kept but for max_modes (not charted), descending
     sides: np.ndarray | None = None             # (K, 2): the rates of a unit's positive and negative share (ditto)
+    plateau_units: np.ndarray | None = None     # (p, units): the start's units flowed over the plateau (ditto)
 
 
 def _layout(model):
@@ -252,8 +255,26 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
     kinked = one_sided_modes(zero, origin, first, second, free, vectors[:, keep], values[keep], X, y)
     if kinked is not None:     # a relu origin: the modes as its one-sided field moves them (one_sided_modes)
         return Modes(kinked.directions, kinked.rates, values, error[keep], error, stiff, kinked.even, uncharted,
-                     kinked.sides)
+                     kinked.sides, _plateau_units(model, origin, layout, free, kinked, X, y))
     return Modes(vectors[:, keep], values[keep], values, error[keep], error, stiff, None, uncharted)
+
+
+def _plateau_units(model, origin, layout, free, kinked, X, y) -> np.ndarray | None:
+    """The initial units flowed over the plateau by the one-sided field (:func:`one_sided_modes.plateau_units`)
+    where the fastest mode's two sides grow at different rates, the faster positive; else None."""
+    plus, minus = (float(v) for v in kinked.sides[0])
+    if plus == minus or not max(plus, minus) > 0:
+        return None
+    net = model.copy()
+
+    def loss_grad(theta):
+        net.set_parameter_vector(theta)
+        L, grads = net.loss_and_grad(X, y)
+        return float(L), net.grad_vector(grads)
+
+    odd, scale = odd_part(kinked.directions[:, 0], kinked.even[:, 0])
+    units = layout.unit_matrix(model.parameter_vector() - origin)
+    return plateau_units(loss_grad, origin, layout.index, units, odd / scale, max(plus, minus), free)
 
 
 #: two modes whose functions near zero weights have at least this cosine are one mode (:func:`function_copies`)
@@ -688,6 +709,7 @@ class AutoGeometry(Geometry):
     uncharted: tuple = ()      # rates of the unstable modes past max_modes: reported, not charted (find_modes)
     even: Any = None           # (p, K) the part of each mode a unit keeps under its sign flip (one_sided_modes)
     sides: Any = None          # (K, 2) the rates of a unit holding each mode with a positive, a negative share (ditto)
+    plateau_units: Any = None  # (p, units) the initial units flowed over the plateau by the one-sided field (ditto)
 
     #: the keyword through which the saddle chain names the learned modes (shockflow.prediction.saddle_chain)
     saddle_keyword = "active"
@@ -747,10 +769,10 @@ class AutoGeometry(Geometry):
             even = None
         theta0 = self.model.parameter_vector()
         units = layout.unit_matrix(theta0)
-        c = units.T @ e / scale
-        r0 = float(np.linalg.norm(c))
-        c_initial = c
-        c = self._relaxed_split(c, r0)
+        object.__setattr__(self, "_e", e)
+        object.__setattr__(self, "_scale", scale)
+        object.__setattr__(self, "_initial_units", units)
+        units, c_initial, c = self._plateau_split(units)
         start = float(np.linalg.norm(c))
         c_hat = c / start if start > 0 else np.full(layout.units, 1.0 / math.sqrt(layout.units))
         if any(not 0 <= j < E.shape[1] for j in learned):
@@ -758,19 +780,44 @@ class AutoGeometry(Geometry):
         if learned:
             c_hat = self._orthogonal_split(c_hat, units.T @ self.unit_directions()[:, learned])
         base = theta0.copy()          # the reference without this mode's component (the section adds r ĉ e)
+        base[layout.index] = units.T  # (the units where the escape starts: flowed over the plateau, _plateau_split)
         base[layout.index] -= np.outer(c_initial, odd)
         direction = np.zeros_like(theta0)
         direction[layout.index] = np.outer(c_hat, odd)
         if even is not None:
             base[layout.index] -= np.outer(np.abs(c_initial), even)
             direction[layout.index] += np.outer(np.abs(c_hat), even)
-        object.__setattr__(self, "_e", e)
-        object.__setattr__(self, "_scale", scale)
         object.__setattr__(self, "_mobility", mobility)
         object.__setattr__(self, "_base", base)
         object.__setattr__(self, "_direction", direction)
 
-    def _relaxed_split(self, c: np.ndarray, r0: float) -> np.ndarray:
+    def _plateau_split(self, units: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(units', c', c)``: the units ``(p, d)`` where the mode's escape starts, the mode's shares in them
+        (``c'_i = u'_iᵀ ê / s``, ê the odd part and s its length), and its split as it grows over the plateau.
+        Where the chart has the initial units flowed by the one-sided field (``plateau_units``) and ``units`` are
+        the initial ones, ``units'`` are the flowed units (every side's shares relaxed by the field itself,
+        :func:`shockflow.geometry.one_sided_modes.plateau_units`); otherwise ``units`` and their split relaxed per
+        side (:meth:`_relaxed_split`).  The intercept's relaxation applies to both."""
+        c = units.T @ self._e / self._scale
+        r0 = float(np.linalg.norm(c))
+        if self.plateau_units is None or self._two_sides() is None or not np.array_equal(units, self._initial_units):
+            return units, c, self._relaxed_split(c, r0)
+        flowed = np.asarray(self.plateau_units, dtype=np.float64)
+        if flowed.shape != units.shape or not np.all(np.isfinite(flowed)):
+            raise GeometryError(f"plateau_units: expected a finite array of the units' shape {units.shape}, "
+                                f"found shape {flowed.shape}")
+        origin = self._layout.unit_matrix(free_origin(self.model, self._layout, self.frozen)[0])
+        # the other modes' parts as they start: their growth is their own charts' (and the saddle chain's), from the
+        # initial units; the flow scaled them by the fast side's growth
+        others = np.delete(self.unit_directions(), int(self.mode), axis=1)
+        if others.shape[1]:
+            others = np.linalg.qr(others)[0]
+            flowed = flowed + others @ (others.T @ (units - origin - flowed))
+        start = origin + flowed
+        c = start.T @ self._e / self._scale
+        return start, c, self._relaxed_split(c, r0, sides=False)
+
+    def _relaxed_split(self, c: np.ndarray, r0: float, sides: bool = True) -> np.ndarray:
         """The split ``c`` of the mode over the units as it grows over the plateau, ``t* = ln(1/r0)/λ`` (the linear
         escape from ``r0`` to unit-size weights at the rate λ of its fastest units):
 
@@ -784,7 +831,8 @@ class AutoGeometry(Geometry):
           the mean with a positive bias grows at 1.51, its mirror at 0.0004).  A slower mode's section moves its
           odd part only, which has one rate.
 
-        Unchanged where neither holds the split back."""
+        Unchanged where neither holds the split back.  ``sides=False``: the intercept's relaxation only (the split
+        flowed by the one-sided field already, :meth:`_plateau_split`)."""
         if not 0 < r0 < 1:
             return c
         out = c.copy()
@@ -795,9 +843,9 @@ class AutoGeometry(Geometry):
                 if weight > 0:
                     q = f / math.sqrt(weight)
                     out -= (1.0 - r0 ** weight) * float(q @ c) * q
-        sides = self._two_sides()
-        if sides is not None:
-            plus, minus = sides
+        two = self._two_sides() if sides else None
+        if two is not None:
+            plus, minus = two
             fast = max(plus, minus)
             slower = out < 0 if plus > minus else out > 0
             out = np.where(slower, out * r0 ** ((fast - min(plus, minus)) / fast), out)
@@ -895,8 +943,7 @@ class AutoGeometry(Geometry):
             if self.stiff_splits is None and self._two_sides() is None:
                 return r
             units = self._layout.unit_matrix(flatten(self.model, self.check_params(params)))
-            c = units.T @ self._e / self._scale
-            return np.array([float(np.linalg.norm(self._relaxed_split(c, float(np.linalg.norm(c)))))])
+            return np.array([float(np.linalg.norm(self._plateau_split(units)[2]))])
         chain, d = self._chain_layout, self.model.input_dim
         p = self.check_params(params)
         Ws = [np.asarray(p[key], dtype=np.float64) for key in chain.keys]
@@ -969,6 +1016,8 @@ class AutoGeometry(Geometry):
             extra["even"] = found.even
         if found.sides is not None:
             extra["sides"] = found.sides
+        if found.plateau_units is not None:
+            extra["plateau_units"] = found.plateau_units
         if found.uncharted is not None and found.uncharted.size:
             extra["uncharted"] = tuple(float(v) for v in found.uncharted)
         return {**kwargs, "modes": found.directions, **extra}, list(range(found.rates.size)), "mode"
@@ -1028,7 +1077,7 @@ class AutoGeometry(Geometry):
             return kept
         h = hashlib.blake2b(digest_size=16)
         h.update(self.model.parameter_vector().tobytes())
-        for part in (self.modes, self.even, self.stiff_splits, self.sides):
+        for part in (self.modes, self.even, self.stiff_splits, self.sides, self.plateau_units):
             if part is not None:
                 part = np.ascontiguousarray(part, dtype=np.float64)
                 h.update(repr(part.shape).encode() + part.tobytes())
@@ -1141,7 +1190,8 @@ class AutoGeometry(Geometry):
         """The chart of mode ``j`` of the same modes on the same network (its section and its removal)."""
         return AutoGeometry(model=self.model, modes=self.modes, mode=j, max_modes=self.max_modes,
                             min_rate_ratio=self.min_rate_ratio, extent=self.extent, frozen=self.frozen,
-                            stiff_splits=self.stiff_splits, even=self.even, sides=self.sides)
+                            stiff_splits=self.stiff_splits, even=self.even, sides=self.sides,
+                            plateau_units=self.plateau_units)
 
     def function_strength(self, params, X) -> float:
         """The mode's strength in the network's function at ``params`` (module docstring, "The learned strength"):
@@ -1234,7 +1284,7 @@ class AutoGeometry(Geometry):
             return False
         return all(np.array_equal(np.asarray(getattr(self, f), dtype=object), np.asarray(getattr(other, f), dtype=object))
                    for f in ("max_modes", "min_rate_ratio", "extent", "active", "frozen", "stiff_splits", "even",
-                             "sides"))
+                             "sides", "plateau_units"))
 
     def _scratch_net(self):
         """A copy of the model kept for :meth:`function_strength`'s forward passes (each sets every parameter before

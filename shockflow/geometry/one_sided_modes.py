@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["OneSidedModes", "even_is_significant", "odd_part", "one_sided_modes", "sides_differ"]
+__all__ = ["OneSidedModes", "even_is_significant", "odd_part", "one_sided_modes", "plateau_units", "sides_differ"]
 
 #: the unit's size at which the one-sided field is read (``Q``'s quartic correction is ``O(ε²)`` relative)
 ONE_SIDED_STEP = 1e-3
@@ -43,6 +43,8 @@ SAME_MODE = 0.5
 #: the fixed point's projected gradient, relative to the rate, at which its maximisation stops (the direction to
 #: about this relative accuracy: far below the sample's noise in it, ~1/sqrt(n))
 FIXED_POINT_TOL = 1e-6
+#: the plateau flow's time step (:func:`plateau_units`), in units of the fast side's time 1/λ, and its most steps
+PLATEAU_STEP, PLATEAU_MAX_STEPS = 0.25, 400
 #: the batches of :func:`even_is_significant`, and the p-value at which its F test rejects the sample's noise
 EVEN_BATCHES, EVEN_P_VALUE = 16, 1e-4
 
@@ -244,3 +246,50 @@ def odd_part(direction: np.ndarray, even: np.ndarray | None) -> tuple[np.ndarray
     odd = direction - even
     s = float(np.linalg.norm(odd))
     return odd / s, s
+
+
+def plateau_units(loss_grad, origin, index, units, share, rate: float, free,
+                  step: float = ONE_SIDED_STEP) -> np.ndarray:
+    """The units ``(p, d)`` of a kinked origin's plateau, each flowed by the one-sided field and scaled back by the
+    fast side's growth: ``ψ(t) = e^{−λ t} θ(t)``, ``θ̇_u = G(θ_u)`` for every unit ``u`` at once, up to the time the
+    mode's share reaches unit size (``|ψ(t)ᵀ share| e^{λ t} = 1``, the linear escape), from ``ψ(0) = units``.
+
+    Where the two fixed points of the mode have different rates (:func:`sides_differ`), a unit holding the mode
+    with the share of the slower side does not only lag: if that side's rate is negative the unit's share decays,
+    and the unit may cross the kink to the faster side (a relu unit ``a φ(w·x)`` on targets with a positive mean:
+    ``ȧ`` is the mean that ``φ(w·x)`` fits, positive for either sign of ``a``, while ``a² − |w|²`` is conserved, so
+    a unit with ``|a| < |w|`` turns to ``a > 0`` and one with ``|a| > |w|`` cannot).  Which units cross, and with
+    what share, is the field's, not a factor per side: where every unit started on the slower side, the split
+    relaxed per side kept the slower side's direction (a relu CNN on a relu teacher: its chart abstained, the
+    start below the minimum of a side that only rises, both transitions missed).  With ``ψ`` the units' shares
+    are read where the run's escape starts.
+
+    ``loss_grad(θ)``: the mean loss and its gradient (flat); ``index (d, p)``: each unit's entries in θ;
+    ``units (p, d)``: the initial units less ``origin``'s; ``share (p,)``: the mode's odd part over its length
+    (a unit's share is ``ψ_uᵀ share``); ``rate``: the faster side's rate λ > 0; ``free (p,)``: the trained entries.
+    The field is read with every unit at once, the largest of size ``step`` (units interact through the
+    outputs, ``O(step²)``).  Heun's steps of ``PLATEAU_STEP / λ``: two full-batch gradients each, ``4 ln(1/r0)``
+    steps for a start ``r0`` (at most :data:`PLATEAU_MAX_STEPS`, where the shares decay)."""
+    free = np.asarray(free, dtype=bool)[:, None]
+    g0 = loss_grad(origin)[1][index].T
+
+    def field(psi):          # G(ψ) − λψ: the one-sided field is homogeneous of degree 1
+        size = float(np.abs(psi).max())
+        if not size > 0:
+            return np.zeros_like(psi)
+        s = step / size
+        theta = origin.copy()
+        theta[index] += s * psi.T
+        return np.where(free, -(loss_grad(theta)[1][index].T - g0) / s, 0.0) - rate * psi
+
+    psi = np.where(free, np.asarray(units, dtype=np.float64), 0.0)
+    dt, t = PLATEAU_STEP / rate, 0.0
+    for _ in range(PLATEAU_MAX_STEPS):
+        reach = float(np.linalg.norm(psi.T @ share))
+        if not (reach > 0 and math.isfinite(reach)) or math.log(reach) + rate * t >= 0.0:
+            break
+        k1 = field(psi)
+        k2 = field(psi + dt * k1)
+        psi = psi + 0.5 * dt * (k1 + k2)
+        t += dt
+    return psi

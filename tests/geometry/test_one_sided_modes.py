@@ -153,3 +153,50 @@ def test_the_split_of_a_kinked_mode_turns_to_its_faster_side_over_the_plateau():
                          active=active)
         c = g._layout.unit_matrix(net.parameter_vector()).T @ g._e / g._scale
         assert g._relaxed_split(c, float(np.linalg.norm(c))) == pytest.approx(c, rel=1e-12)
+
+
+def test_units_on_the_decaying_side_cross_the_kink_as_the_flow_carries_them():
+    """Every unit put on the slower side of the committee's mode (whose rate there is zero: λ = 0 and 1.48): a factor
+    per side keeps that side's split, but units with |a| < |(w, b)| turn over to the faster side and carry the mode
+    from there (docs/theory.md §6, "Units that cross the kink").  The chart's split and start, read from the units
+    flowed over the plateau (one_sided_modes.plateau_units), are the run's: gradient descent at lr·λ = 0.02 until the
+    mode's share is 0.03 has the flowed split to cosine 0.9993 (the per-side factor's: −0.11) and the start grown at
+    the discrete rate to 0.1 % (the per-side start: 190 times too small)."""
+    X, y = _relu_committee()
+    y = y[:, 0]
+    net = _relu_net(outputs=1)
+    found = find_modes(net, X, y)
+    geo = AutoGeometry(model=net, modes=found.directions, even=found.even, sides=found.sides, mode=0)
+    layout, theta = geo._layout, net.parameter_vector()
+    units = layout.unit_matrix(theta)
+    plus, minus = found.sides[0]
+    c = units.T @ geo._e / geo._scale
+    flip = c < 0 if plus < minus else c > 0          # every unit to the slower side
+    units[:, flip] *= -1.0
+    theta[layout.index] = units.T
+    net.set_parameter_vector(theta)
+    found = find_modes(net, X, y)
+    fast, slow = max(found.sides[0]), min(found.sides[0])
+    assert found.plateau_units is not None and slow < 0.05 * fast
+    settings = dict(modes=found.directions, even=found.even, sides=found.sides, mode=0)
+    flowed = AutoGeometry(model=net, plateau_units=found.plateau_units, **settings)
+    per_side = AutoGeometry(model=net, **settings)
+    start = layout.unit_matrix(net.parameter_vector())
+    split, split_per_side = flowed._plateau_split(start)[2], per_side._plateau_split(start)[2]
+
+    run, lr, steps = net.copy(), 0.02 / fast, 0
+    theta = run.parameter_vector()
+    share = start.T @ flowed._e / flowed._scale
+    while np.linalg.norm(share) < 0.03 and steps < 5000:
+        theta = theta - lr * run.grad_vector(run.loss_and_grad(X, y)[1])
+        run.set_parameter_vector(theta)
+        share = layout.unit_matrix(theta).T @ flowed._e / flowed._scale
+        steps += 1
+
+    def cosine(a, b):
+        return float(a @ b) / float(np.linalg.norm(a) * np.linalg.norm(b))
+
+    assert cosine(split, share) > 0.99 and cosine(split_per_side, share) < 0.5
+    grown = float(np.linalg.norm(split)) * (1.0 + lr * fast) ** steps
+    assert grown == pytest.approx(float(np.linalg.norm(share)), rel=0.01)
+    assert float(np.linalg.norm(split_per_side)) * (1.0 + lr * fast) ** steps < 0.1 * float(np.linalg.norm(share))
