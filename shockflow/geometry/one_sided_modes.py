@@ -54,12 +54,15 @@ class OneSidedModes:
     """``directions (p, K)``: every mode's ``e⁺`` (unit vectors); ``even (p, K)``: the even parts (zero but for the
     fastest mode's); ``rates (K,)``: the one-sided field's rates (the mean of the two sides'); ``sides (K, 2)``: the
     rates ``G(e±)·e±`` of a unit holding the mode with a positive and with a negative share where they differ beyond
-    the sample's noise (:func:`sides_differ`), else their mean twice."""
+    the sample's noise (:func:`sides_differ`), else their mean twice; ``section_sides (2,)``: the rates ``G(ẽ±)·ẽ±``
+    along the fastest mode's two directions as separated (``ẽ± = odd ± even`` of :func:`_separated`, unit vectors),
+    which its chart's section moves a unit along."""
 
     directions: np.ndarray
     even: np.ndarray
     rates: np.ndarray
     sides: np.ndarray
+    section_sides: np.ndarray | None = None
 
 
 def one_sided_modes(model, origin, first, second, free, vectors, rates, X, y,
@@ -155,7 +158,11 @@ def one_sided_modes(model, origin, first, second, free, vectors, rates, X, y,
     if not (np.all(np.isfinite(one_sided)) and np.all(np.isfinite(sides))):
         return None
     directions, even = _separated(0.5 * (plus - minus), 0.5 * (plus + minus))
-    return OneSidedModes(directions, even, one_sided, sides)
+    separated = (directions[:, 0], 2.0 * even[:, 0] - directions[:, 0])     # ẽ± = odd ± even
+    section_sides = np.array([float(field(e, step)[1] @ e) for e in separated])
+    if not np.all(np.isfinite(section_sides)):
+        return None
+    return OneSidedModes(directions, even, one_sided, sides, section_sides)
 
 
 def _separated(odd: np.ndarray, even: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
