@@ -124,7 +124,7 @@ class Modes:
     even: np.ndarray | None = None              # (p, K): the part a unit keeps under its sign flip (one_sided_modes)
     uncharted: np.ndarray | None = None         # rates of the modes kept but for max_modes (not charted), descending
     sides: np.ndarray | None = None             # (K, 2): the rates of a unit's positive and negative share (ditto)
-    plateau_units: np.ndarray | None = None     # (p, units): the start's units flowed over the plateau (ditto)
+    plateau_units: np.ndarray | None = None     # (2, p, units): the start's units, flowed over the plateau (ditto)
     section_sides: np.ndarray | None = None     # (2,): the rates along the fastest mode's separated e± (ditto)
 
 
@@ -261,8 +261,9 @@ def find_modes(model: Model, X, y, *, h: float = 1e-4, max_modes: int = MAX_MODE
 
 
 def _plateau_units(model, origin, layout, free, kinked, X, y) -> np.ndarray | None:
-    """The initial units flowed over the plateau by the one-sided field (:func:`one_sided_modes.plateau_units`)
-    where the fastest mode's two sides grow at different rates, the faster positive; else None."""
+    """``(2, p, units)``: the initial units (less the origin's) and the same units flowed over the plateau by the
+    one-sided field (:func:`one_sided_modes.plateau_units`), where the fastest mode's two sides grow at different
+    rates, the faster positive; else None."""
     plus, minus = (float(v) for v in kinked.sides[0])
     if plus == minus or not max(plus, minus) > 0:
         return None
@@ -275,7 +276,8 @@ def _plateau_units(model, origin, layout, free, kinked, X, y) -> np.ndarray | No
 
     odd, scale = odd_part(kinked.directions[:, 0], kinked.even[:, 0])
     units = layout.unit_matrix(model.parameter_vector() - origin)
-    return plateau_units(loss_grad, origin, layout.index, units, odd / scale, max(plus, minus), free)
+    flowed = plateau_units(loss_grad, origin, layout.index, units, odd / scale, max(plus, minus), free)
+    return np.stack([units, flowed])
 
 
 #: two modes whose functions near zero weights have at least this cosine are one mode (:func:`function_copies`)
@@ -710,7 +712,7 @@ class AutoGeometry(Geometry):
     uncharted: tuple = ()      # rates of the unstable modes past max_modes: reported, not charted (find_modes)
     even: Any = None           # (p, K) the part of each mode a unit keeps under its sign flip (one_sided_modes)
     sides: Any = None          # (K, 2) the rates of a unit holding each mode with a positive, a negative share (ditto)
-    plateau_units: Any = None  # (p, units) the initial units flowed over the plateau by the one-sided field (ditto)
+    plateau_units: Any = None  # (2, p, units) the initial units, and flowed over the plateau by the one-sided field
     section_sides: Any = None  # (2,) the rates along the fastest mode's directions as separated, ẽ± (ditto)
 
     #: the keyword through which the saddle chain names the learned modes (shockflow.prediction.saddle_chain)
@@ -773,7 +775,6 @@ class AutoGeometry(Geometry):
         units = layout.unit_matrix(theta0)
         object.__setattr__(self, "_e", e)
         object.__setattr__(self, "_scale", scale)
-        object.__setattr__(self, "_initial_units", units)
         units, c_initial, c = self._plateau_split(units)
         start = float(np.linalg.norm(c))
         c_hat = c / start if start > 0 else np.full(layout.units, 1.0 / math.sqrt(layout.units))
@@ -796,19 +797,23 @@ class AutoGeometry(Geometry):
     def _plateau_split(self, units: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(units', c', c)``: the units ``(p, d)`` where the mode's escape starts, the mode's shares in them
         (``c'_i = u'_iᵀ ê / s``, ê the odd part and s its length), and its split as it grows over the plateau.
-        Where the chart has the initial units flowed by the one-sided field (``plateau_units``) and ``units`` are
-        the initial ones, ``units'`` are the flowed units (every side's shares relaxed by the field itself,
-        :func:`shockflow.geometry.one_sided_modes.plateau_units`); otherwise ``units`` and their split relaxed per
-        side (:meth:`_relaxed_split`).  The intercept's relaxation applies to both."""
+        Where the chart has units flowed by the one-sided field (``plateau_units``: the units the flow started from,
+        less the origin's, and where it ended) and ``units`` are those it started from, ``units'`` are the flowed
+        units (every side's shares relaxed by the field itself, :func:`shockflow.geometry.one_sided_modes.plateau_units`);
+        otherwise (at a saddle of the chain, or without a flow) ``units`` and their split relaxed per side
+        (:meth:`_relaxed_split`).  The intercept's relaxation applies to both."""
         c = units.T @ self._e / self._scale
         r0 = float(np.linalg.norm(c))
-        if self.plateau_units is None or self._two_sides() is None or not np.array_equal(units, self._initial_units):
+        if self.plateau_units is None or self._two_sides() is None:
             return units, c, self._relaxed_split(c, r0)
-        flowed = np.asarray(self.plateau_units, dtype=np.float64)
-        if flowed.shape != units.shape or not np.all(np.isfinite(flowed)):
-            raise GeometryError(f"plateau_units: expected a finite array of the units' shape {units.shape}, "
-                                f"found shape {flowed.shape}")
+        flow = np.asarray(self.plateau_units, dtype=np.float64)
+        if flow.shape != (2, *units.shape) or not np.all(np.isfinite(flow)):
+            raise GeometryError(f"plateau_units: expected a finite array (2, {units.shape[0]}, {units.shape[1]}) of the "
+                                f"units before and after the plateau's flow, found shape {flow.shape}")
         origin = self._layout.unit_matrix(free_origin(self.model, self._layout, self.frozen)[0])
+        if not np.array_equal(units - origin, flow[0]):
+            return units, c, self._relaxed_split(c, r0)
+        flowed = flow[1]
         # the other modes' parts as they start: their growth is their own charts' (and the saddle chain's), from the
         # initial units; the flow scaled them by the fast side's growth
         others = np.delete(self.unit_directions(), int(self.mode), axis=1)
