@@ -200,6 +200,11 @@ def test_units_on_the_decaying_side_cross_the_kink_as_the_flow_carries_them():
     grown = float(np.linalg.norm(split)) * (1.0 + lr * fast) ** steps
     assert grown == pytest.approx(float(np.linalg.norm(share)), rel=0.01)
     assert float(np.linalg.norm(split_per_side)) * (1.0 + lr * fast) ** steps < 0.1 * float(np.linalg.norm(share))
+    # bound at other units (a saddle of the chain), a chart does not read the flow that started from the initial ones
+    later = AutoGeometry(model=run, plateau_units=found.plateau_units, **settings)
+    units = layout.unit_matrix(run.parameter_vector())
+    assert np.array_equal(later._plateau_split(units)[2],
+                          AutoGeometry(model=run, **settings)._plateau_split(units)[2])
 
 
 def test_the_chart_of_a_kinked_mode_grows_at_its_fixed_points_rate():
