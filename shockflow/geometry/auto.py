@@ -822,9 +822,9 @@ class AutoGeometry(Geometry):
             flowed = flowed + others @ (others.T @ (units - origin - flowed))
         start = origin + flowed
         c = start.T @ self._e / self._scale
-        return start, c, self._relaxed_split(c, r0, sides=False)
+        return start, c, self._relaxed_split(c, r0, per_side=False)
 
-    def _relaxed_split(self, c: np.ndarray, r0: float, sides: bool = True) -> np.ndarray:
+    def _relaxed_split(self, c: np.ndarray, r0: float, per_side: bool = True) -> np.ndarray:
         """The split ``c`` of the mode over the units as it grows over the plateau, ``t* = ln(1/r0)/λ`` (the linear
         escape from ``r0`` to unit-size weights at the rate λ of its fastest units):
 
@@ -838,7 +838,7 @@ class AutoGeometry(Geometry):
           the mean with a positive bias grows at 1.51, its mirror at 0.0004).  A slower mode's section moves its
           odd part only, which has one rate.
 
-        Unchanged where neither holds the split back.  ``sides=False``: the intercept's relaxation only (the split
+        Unchanged where neither holds the split back.  ``per_side=False``: the intercept's relaxation only (the split
         flowed by the one-sided field already, :meth:`_plateau_split`)."""
         if not 0 < r0 < 1:
             return c
@@ -850,7 +850,7 @@ class AutoGeometry(Geometry):
                 if weight > 0:
                     q = f / math.sqrt(weight)
                     out -= (1.0 - r0 ** weight) * float(q @ c) * q
-        two = self._two_sides() if sides else None
+        two = self._two_sides() if per_side else None
         if two is not None:
             plus, minus = two
             fast = max(plus, minus)
