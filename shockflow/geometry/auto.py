@@ -101,6 +101,7 @@ from typing import Any
 import numpy as np
 
 from shockflow.geometry.base import Chart, Geometry, GeometryError
+from shockflow.geometry.chart_interpolant import interpolated_reader
 from shockflow.geometry.flat import flatten, unflatten
 from shockflow.geometry.one_sided_modes import odd_part, one_sided_modes, plateau_units
 from shockflow.geometry.registry import register
@@ -587,6 +588,8 @@ def chain_target(model: Model, X, y) -> np.ndarray:
 
 #: the aligned start: the chain's small-weight flow is followed until z = ALIGNED_FRACTION · s (module docstring)
 ALIGNED_FRACTION = 0.05
+#: the largest degree of the interpolant of a mode's own path below r_1 (:meth:`AutoGeometry.aligned_escape`)
+OWN_PATH_DEGREE = 128
 #: its integration: relative change of the fastest-moving block per RK4 step, and a step budget
 _ALIGN_STEP, _ALIGN_BUDGET = 0.04, 100_000
 
@@ -1014,7 +1017,14 @@ class AutoGeometry(Geometry):
             return rate
         n = min(int(np.searchsorted(ax, r1)) + 2, ax.size)     # the points below r_1 and two past it
         pts = ax[:n]
-        own = batched_loss(self.model, unflatten(self.model, pts[:, None] * self._direction), X, y)
+
+        def own_loss(points):   # L(x C) at chart points (m, 1): the mode's own path
+            return batched_loss(self.model, unflatten(self.model, points[:, :1] * self._direction), X, y)
+
+        # the own path is smooth in x (a polynomial for a linear or relu chain): read from its interpolant of stated
+        # accuracy where it converges by OWN_PATH_DEGREE (at most that many passes + 1 for the profile's ~500 points)
+        read = interpolated_reader(own_loss, float(pts[0]), float(pts[-1]), start=16, max_degree=OWN_PATH_DEGREE)
+        own = read(pts) if read is not None else own_loss(pts[:, None])
         own = np.abs(self.mobility(pts[:, None])[:, 0, 0] * np.gradient(own, pts, edge_order=2))
         at = float(np.interp(r1, pts, own))
         if not (math.isfinite(at) and at > 0):

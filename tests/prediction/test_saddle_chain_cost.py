@@ -110,3 +110,25 @@ def test_the_blocked_line_scan_gives_the_full_scans_mixture_chain_bit_for_bit(mo
     (steps, methods, passes), (full_steps, full_methods, full_passes) = runs
     assert steps == full_steps and methods == full_methods and len(steps) == 3
     assert passes < 0.8 * full_passes, (passes, full_passes)
+
+
+def test_the_own_path_interpolant_gives_the_direct_paths_steps(monkeypatch):
+    """``AutoGeometry.aligned_escape`` reads a chain mode's own path below r_1 (about 500 profile points) from its
+    interpolant: the same steps and saddle levels as its direct evaluation at every point, in fewer passes."""
+    auto = importlib.import_module("shockflow.geometry.auto")
+    fits = []
+    original = auto.interpolated_reader
+
+    def spy(*args, **kwargs):
+        out = original(*args, **kwargs)
+        fits.append(out is not None)
+        return out
+
+    monkeypatch.setattr(auto, "interpolated_reader", spy)
+    steps, levels, passes = _forecast("deep-mlp-tanh", DEEP, monkeypatch)
+    assert fits and all(fits)                       # the own path's interpolant converged at every profile
+    monkeypatch.setattr(auto, "interpolated_reader", lambda *args, **kwargs: None)   # every point (before)
+    direct_steps, direct_levels, direct_passes = _forecast("deep-mlp-tanh", DEEP, monkeypatch)
+    assert steps == pytest.approx(direct_steps, rel=1e-9)
+    assert levels == pytest.approx(direct_levels, rel=1e-12)
+    assert passes < 0.5 * direct_passes
