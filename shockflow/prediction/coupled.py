@@ -79,7 +79,7 @@ class CoupledBlock:
         """One line of the run's and the forecast's table."""
         head = f"{'+'.join(self.charts)} (coupling {100 * self.coupling:.0f} %)"
         if self.method != "block chart":
-            return f"{head}: the chain's reduction ({self.reason})"
+            return f"{head}: no block chart, the saddle chain's rates at each saddle predict them ({self.reason})"
         power = "²" if len(self.charts) == 2 else "³"
         return (f"{head}: block chart {self.cells}{power} γ* = {self.gamma_star:.4g} at "
                 f"({', '.join(f'{v:.3g}' for v in self.location)}); Hessian of L̄ {self.gamma_hessian:.4g}, "
@@ -381,8 +381,7 @@ def solve_block(model, secs, X, y, *, gamma_charts: float, cells: int | None = N
 def _why_not_a_block(model, part, secs, shocks, ortho, labels, X, y) -> str:
     """Why the block ``part`` is left to the reduction, or ``""`` where its block chart applies."""
     if len(part) > MAX_BLOCK:
-        return (f"{len(part)} coupled charts: block charts are solved up to {MAX_BLOCK}-D; the saddle chain's rates "
-                "at each saddle (docs/theory.md §6) are used")
+        return f"{len(part)} coupled charts: block charts are solved up to {MAX_BLOCK}-D (docs/theory.md §6)"
     flat = [labels[i] for i, k in enumerate(part) if not math.isfinite(shocks[k].gamma_star)]
     if flat:
         return "a degenerate ridge (no shock: the escape integral) on " + ", ".join(flat)

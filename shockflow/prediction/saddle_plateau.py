@@ -631,9 +631,11 @@ def saddle_escape(model, theta_s, start_step: float, optimiser, X, y, *, frozen=
     if not residual <= STATIONARY:
         # undecided, not "no transition": the loss may go on falling from there, or the search missed a saddle; the
         # caller abstains with this reason (a true transition after it is then a miss of the score, and named)
-        raise SaddlePlateauError(f"no stationary point next to it: the gradient's norm came down to {residual:.2g} of "
-                                 f"its value there, not to {STATIONARY:g} (the loss may go on falling from it, or the "
-                                 f"search missed a saddle): a later transition from it has no chart")
+        raise SaddlePlateauError(f"no stationary point next to it: the search for one (from that saddle, where the "
+                                 f"network arrives at step {start_step:.0f}) brought the gradient's norm down to "
+                                 f"{residual:.2g} of its value at the saddle, not to {STATIONARY:g} (the loss may go on "
+                                 f"falling from it, or the search missed a saddle): a later transition from it has no "
+                                 f"chart")
     eigen = np.linalg.eigh(dense_hessian(loss, theta_star)) if int(loss.free.sum()) <= DENSE else None
     vals, V, kappas = negative_curvature(loss, theta_star, eigen)
     if V.shape[1] == 0:

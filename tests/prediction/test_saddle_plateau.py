@@ -427,7 +427,7 @@ def test_a_last_saddle_without_a_stationary_point_next_to_it_abstains_with_the_r
     assert [p["chart"] for p in out["predicted"]] == ["r0"]
     (abstained,) = out["abstained"]
     assert abstained["chart"] == "saddle" and "no stationary point next to it" in abstained["reason"]
-    residual = float(abstained["reason"].split("came down to ")[1].split(" ")[0])
+    residual = float(abstained["reason"].split("norm down to ")[1].split(" ")[0])
     assert sp.STATIONARY < residual < 1.0
 
 
