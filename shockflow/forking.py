@@ -103,8 +103,10 @@ class Beside:
             return self._value
         try:
             message = receive(self._answer_r)
-        finally:
-            status = self._reap()
+        except BaseException:   # interrupted while waiting (a signal to this process only): the process beside ends too
+            self._reap(kill=True)
+            raise
+        status = self._reap()
         if message is not None and message[0] == "value":
             self._value, self._done = message[1], True
             return self._value

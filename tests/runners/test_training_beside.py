@@ -143,6 +143,22 @@ def test_leaving_the_block_early_kills_and_reaps_the_process(no_children_left):
     assert time.perf_counter() - start < 10 and no_children_left()
 
 
+
+def test_a_signal_while_waiting_for_the_answer_kills_the_process_instead_of_waiting_for_it(no_children_left):
+    """A SIGINT or SIGTERM sent to this process alone (kill, timeout, a scheduler) while result() waits: the process
+    beside is killed, not waited for (a tester's run waited 21.8 s for its training to finish first)."""
+    beside = Beside(time.sleep, 60, start=True)
+    assert beside.forked
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            beside.result()
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - start < 10 and no_children_left()
+
 def _blas_setting():
     return os.environ.get("SHOCKFLOW_BLAS_THREADS")
 
