@@ -946,7 +946,7 @@ def _guarded(args: argparse.Namespace, root: str | None) -> int:
     before = {}
     interrupts = _InterruptWatch()
     try:
-        with interrupts:
+        with interrupts, _QuietH5pyFinalisers():
             if root is None:
                 code = args.run(args)
             else:
@@ -977,6 +977,12 @@ def _guarded(args: argparse.Namespace, root: str | None) -> int:
     except Exception as exc:  # noqa: BLE001 - the one error boundary: no traceback reaches a user
         if debug:
             raise
+        if _disk_full(exc):
+            where = f" in {root}" if root is not None else ""
+            _error(f"the run failed: no space left on the device{where} while writing its files; nothing of this "
+                   f"command was written (its finished files are committed together, the unfinished ones removed): "
+                   f"free space there or choose another --out")
+            return EXIT_FAILURE
         if isinstance(exc, _bad_input_errors()):
             _error(str(exc))
             return EXIT_BAD_INPUT
@@ -984,6 +990,56 @@ def _guarded(args: argparse.Namespace, root: str | None) -> int:
             return _interrupted(root, before)
         _error(_failure(exc) + " (rerun with --debug for the traceback)")
         return EXIT_FAILURE
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it was raised from) is the file system's "no space left" (or a quota): an
+    ``OSError`` with that errno, or HDF5's, which gives its errno in the message only."""
+    import errno
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and (exc.errno in (errno.ENOSPC, errno.EDQUOT) or
+                                         f"errno = {errno.ENOSPC}," in str(exc) or "No space left on device" in str(exc)):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+class _QuietH5pyFinalisers:
+    """Within the block, the errors h5py's objects raise while they are freed (``ObjectID._dealloc``: on a full disk
+    every dataset's close fails again as it is dropped, and Cython prints each with its traceback through
+    ``sys.excepthook`` and then "Exception ignored in" through ``sys.unraisablehook``: a tester counted 148
+    tracebacks on stderr) are counted, not printed: the command's own error says what happened.  Everything else
+    goes to the hooks that were there."""
+
+    def __enter__(self):
+        self._previous = (sys.excepthook, sys.unraisablehook)
+        self.dropped = 0
+        sys.excepthook, sys.unraisablehook = self._excepthook, self._unraisablehook
+        return self
+
+    def _excepthook(self, kind, value, tb):
+        import traceback
+
+        if tb is not None and any("h5py" in frame.filename and frame.name.endswith("dealloc")
+                                  for frame in traceback.extract_tb(tb)):
+            self.dropped += 1
+            return
+        self._previous[0](kind, value, tb)
+
+    def _unraisablehook(self, unraisable):
+        if "h5py" in repr(getattr(unraisable, "object", None)):
+            self.dropped += 1
+            return
+        self._previous[1](unraisable)
+
+    def __exit__(self, *exc_info):
+        import gc
+
+        gc.collect()   # the h5py objects a failed write left are freed here, under the hooks
+        sys.excepthook, sys.unraisablehook = self._previous
 
 
 def _interrupted(root, before, terminated: bool = False) -> int:

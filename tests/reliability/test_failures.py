@@ -482,3 +482,52 @@ def test_a_shock_at_the_initial_time_that_finer_initial_data_do_not_have_is_warn
     assert code == 0 and "sampled 64 times finer, do not have" in err and "refine domain.cells" in err
     code, _, err = cli("solve", "burgers-riemann", "--out", "out", "--no-figures")
     assert code == 0 and "finer" not in err
+
+
+def test_a_full_disk_while_writing_is_exit_1_saying_so_and_leaves_nothing(cli, tmp_path, monkeypatch, listing):
+    """A tester's run on a 300 KiB file system: 148 tracebacks of h5py's finalisers on stderr and HDF5's buffer details
+    in the last line.  The file system's "no space left" (here as a finished file is closed, as HDF5 gives it: the
+    errno in its text only) is one line saying so, and --out keeps nothing of the command."""
+    import errno
+
+    from shockflow.storage import atomic
+
+    def full(path, mode):
+        raise OSError(f"Can't close file (file write failed: errno = {errno.ENOSPC}, error message = 'No space left "
+                      f"on device', buf = 0x5653bdc50770)")
+
+    monkeypatch.setattr(atomic.os, "chmod", full)
+    out = tmp_path / "out"
+    code, _, err = cli("solve", "burgers-sine", "--no-figures", "--out", out)
+    assert code == 1 and "Traceback" not in err
+    assert "no space left on the device" in err and "buf = 0x" not in err
+    assert not out.exists() or not listing(out)
+
+
+def test_h5py_finalisers_errors_are_not_printed_while_a_command_runs(capsys):
+    """Cython prints an error of h5py's ``ObjectID._dealloc`` through sys.excepthook and sys.unraisablehook; within a
+    command those are counted, anything else is printed as before, and the hooks are restored after."""
+    import sys
+
+    from shockflow.cli import _QuietH5pyFinalisers
+
+    namespace = {}
+    exec(compile("def _dealloc():\n    raise RuntimeError('Can\\'t close dataset')\n", "h5py/_objects.pyx", "exec"),
+         namespace)
+
+    def raised(function):
+        try:
+            function()
+        except RuntimeError as exc:
+            return type(exc), exc, exc.__traceback__
+
+    def other():
+        raise RuntimeError("something else")
+
+    before = (sys.excepthook, sys.unraisablehook)
+    with _QuietH5pyFinalisers() as quiet:
+        sys.excepthook(*raised(namespace["_dealloc"]))
+        assert capsys.readouterr().err == ""
+        sys.excepthook(*raised(other))
+        assert "something else" in capsys.readouterr().err
+    assert quiet.dropped == 1 and (sys.excepthook, sys.unraisablehook) == before
