@@ -436,6 +436,11 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
     scan_rates, target_step, transition = control_options(scan_rates, target_step, transition)
     if case.kind != "network":
         raise CaseError.at(case, "kind", f"a forecast is made for a network case, found a {case.kind!r} case")
+    from shockflow.storage.outdir import refuse_other_kind
+    from shockflow.storage.results import FORMAT as RESULT_FORMAT
+
+    refuse_other_kind(Path(options.out) / f"{case.name}-forecast.h5", RESULT_FORMAT, "forecast", case)   # before any
+    # work: another case's result of that name stays
     start = time.perf_counter()
     seed = options.seed if options.seed is not None else (case.seed or 0)
     show = options.progress and not options.quiet

@@ -461,9 +461,13 @@ def run_pde_case(case, options) -> PDEOutcome:
     from shockflow.progress import progress, status
     from shockflow.storage import write_result
 
+    from shockflow.storage.outdir import refuse_other_kind
+    from shockflow.storage.results import FORMAT as RESULT_FORMAT
+
     show = options.progress and not options.quiet
     start = time.perf_counter()
     out = Path(options.out)
+    refuse_other_kind(out / f"{case.name}.h5", RESULT_FORMAT, "solve", case)   # another case's result stays
     out.mkdir(parents=True, exist_ok=True)
     with status(f"build {case.name}", enabled=show):
         problem = build_problem(case)

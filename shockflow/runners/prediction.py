@@ -324,7 +324,8 @@ def run_prediction_case(case, options) -> RunOutcome:
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / f"{case.name}-log.h5"
-    refuse_other_kind(out / f"{case.name}.h5", RESULT_FORMAT, "run")   # before any training: a `train` log stays
+    refuse_other_kind(out / f"{case.name}.h5", RESULT_FORMAT, "run", case)   # before any training: a `train` log,
+    # another case's result stay
     refuse_other_kind(log_path, LOG_FORMAT, "run")
     show = options.progress and not options.quiet
     trained = model

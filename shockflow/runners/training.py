@@ -219,7 +219,7 @@ def run_network_case(case, options) -> NetworkOutcome:
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / f"{case.name}.h5"
-    refuse_other_kind(log_path, LOG_FORMAT, "train")   # a run's result of the same name stays
+    refuse_other_kind(log_path, LOG_FORMAT, "train", case)   # a run's result of the same name, another case's log stay
     start = time.perf_counter()
     try:
         record = train(model, data, settings, log_path=log_path, quiet=options.quiet or not options.progress)

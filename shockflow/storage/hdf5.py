@@ -30,7 +30,7 @@ from pathlib import Path
 
 import h5py
 
-__all__ = ["file_format", "open_hdf5"]
+__all__ = ["file_attributes", "file_format", "open_hdf5"]
 
 
 @contextmanager
@@ -79,6 +79,19 @@ def _check_version(found, max_version: int, where: str, kind: str, format: str |
         name = f"{format!r} " if format is not None else ""
         raise error(f"{where}: {name}format version {version} is newer than this shockflow reads "
                     f"(versions up to {max_version})")
+
+
+def file_attributes(path: str | os.PathLike, names) -> dict | None:
+    """The root attributes ``names`` of the HDF5 file at ``path`` (None for one it lacks); None where there is no such
+    file or it is no HDF5 file."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        with h5py.File(path, "r") as f:
+            return {name: f.attrs.get(name) for name in names}
+    except (OSError, KeyError):
+        return None
 
 
 def file_format(path: str | os.PathLike) -> str | None:

@@ -101,15 +101,24 @@ KINDS = {"shockflow-result": "a result file (`run`, `solve`, `forecast`)",
          "shockflow-training-log": "a training log (`train`, or `run`'s -log.h5)"}
 
 
-def refuse_other_kind(path: str | os.PathLike, format: str, command: str) -> None:
-    """:class:`OutDirError` if ``path`` is a shockflow HDF5 file of another format than ``format``, the one
-    ``command`` is about to write there: a command replaces its own earlier output, never another command's (``train``
-    writes its log as ``CASE.h5``, the name of ``run``'s result; into one ``--out`` it replaced the run's result).
-    Checked before any work."""
-    from .hdf5 import file_format
+def refuse_other_kind(path: str | os.PathLike, format: str, command: str, case=None) -> None:
+    """:class:`OutDirError` if ``path`` is a shockflow HDF5 file that ``command`` is about to replace with a file of
+    ``format`` and that is not its own earlier output: of another format (``train`` writes its log as ``CASE.h5``, the
+    name of ``run``'s result; into one ``--out`` it replaced the run's result), or, where ``case`` is given, written
+    for another case (its ``case_name`` or ``case_kind`` differ: a network case named ``A-forecast`` replaced the
+    forecast of ``A``, a PDE case named like a network case replaced its run's result).  Checked before any work."""
+    from .hdf5 import file_attributes
 
-    found = file_format(path)
-    if found is not None and found != format and found.startswith("shockflow-"):
-        raise OutDirError(f"--out {str(Path(path).parent)!r} already holds {Path(path).name!r}, "
-                          f"{KINDS.get(found, found)}; `{command}` would replace it with "
-                          f"{KINDS.get(format, format)}: choose another --out, or move that file")
+    found = file_attributes(path, ("format", "case_name", "case_kind"))
+    if found is None or not isinstance(found["format"], str) or not found["format"].startswith("shockflow-"):
+        return
+    held = found["format"]
+    where = f"--out {str(Path(path).parent)!r} already holds {Path(path).name!r}, {KINDS.get(held, held)}"
+    if held != format:
+        raise OutDirError(f"{where}; `{command}` would replace it with {KINDS.get(format, format)}: choose another "
+                          f"--out, or move that file")
+    if case is None or not isinstance(found["case_name"], str):
+        return
+    if (found["case_name"], found["case_kind"]) != (case.name, case.kind):
+        raise OutDirError(f"{where} of the {found['case_kind']} case {found['case_name']!r}; `{command}` of the "
+                          f"{case.kind} case {case.name!r} would replace it: choose another --out, or move that file")

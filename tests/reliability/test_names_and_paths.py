@@ -82,3 +82,28 @@ def test_a_group_commits_all_or_nothing(tmp_path, listing):
                 fh.write(p.name)
         assert listing(tmp_path) - {p for p in listing(tmp_path) if p.startswith(".")} == set()
     assert listing(tmp_path) == {"a.txt", "b.txt"} and a.read_text() == "a.txt"
+
+
+def test_a_command_does_not_replace_another_cases_result_of_the_same_name(cli, tmp_path):
+    """README: a command replaces its own earlier files, never another's of the same name.  A tester's PDE case named
+    like a network case replaced that run's result, and a network case named ``A-forecast`` replaced the forecast of
+    ``A``: both exit 2 before any work, naming the file and both cases, and the files stay as they were."""
+    out = tmp_path / "out"
+    assert cli("forecast", "two-layer-staircase", "--set", "data.n=512", "--no-figures", "--quiet", "--out", out)[0] == 0
+    assert cli("solve", "burgers-sine", "--no-figures", "--quiet", "--out", out)[0] == 0
+    held = {p.name: p.read_bytes() for p in out.glob("*.h5")}
+    network = Path(load_case("two-layer-staircase").path).read_text()
+    pde = Path(load_case("burgers-sine").path).read_text()
+    (tmp_path / "a.toml").write_text(f'name = "two-layer-staircase-forecast"\n{network}')
+    (tmp_path / "b.toml").write_text(f'name = "burgers-sine"\n{network}')
+    (tmp_path / "c.toml").write_text(f'name = "two-layer-staircase-forecast"\n{pde}')
+    for command, case, held_case in (("run", "a.toml", "two-layer-staircase"), ("forecast", "b.toml", None),
+                                     ("run", "b.toml", "burgers-sine"), ("solve", "c.toml", "two-layer-staircase")):
+        code, _, err = cli(command, tmp_path / case, "--set", "data.n=512", "--no-figures", "--out", out) \
+            if command != "solve" else cli(command, tmp_path / case, "--no-figures", "--out", out)
+        if held_case is None:   # b's forecast file is its own name: nothing held there
+            assert code == 0
+            continue
+        assert code == 2 and "Traceback" not in err, err
+        assert f"case {held_case!r}" in err and "choose another --out" in err
+    assert {p.name: p.read_bytes() for p in out.glob("*.h5") if p.name in held} == held
