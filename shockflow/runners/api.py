@@ -179,6 +179,10 @@ def _network_case(model, data, optimiser, overrides, name):
         network = adapt_network(model, X, y, label=label)
     except (TypeError, ValueError) as exc:   # the protocol's methods answered what they should not
         raise CaseError(label, [Problem("model", str(exc).removeprefix("model: "))], source="network") from None
+    if case.settings.training.initial is not None:   # optimiser["initial"]: the start, as a case file's
+        from shockflow.runners.training import load_initial
+
+        load_initial(case, network[0])
     return case, network
 
 

@@ -531,3 +531,18 @@ def test_h5py_finalisers_errors_are_not_printed_while_a_command_runs(capsys):
         sys.excepthook(*raised(other))
         assert "something else" in capsys.readouterr().err
     assert quiet.dropped == 1 and (sys.excepthook, sys.unraisablehook) == before
+
+
+@pytest.mark.parametrize("name, content", [("garbage.npz", b"not a zip file at all"), ("one.npy", None)])
+def test_an_initial_file_that_is_no_npz_is_bad_input_at_its_key(cli, tmp_path, name, content):
+    """A tester's non-zip .npz and a .npy as [training] initial were exit 1 ("the run failed in ... BadZipFile",
+    "TypeError ... context manager"): bad input, exit 2 at training.initial."""
+    import numpy as np
+
+    path = tmp_path / name
+    if content is None:
+        np.save(path, np.ones(4))
+    else:
+        path.write_bytes(content)
+    code, _, err = cli("validate", "two-layer-staircase", "--set", f"training.initial={path}")
+    assert code == 2 and "training.initial" in err and "not a readable .npz file" in err and "Traceback" not in err

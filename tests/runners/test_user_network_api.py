@@ -91,3 +91,23 @@ def test_the_other_arguments_of_a_network_forecast_are_checked(ridge, data, tmp_
     with pytest.raises(TypeError, match=r"^case: expected .* or a network: a shockflow model or an object "
                                         r"implementing the network protocol"):
         shockflow.forecast(object(), data, out=tmp_path)
+
+
+def test_the_optimisers_initial_file_sets_a_networks_start_as_a_case_files_does(ridge, data, tmp_path):
+    """optimiser["initial"] was dropped for a network of one's own (a tester's missing file, wrong names and wrong
+    shapes all gave the forecast of the network's own start): it is the start, checked as a case file's."""
+    kwargs = dict(out=tmp_path / "o", figures=False)
+    own = shockflow.forecast(ridge.RidgeNet(), data, {"lr": 0.02, "steps": 400}, **kwargs)
+    params = ridge.RidgeNet().get_params()
+    np.savez(tmp_path / "start.npz", **{k: 0.5 * np.asarray(v) for k, v in params.items()})
+    halved = shockflow.forecast(ridge.RidgeNet(), data, {"lr": 0.02, "steps": 400, "initial": str(tmp_path / "start.npz")},
+                                **kwargs)
+    assert halved.initial_loss != own.initial_loss
+    steps = [p.step for p in halved.stage.predicted]
+    assert steps and all(a > b for a, b in zip(steps, [p.step for p in own.stage.predicted]))   # a smaller start waits longer
+    np.savez(tmp_path / "other.npz", nothing=np.ones(3))
+    for name, message in (("missing.npz", "no such file"), ("other.npz", "'nothing', which is not a parameter")):
+        with pytest.raises(CaseError, match=message) as info:
+            shockflow.forecast(ridge.RidgeNet(), data, {"lr": 0.02, "steps": 400, "initial": str(tmp_path / name)},
+                               **kwargs)
+        assert "optimiser.initial" in str(info.value)
