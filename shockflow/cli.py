@@ -163,13 +163,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def _lr_scan(text: str) -> tuple[float, float, int]:
     """``LO:HI:N`` of ``forecast --lr-scan``: N learning rates, log-spaced from LO to HI."""
+    from shockflow.runners.forecast import MAX_SCAN_RATES
+
     parts = text.split(":")
     try:
         lo, hi, n = float(parts[0]), float(parts[1]), int(parts[2])
-        if len(parts) != 3 or not (0 < lo <= hi and math.isfinite(hi) and n >= 1):
+        if len(parts) != 3 or not (0 < lo <= hi and math.isfinite(hi) and 1 <= n <= MAX_SCAN_RATES):
             raise ValueError
     except (ValueError, IndexError):
-        raise argparse.ArgumentTypeError(f"expected LO:HI:N with 0 < LO <= HI and a whole N >= 1, found {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected LO:HI:N with 0 < LO <= HI and a whole N from 1 to "
+                                         f"{MAX_SCAN_RATES} (a rate costs about a chart solve), found {text!r}") from None
     return lo, hi, n
 
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from shockflow.cases import RunOptions, load_case
+from shockflow.cases import CaseError, RunOptions, load_case
 from shockflow.cli import main
 from shockflow.runners.forecast import forecast_case, stability_limit
 
@@ -49,6 +49,20 @@ def test_a_bad_lr_scan_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["forecast", "two-layer-staircase", "--lr-scan", "0.1:0.01:5"])
     assert exc.value.code == 2 and "LO:HI:N" in capsys.readouterr().err
+
+
+def test_a_scan_of_more_rates_than_the_limit_is_refused_before_any_work(capsys, tmp_path):
+    """A tester's N = 1e8 filled 4.8 GB before any output: N past MAX_SCAN_RATES is refused, on the command line and
+    from Python, and no --out is made."""
+    import shockflow
+    from shockflow.runners.forecast import MAX_SCAN_RATES
+
+    with pytest.raises(SystemExit) as exc:
+        main(["forecast", "two-layer-staircase", "--lr-scan", f"0.01:1:{MAX_SCAN_RATES + 1}", "--out", str(tmp_path / "o")])
+    assert exc.value.code == 2 and f"N from 1 to {MAX_SCAN_RATES}" in capsys.readouterr().err
+    with pytest.raises(CaseError, match=f"lr_scan: expected at most {MAX_SCAN_RATES} learning rates"):
+        shockflow.forecast("two-layer-staircase", lr_scan=[0.1] * (MAX_SCAN_RATES + 1), out=tmp_path / "o", figures=False)
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize("name, overrides, factor", [
