@@ -110,6 +110,10 @@ def build_model_and_data(case, seed: int):
         check_shapes(model, data)
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "model", f"does not fit the data: {exc}") from None
+    batch = s.training.batch_size
+    if batch is not None and batch > data.X.shape[0]:   # every command that builds the network (validate included)
+        raise CaseError.at(case, "training.batch_size", f"expected at most the data set's {data.X.shape[0]} samples, "
+                                                        f"found {batch}")
     data_spec = {"name": s.data.name, **{k: v for k, v in kwargs.items()}}
     return model, spec, data, data_spec
 

@@ -546,3 +546,12 @@ def test_an_initial_file_that_is_no_npz_is_bad_input_at_its_key(cli, tmp_path, n
         path.write_bytes(content)
     code, _, err = cli("validate", "two-layer-staircase", "--set", f"training.initial={path}")
     assert code == 2 and "training.initial" in err and "not a readable .npz file" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["validate", "forecast", "train"])
+def test_a_batch_larger_than_the_data_is_bad_input_at_its_key_for_every_command(cli, tmp_path, command):
+    """validate passed a batch_size above n, train refused it (exit 2) and forecast failed (exit 1): all exit 2 now."""
+    extra = [] if command == "validate" else ["--no-figures", "--out", tmp_path / "o"]
+    code, _, err = cli(command, "two-layer-staircase", "--set", "training.optimizer=sgd",
+                       "--set", "training.batch_size=100000", *extra)
+    assert code == 2 and "training.batch_size: expected at most the data set's 8192 samples" in err
