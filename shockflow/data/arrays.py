@@ -8,6 +8,7 @@ Errors name the file and the missing key, and list the keys that are there.
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -38,13 +39,16 @@ def load_arrays(path: str | os.PathLike, *, y_path: str | os.PathLike | None = N
             raise FileNotFoundError(f"load_arrays: file {str(path)!r} does not exist")
         try:
             archive = np.load(path, allow_pickle=False)
-        except (ValueError, OSError) as exc:
+            if not isinstance(archive, np.lib.npyio.NpzFile):
+                raise ValueError("it holds one unnamed array (a .npy file); save X and y by name with numpy.savez")
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
             raise ValueError(f"load_arrays: cannot read {str(path)!r} as .npz: {exc}") from None
         with archive:
             keys = list(archive.keys())
             for key in (x_key, y_key):
                 if key not in keys:
-                    raise KeyError(f"load_arrays: {str(path)!r} has no array {key!r}; it holds {keys}")
+                    raise ValueError(f"load_arrays: {str(path)!r} has no array {key!r}; it holds {keys} (name them "
+                                     f"with x_key and y_key)")
             X, y = archive[x_key], archive[y_key]
         spec = {"name": "arrays", "path": str(path), "x_key": x_key, "y_key": y_key}
     elif suffix == ".npy":

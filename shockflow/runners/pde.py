@@ -78,9 +78,11 @@ def _load_array(case, spec: ArrayFile, shape: tuple[int, ...], what: str) -> np.
     path = case.resolve(spec.path)
     if not path.is_file():
         raise CaseError.at(case, "initial.path", f"no such array file '{path}'")
+    import zipfile
+
     try:
         loaded = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise CaseError.at(case, "initial.path", f"'{path}' is not a NumPy .npy/.npz file ({exc})") from None
     if isinstance(loaded, np.lib.npyio.NpzFile):
         with loaded:

@@ -555,3 +555,26 @@ def test_a_batch_larger_than_the_data_is_bad_input_at_its_key_for_every_command(
     code, _, err = cli(command, "two-layer-staircase", "--set", "training.optimizer=sgd",
                        "--set", "training.batch_size=100000", *extra)
     assert code == 2 and "training.batch_size: expected at most the data set's 8192 samples" in err
+
+
+def test_array_files_that_are_no_npz_are_bad_input_naming_the_key(cli, tmp_path):
+    """A tester's non-zip .npz as [data] arrays, as a PDE's initial array and as spectra's source were exit 1 (the
+    run failed in ... BadZipFile); an .npz without X and y was a KeyError: all exit 2, said plainly."""
+    import numpy as np
+
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(b"no zip here")
+    np.savez(tmp_path / "keys.npz", A=np.ones((4, 2)), B=np.ones(4))
+    for path, expected in ((garbage, "cannot read"), (tmp_path / "keys.npz", "has no array 'X'")):
+        (tmp_path / "case.toml").write_text(f'kind = "network"\n[model]\nname = "linear2"\ninput_dim = 2\nhidden = 2\n'
+                                            f'output_dim = 1\n[data]\nname = "arrays"\npath = "{path}"\n')
+        code, _, err = cli("validate", tmp_path / "case.toml")
+        assert code == 2 and "data" in err and expected in err and "Traceback" not in err, err
+    pde = (tmp_path / "pde.toml")
+    pde.write_text('kind = "pde"\n[equation]\nkind = "burgers"\n[domain]\nkind = "interval"\nlower = 0.0\nupper = 1.0\n'
+                   f'cells = 100\nboundary = "periodic"\n[initial]\nfunction = "array"\npath = "{garbage}"\n'
+                   '[output]\nt_end = 0.1\nsnapshots = 5\n')
+    code, _, err = cli("solve", pde, "--no-figures", "--out", tmp_path / "o")
+    assert code == 2 and "initial.path" in err and "not a NumPy" in err
+    code, _, err = cli("spectra", garbage, "--out", tmp_path / "s")
+    assert code == 2 and "not a readable .npz archive" in err
