@@ -47,8 +47,8 @@ def load_arrays(path: str | os.PathLike, *, y_path: str | os.PathLike | None = N
             keys = list(archive.keys())
             for key in (x_key, y_key):
                 if key not in keys:
-                    raise ValueError(f"load_arrays: {str(path)!r} has no array {key!r}; it holds {keys} (name them "
-                                     f"with x_key and y_key)")
+                    raise KeyError(f"load_arrays: {str(path)!r} has no array {key!r}; it holds {keys} (name them "
+                                   f"with x_key and y_key)")
             X, y = archive[x_key], archive[y_key]
         spec = {"name": "arrays", "path": str(path), "x_key": x_key, "y_key": y_key}
     elif suffix == ".npy":

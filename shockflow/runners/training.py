@@ -96,6 +96,8 @@ def build_model_and_data(case, seed: int):
         data = generator(**kwargs)
     except FileNotFoundError as exc:
         raise CaseError.at(case, "data.path", str(exc)) from None
+    except KeyError as exc:   # an array the data's file does not hold (load_arrays)
+        raise CaseError.at(case, "data", str(exc.args[0]) if exc.args else str(exc)) from None
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "data", str(exc)) from None
     if is_protocol_network(model):   # a third-party network implementing the protocol: adapted, on row numbers
