@@ -386,10 +386,15 @@ def _init(args: argparse.Namespace) -> int:
     from shockflow.cases.templates import template_text
     from shockflow.storage.atomic import atomic_open
 
+    from shockflow.cases.loading import name_problem
+
     name = args.name if args.name is not None else f"my-{args.kind}-case"
     name = name.removesuffix(".toml")
     if not name or any(c in name for c in "/\\") or name.startswith("."):
         _error(f"NAME: expected a plain file name without directories, found {args.name!r}")
+        return EXIT_BAD_INPUT
+    if name_problem(name) is not None:   # the case's name: what `validate` would refuse, refused here
+        _error(f"NAME: {name_problem(name)}")
         return EXIT_BAD_INPUT
     target = Path(args.out) / f"{name}.toml"
     if Path(args.out).exists() and not Path(args.out).is_dir():
@@ -543,6 +548,8 @@ _positive_int = _checked(int, "positive_whole")
 _positive_float = _checked(float, "positive_number")
 _factor = _checked(float, "factor")   # a matching factor: > 1 (a factor of 1 would match only exact equality)
 _seed = _checked(int, "seed")
+_dpi = _checked(float, "figure_dpi")
+_seconds = _checked(float, "wait_seconds")
 
 
 DEFAULT_OUT = "shockflow-results"  # relative to the current directory; created when needed
@@ -571,7 +578,7 @@ def _figure_arguments(p: argparse.ArgumentParser, no_figures: str) -> None:
     then), ``--figure-format``, ``--dpi``."""
     p.add_argument("--no-figures", action="store_true", help=no_figures)
     p.add_argument("--figure-format", choices=("png", "svg", "pdf"), default="png", help="figure files (default png)")
-    p.add_argument("--dpi", type=_positive_float, default=None, help="figure resolution (default 150)")
+    p.add_argument("--dpi", type=_dpi, default=None, help="figure resolution (default 150; from 10 to 1200)")
 
 
 def _case_arguments(p: argparse.ArgumentParser) -> None:
@@ -634,10 +641,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a forecast file of `shockflow forecast` (or a result file of `shockflow run`)")
     monitor.add_argument("--follow", action="store_true", help="keep reading until the run ends, the log stops "
                                                                "growing, or Ctrl-C (default: read once)")
-    monitor.add_argument("--interval", type=_positive_float, default=0.2, metavar="SECONDS",
+    monitor.add_argument("--interval", type=_seconds, default=0.2, metavar="SECONDS",
                          help="the shortest time between two reads (default 0.2; the log's own update interval "
                               "once measured, if longer)")
-    monitor.add_argument("--idle", type=_positive_float, default=None, metavar="SECONDS",
+    monitor.add_argument("--idle", type=_seconds, default=None, metavar="SECONDS",
                          help="end the follow after this long without new rows (default: ten update intervals, "
                               "at least 2 s)")
     monitor.add_argument("--max-ratio", type=_factor, default=2.0,

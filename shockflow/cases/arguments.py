@@ -16,8 +16,8 @@ import os
 
 from shockflow.cases.errors import ArgumentError, ArgumentTypeError
 
-__all__ = ["SEED_LIMIT", "factor", "flag", "from_text", "learning_rates", "overrides", "path", "positive_number",
-           "positive_whole", "seed"]
+__all__ = ["DPI_RANGE", "SEED_LIMIT", "factor", "figure_dpi", "flag", "from_text", "learning_rates", "overrides",
+           "path", "positive_number", "positive_whole", "seed", "wait_seconds"]
 
 #: seeds are stored as 64-bit integers in the result files
 SEED_LIMIT = 2 ** 63
@@ -66,6 +66,34 @@ def _finite_above(value, name: str, bound: float, what: str) -> float:
 def positive_number(value, name: str) -> float:
     """A finite number > 0, as a float."""
     return _finite_above(value, name, 0.0, "a finite positive number")
+
+
+#: the figure resolutions accepted (dots per inch): below, FreeType cannot size the text (1 dpi fails); above, one
+#: figure of the default size takes gigabytes (a tester's 100 000 dpi ran out of memory after the whole run, and its
+#: results, committed with the figures, were lost)
+DPI_RANGE = (10.0, 1200.0)
+
+
+def figure_dpi(value, name: str) -> float:
+    """A figure resolution in :data:`DPI_RANGE`, as a float."""
+    lo, hi = DPI_RANGE
+    number = _finite_above(value, name, 0.0, f"a resolution from {lo:g} to {hi:g} dots per inch")
+    if not lo <= number <= hi:
+        raise ArgumentError.expected(name, f"a resolution from {lo:g} to {hi:g} dots per inch", value)
+    return number
+
+
+#: the longest wait between two reads of a followed log, and before one that does not grow is given up (a day)
+MAX_WAIT = 86_400.0
+
+
+def wait_seconds(value, name: str) -> float:
+    """A finite positive number of seconds up to :data:`MAX_WAIT`, as a float (a clock cannot add 1e308 s)."""
+    what = f"a number of seconds > 0 and at most {MAX_WAIT:g} (a day)"
+    number = _finite_above(value, name, 0.0, what)
+    if number > MAX_WAIT:
+        raise ArgumentError.expected(name, what, value)
+    return number
 
 
 def positive_whole(value, name: str) -> int:

@@ -578,3 +578,20 @@ def test_array_files_that_are_no_npz_are_bad_input_naming_the_key(cli, tmp_path)
     assert code == 2 and "initial.path" in err and "not a NumPy" in err
     code, _, err = cli("spectra", garbage, "--out", tmp_path / "s")
     assert code == 2 and "not a readable .npz archive" in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "two-layer-staircase", "--dpi", "1"], "--dpi: expected a resolution from 10 to 1200"),
+    (["run", "two-layer-staircase", "--dpi", "100000"], "--dpi: expected a resolution from 10 to 1200"),
+    (["monitor", "log.csv", "--prediction", "f.h5", "--interval", "1e308"], "--interval: expected a number of seconds"),
+    (["monitor", "log.csv", "--prediction", "f.h5", "--idle", "1e300"], "--idle: expected a number of seconds"),
+    (["init", "pde", "a" * 300], "NAME: expected at most 100 characters"),
+    (["init", "pde", "x y"], "NAME: expected a file stem"),
+])
+def test_options_that_would_fail_after_the_work_are_refused_before_it(cli, tmp_path, args, message):
+    """A tester's --dpi 1 and 100000 failed after the whole run and lost its results (committed with the figures),
+    --interval 1e308 overflowed the clock, a 300-character init name was 'the run failed ... File name too long' and
+    init wrote names validate then refuses: exit 2 before any work, nothing written."""
+    code, _, err = cli(*args, "--out", tmp_path / "o")
+    assert code == 2 and message in err and "Traceback" not in err, err
+    assert not (tmp_path / "o").exists()
