@@ -55,14 +55,30 @@ def open_hdf5(path: str | os.PathLike, *, format: str | None, kind: str, error: 
     except OSError as exc:
         raise error(f"{where} is not an HDF5 file (expected {kind}; h5py: {exc})") from None
     with f:
-        if format is not None:
-            found = f.attrs.get("format")
-            if not (isinstance(found, str) and found == format):
-                state = "missing" if found is None else f"{found!r}"
-                raise error(f"{where} is not {kind}: root attribute 'format' is {state}, expected {format!r}")
-        if max_version is not None:
-            _check_version(f.attrs.get("format_version"), max_version, where, kind, format, error)
-        yield f
+        try:
+            if format is not None:
+                found = f.attrs.get("format")
+                if not (isinstance(found, str) and found == format):
+                    state = "missing" if found is None else f"{found!r}"
+                    raise error(f"{where} is not {kind}: root attribute 'format' is {state}, expected {format!r}")
+            if max_version is not None:
+                _check_version(f.attrs.get("format_version"), max_version, where, kind, format, error)
+            yield f
+        except (KeyError, RuntimeError, OSError) as exc:
+            if not _damaged(exc):
+                raise
+            # HDF5 opened the file but cannot read an object in it (zeroed or overwritten bytes): the file's fault,
+            # said as such (a tester's damaged header was 'the run failed in ... KeyError: Unable to synchronously
+            # open object')
+            raise error(f"{where} is damaged: HDF5 cannot read it (expected {kind}; h5py: {exc})") from None
+
+
+def _damaged(exc: BaseException) -> bool:
+    """Whether ``exc`` is h5py's report of an object it cannot read (not a key or path the caller got wrong)."""
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    if "doesn't exist" in text or "not found" in text:   # a name the caller asked for and the file does not hold
+        return False
+    return text.startswith(("Unable to", "Can't ")) and "(" in text
 
 
 def _check_version(found, max_version: int, where: str, kind: str, format: str | None,
@@ -103,6 +119,6 @@ def file_format(path: str | os.PathLike) -> str | None:
     try:
         with h5py.File(path, "r") as f:
             found = f.attrs.get("format")
-    except OSError:
+    except (OSError, KeyError, RuntimeError):   # not HDF5, or damaged where the attribute is
         return None
     return found if isinstance(found, str) else None

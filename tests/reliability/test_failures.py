@@ -595,3 +595,25 @@ def test_options_that_would_fail_after_the_work_are_refused_before_it(cli, tmp_p
     code, _, err = cli(*args, "--out", tmp_path / "o")
     assert code == 2 and message in err and "Traceback" not in err, err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_result_whose_header_is_damaged_is_bad_input_for_every_reader(cli, tmp_path):
+    """A tester zeroed bytes 600-4000 of a result: show and monitor were exit 1 (KeyError: Unable to synchronously open
+    object), compare exit 2, read_result a bare h5py KeyError.  Now exit 2 saying the file is damaged, and the
+    documented ResultFileError from Python."""
+    from shockflow.storage import ResultFileError, read_result
+
+    assert cli("forecast", "two-layer-staircase", "--set", "data.n=512", "--no-figures", "--quiet",
+               "--out", tmp_path)[0] == 0
+    damaged = tmp_path / "damaged.h5"
+    data = bytearray((tmp_path / "two-layer-staircase-forecast.h5").read_bytes())
+    data[600:4000] = bytes(3400)
+    damaged.write_bytes(bytes(data))
+    log = tmp_path / "log.csv"
+    log.write_text("step,loss\n0,1.0\n1,0.9\n")
+    for args in (["show", damaged, "--no-figures"], ["monitor", log, "--prediction", damaged],
+                 ["compare", log, "--prediction", damaged]):
+        code, _, err = cli(*args)
+        assert code == 2 and "damaged" in err and "Traceback" not in err, (args, err)
+    with pytest.raises(ResultFileError, match="damaged"):
+        read_result(damaged)
