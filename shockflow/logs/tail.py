@@ -9,7 +9,7 @@ that does not increase.  The formats:
 - CSV (``.csv``, ``.tsv``, ``.txt``, ``.dat``): the header and column rules of
   :mod:`shockflow.logs.foreign` (``step``/``loss`` aliases, ``step_column``/``loss_column``);
 - JSON lines (``.jsonl``, ``.ndjson``, or ``.json`` holding one ``{"step": s, "loss": l}`` object per
-  line): one record per complete line;
+  line): one record per complete line; a ``.json`` that is one list of such records is read whole once it parses;
 - a shockflow training log (``.h5``): written whole by :func:`shockflow.training.train` (atomically),
   so it is read whole once it exists; a file that cannot be opened yet is "nothing new".
 
@@ -43,6 +43,7 @@ class LogTail:
         self.kind = "hdf5" if suffix in (".h5", ".hdf5") else "csv" if suffix in _CSV else "lines"
         self.step_column, self.loss_column = step_column, loss_column
         self.restarted = 0
+        self._document = False     # a .json that is one list of records (_read_document)
         self._reset()
 
     def _reset(self):
@@ -75,9 +76,14 @@ class LogTail:
             self._reset()
         if size == self._offset:
             return False
+        if self._document:                    # a JSON list is written again whole: read again whole
+            self._offset = 0
         with open(self.path, "rb") as fh:
             fh.seek(self._offset)
             chunk = fh.read(size - self._offset)
+        if self.kind == "lines" and self._offset == 0 and chunk.lstrip().lstrip(b"\xef\xbb\xbf").startswith(b"["):
+            self._document = True
+            return self._read_document(chunk, size)
         end = chunk.rfind(b"\n")
         if end < 0:
             return False                      # no complete row yet
@@ -85,6 +91,29 @@ class LogTail:
         for line in chunk[:end].split(b"\n"):
             self._line(line.decode("utf-8", errors="replace"))
         self._offset += end + 1
+        return self.rows > before
+
+    def _read_document(self, chunk: bytes, size: int) -> bool:
+        """A ``.json`` log that is one JSON list of records (``json.dump`` of them, as :func:`shockflow.logs.foreign
+        .read_loss_curve` reads it): taken in whole once it parses, nothing while it does not (still being written).
+        A list written again is read again from its start."""
+        from .foreign import _from_json
+
+        try:
+            json.loads(chunk.decode("utf-8-sig", errors="replace"))
+        except json.JSONDecodeError:
+            return False                      # not complete yet
+        steps, loss = _from_json(self.path, self.step_column, self.loss_column)
+        before = self.rows
+        if size == self._stamp:               # the same document as at the last read
+            self._offset = size
+            return False
+        self._reset()
+        self._rows = 0
+        for i, value in enumerate(loss):
+            self._rows += 1
+            self._append(None if steps is None else float(steps[i]), float(value))
+        self._offset, self._stamp = size, size
         return self.rows > before
 
     def series(self) -> tuple[np.ndarray, np.ndarray]:

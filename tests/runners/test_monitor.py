@@ -52,6 +52,21 @@ def test_json_lines_and_a_replaced_log(tmp_path):
     assert tail.restarted == 1 and tail.series()[1].tolist() == [3.0]
 
 
+
+def test_a_json_list_of_records_is_read_whole_once_it_parses(tmp_path):
+    """A tester's ``json.dump`` of a list of records (no newline anywhere) was "no rows read", exit 0, where `compare`
+    read it: taken in whole once it is complete JSON, nothing while it is being written, again whole when rewritten."""
+    log = tmp_path / "log.json"
+    records = [{"step": s, "loss": 1.0 / (1 + s)} for s in range(5)]
+    log.write_text(json.dumps(records)[:-10])            # cut short: still being written
+    tail = LogTail(log)
+    assert tail.read() is False and tail.rows == 0
+    log.write_text(json.dumps(records))
+    assert tail.read() is True and tail.series()[0].tolist() == [0, 1, 2, 3, 4]
+    assert tail.read() is False
+    log.write_text(json.dumps(records + [{"step": 7, "loss": 0.1}]))
+    assert tail.read() is True and tail.series()[0].tolist() == [0, 1, 2, 3, 4, 7]
+
 @pytest.mark.parametrize("text, message", [("step,loss\n0,1\nx,2\n", "data row 2"),
                                            ("step,loss\n0,1\n0,0.5\n", "strictly increasing"),
                                            ("step,loss\n0,1\n1,nan\n", "not finite")])
