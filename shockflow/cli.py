@@ -254,6 +254,10 @@ def _monitor(args: argparse.Namespace) -> int:
             for event in monitor.update():
                 emit(event)
     except ValueError as exc:   # a complete row that does not parse: the log is misread, not guessed
+        if args.json and _STATE["printed"]:   # the event stream ends with the error, as one more JSON line
+            print(json.dumps(_clean({"kind": "error", "message": str(exc), "exit_code": EXIT_BAD_INPUT}),
+                             allow_nan=False))
+            sys.stdout.flush()
         _error(str(exc))
         return EXIT_BAD_INPUT
     if not args.json and not args.quiet:

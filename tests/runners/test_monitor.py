@@ -206,3 +206,17 @@ def test_following_a_path_where_no_log_ever_appears_says_so_and_is_exit_2(tmp_pa
     code = main(["monitor", str(tmp_path / "absent.csv"), "--prediction", str(pred), "--follow", "--idle", "0.5"])
     out, err = capsys.readouterr()
     assert code == 2 and "the log never appeared" in out and "absent.csv" in err and "nan" not in out
+
+
+
+def test_a_followed_log_that_turns_bad_ends_the_json_stream_with_an_error_event(tmp_path, capsys):
+    """monitor --follow --json printed its start event, then only stderr: the stream had no last event.  A row that
+    cannot be read ends it with {"kind": "error", "message", "exit_code"} (exit 2, the same message on stderr)."""
+    pred = _forecast_file(tmp_path / "f.h5")
+    log = tmp_path / "log.csv"
+    log.write_text("step,loss\n0,1.0\n1,0.9\n2,nan\n")
+    assert main(["monitor", str(log), "--prediction", str(pred), "--follow", "--json", "--idle", "0.5"]) == 2
+    out, err = capsys.readouterr()
+    events = [json.loads(line) for line in out.splitlines()]
+    assert events[0]["kind"] == "start" and events[-1]["kind"] == "error" and events[-1]["exit_code"] == 2
+    assert "not finite" in events[-1]["message"] and "not finite" in err
