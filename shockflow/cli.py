@@ -823,11 +823,12 @@ def _bad_input_errors() -> tuple[type, ...]:
     """The library's bad-input exceptions, imported only once something has failed (so that
     ``--help`` and ``cases`` do not pay for h5py and numpy)."""
     from shockflow.cases.errors import CaseError
+    from shockflow.models.protocol import ProtocolError
     from shockflow.runners.forecast import ForecastOptionError
     from shockflow.storage import ResultFileError, WriteOutsideError
     from shockflow.storage.outdir import OutDirError
 
-    return CaseError, ForecastOptionError, ResultFileError, OutDirError, WriteOutsideError
+    return CaseError, ForecastOptionError, ResultFileError, OutDirError, WriteOutsideError, ProtocolError
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,9 +33,16 @@ import numpy as np
 
 from shockflow.models.base import Model
 
-__all__ = ["NetworkProtocol", "ProtocolModel", "is_protocol_network"]
+__all__ = ["NetworkProtocol", "ProtocolError", "ProtocolModel", "is_protocol_network"]
 
 REQUIRED = ("get_params", "set_params", "loss", "grad")
+
+
+class ProtocolError(ValueError):
+    """A user's network answered a protocol method with something the protocol does not allow (a gradient without
+    a parameter, a loss that is not a number, per-sample losses of the wrong length, a unit axis it does not have,
+    a network that cannot be copied): names the network and the method.  Bad input: the API raises it as a
+    :class:`~shockflow.cases.CaseError` at ``model``, the command line exits 2."""
 
 
 @runtime_checkable
@@ -118,6 +125,12 @@ class ProtocolModel(Model):
             if set(axes) != set(self.params):
                 raise ValueError(f"model: {self.label}.units() must give an axis for every parameter "
                                  f"({', '.join(self.params)}), found {', '.join(axes)}")
+            for k, a in axes.items():
+                ndim = self.params[k].ndim
+                if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or not -ndim <= a < ndim:
+                    raise ValueError(f"model: {self.label}.units()[{k!r}] must be an axis of the parameter (a whole "
+                                     f"number from {-ndim} to {ndim - 1}: it has shape {self.params[k].shape}), "
+                                     f"found {a!r}")
             sizes = {self.params[k].shape[a] for k, a in axes.items()}
             if len(sizes) != 1:
                 raise ValueError(f"model: {self.label}.units(): the unit axes have different lengths {sorted(sizes)}")
@@ -150,10 +163,27 @@ class ProtocolModel(Model):
         self._sync()
         per = getattr(self.network, "per_sample_losses", None)
         if callable(per):
-            ell = np.asarray(per(Xr, yr), dtype=np.float64).reshape(-1)
+            ell = self._numbers(per(Xr, yr), "per_sample_losses()").reshape(-1)
+            if ell.size != Xr.shape[0]:
+                raise ProtocolError(f"model {self.label!r}: per_sample_losses() on {Xr.shape[0]} samples must give "
+                                    f"{Xr.shape[0]} losses, found {ell.size}")
         else:
-            ell = np.array([float(self.network.loss(Xr[i:i + 1], yr[i:i + 1])) for i in range(Xr.shape[0])])
+            ell = np.array([self._loss(Xr[i:i + 1], yr[i:i + 1]) for i in range(Xr.shape[0])])
         return ell[:, None], None
+
+    def _numbers(self, value, method: str) -> np.ndarray:
+        try:
+            return np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ProtocolError(f"model {self.label!r}: {method} must give numbers, found "
+                                f"{type(value).__name__} {str(value)[:60]!r}") from None
+
+    def _loss(self, Xr, yr) -> float:
+        value = self._numbers(self.network.loss(Xr, yr), "loss()")
+        if value.ndim != 0 and value.size != 1:
+            raise ProtocolError(f"model {self.label!r}: loss() must give one number (the mean loss), found an array "
+                                f"of shape {value.shape}")
+        return float(value.reshape(()))
 
     def _backward(self, cache, G, per_sample):
         raise NotImplementedError("ProtocolModel: gradients come from the network's own grad (loss_and_grad)")
@@ -164,13 +194,20 @@ class ProtocolModel(Model):
     def loss_and_grad(self, X, y):
         Xr, yr = self._rows(X)
         self._sync()
-        value = float(self.network.loss(Xr, yr))
+        value = self._loss(Xr, yr)
         grads = self.network.grad(Xr, yr)
+        if not hasattr(grads, "keys") or not hasattr(grads, "__getitem__"):
+            raise ProtocolError(f"model {self.label!r}: grad() must give a dict {{name: array}} like get_params(), "
+                                f"found {type(grads).__name__}")
+        missing = [k for k in self.params if k not in grads]
+        if missing:
+            raise ProtocolError(f"model {self.label!r}: grad() must give every parameter of get_params() "
+                                f"({', '.join(self.params)}); it lacks {', '.join(missing)}")
         out = {}
         for k, p in self.params.items():
-            g = np.asarray(grads[k], dtype=np.float64)
+            g = self._numbers(grads[k], f"grad()[{k!r}]")
             if g.shape != p.shape:
-                raise ValueError(f"model {self.label!r}: grad()[{k!r}] has shape {g.shape}, expected {p.shape}")
+                raise ProtocolError(f"model {self.label!r}: grad()[{k!r}] has shape {g.shape}, expected {p.shape}")
             out[k] = g
         return value, out
 
@@ -188,5 +225,11 @@ class ProtocolModel(Model):
         clone = ProtocolModel.__new__(ProtocolModel)
         clone.__dict__.update({k: v for k, v in self.__dict__.items() if k != "params"})
         clone.params = {k: v.copy() for k, v in self.params.items()}
-        clone.network = copy.deepcopy(self.network, memo)
+        try:
+            clone.network = copy.deepcopy(self.network, memo)
+        except Exception as exc:   # noqa: BLE001 - whatever the user's object holds (a lock, an open file)
+            raise ProtocolError(f"model {self.label!r}: the network cannot be copied with copy.deepcopy "
+                                f"({type(exc).__name__}: {exc}); shockflow copies it to evaluate it at other "
+                                f"parameters while keeping its start: give it no locks, open files or "
+                                f"sockets, or a __deepcopy__") from None
         return clone

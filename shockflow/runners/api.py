@@ -219,9 +219,14 @@ def forecast(case=None, data=None, optimiser=None, *, out=DEFAULT_OUT, seed=None
                                                                           f"found a {case.kind} case")])
     else:
         case, network = _network_case(case, data, optimiser, overrides, name)
-    with _writing_into(out):
-        return forecast_case(case, options, scan_rates=rates, target_step=target_step, transition=transition,
-                             network=network)
+    from shockflow.models.protocol import ProtocolError
+
+    try:
+        with _writing_into(out):
+            return forecast_case(case, options, scan_rates=rates, target_step=target_step, transition=transition,
+                                 network=network)
+    except ProtocolError as exc:   # the network's methods answered what the protocol does not allow
+        raise CaseError.at(case, "model", str(exc).removeprefix(f"model {case.name!r}: ")) from None
 
 
 def monitor(log, prediction, *, step_column=None, loss_column=None, max_ratio=2.0):

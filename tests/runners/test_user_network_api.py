@@ -111,3 +111,39 @@ def test_the_optimisers_initial_file_sets_a_networks_start_as_a_case_files_does(
             shockflow.forecast(ridge.RidgeNet(), data, {"lr": 0.02, "steps": 400, "initial": str(tmp_path / name)},
                                **kwargs)
         assert "optimiser.initial" in str(info.value)
+
+
+def test_a_network_that_answers_what_the_protocol_does_not_allow_is_a_case_error_naming_the_method(ridge, data,
+                                                                                                  tmp_path):
+    """A tester's networks raised KeyError ('a'), IndexError, a broadcast ValueError from batched_loss and a pickling
+    TypeError from deep inside shockflow: each is now a CaseError at model naming the method and what it gave."""
+    import threading
+
+    class GradLacksAKey(ridge.RidgeNet):
+        def grad(self, X, y):
+            g = super().grad(X, y)
+            return {k: v for k, v in list(g.items())[1:]}
+
+    class LossIsText(ridge.RidgeNet):
+        def loss(self, X, y):
+            return "zero"
+
+    class TooManyLosses(ridge.RidgeNet):
+        def per_sample_losses(self, X, y):
+            return np.zeros(len(X) + 1)
+
+    class HoldsALock(ridge.RidgeNet):
+        def __init__(self):
+            super().__init__()
+            self.lock = threading.Lock()
+
+    cases = [(GradLacksAKey(), "grad() must give every parameter of get_params()"),
+             (LossIsText(), "loss() must give numbers, found str 'zero'"),
+             (TooManyLosses(), "per_sample_losses() on"),
+             (HoldsALock(), "the network cannot be copied with copy.deepcopy")]
+    for network, message in cases:
+        with pytest.raises(CaseError) as info:
+            shockflow.forecast(network, data, {"lr": 0.02, "steps": 100}, out=tmp_path / "o", figures=False)
+        text = str(info.value)
+        assert text.startswith(f"network '{type(network).__name__}': model: ") and message in text, text
+        assert f"model '{type(network).__name__}'" not in text
