@@ -89,7 +89,8 @@ class _Lines:
             self._step = self._last = now
         elif now - self._last >= LOG_INTERVAL:
             self._last = now
-            self._write(f"{self.desc}: {self.n}/{self.total} after {format_duration(now - self._start)}"
+            count = f"{self.n}/{self.total} after" if self.total else "still running after"   # a status has no total
+            self._write(f"{self.desc}: {count} {format_duration(now - self._start)}"
                         + (f" {self.postfix}" if self.postfix else ""))
 
     def set_postfix_str(self, text: str, refresh: bool = True) -> None:

@@ -169,3 +169,17 @@ def test_a_piped_network_run_logs_each_chart_of_the_extraction(tmp_path):
     assert [l.split(" chart ")[1].split()[0] for l in charts] == ["r0", "r1", "r2", "r3"]
     solves = [l for l in lines if l.startswith("solve the charts of two-layer-staircase: ") and "γ*" in l and " in " in l]
     assert len(solves) == 4
+
+
+def test_a_heartbeat_of_a_phase_without_a_count_says_it_is_still_running(monkeypatch):
+    """A tester saw 'write ...: 1/None after 0:10': a phase whose total is unknown shows no count in its heartbeat."""
+    import io
+
+    from shockflow import progress
+
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 0.0)
+    stream = io.StringIO()
+    lines = progress._Lines(None, "write x.h5", stream)
+    lines.update(1)
+    text = stream.getvalue()
+    assert "write x.h5: still running after" in text and "None" not in text
