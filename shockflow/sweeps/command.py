@@ -116,6 +116,25 @@ def _dry_run(sweep, out, args) -> int:
     return EXIT_OK
 
 
+def scheduler_problem(scheduler) -> str | None:
+    """Why ``scheduler`` is no scheduler a sweep can use, or None: ``serial``, ``local`` (or none), an existing
+    scheduler file (``.json``), or an address ``[protocol://]host:port``."""
+    import re
+    from pathlib import Path
+
+    from shockflow.sweeps.engine import SERIAL
+
+    if scheduler in (None, "", "local", SERIAL):
+        return None
+    text = str(scheduler)
+    if text.endswith(".json"):
+        return None if Path(text).is_file() else f"no scheduler file {text!r}"
+    if re.fullmatch(r"(?:[a-z][a-z0-9+.-]*://)?\[?[A-Za-z0-9_.:-]+\]?:\d{1,5}", text) is None:
+        return (f"expected '{SERIAL}', 'local', a scheduler file (.json) or an address [tcp://]host:port, "
+                f"found {text!r}")
+    return None
+
+
 def main(args: argparse.Namespace) -> int:
     """Run the ``sweep`` command for parsed ``args``; returns the exit code."""
     from shockflow.cases import CaseError
@@ -133,6 +152,9 @@ def main(args: argparse.Namespace) -> int:
     missing = None if args.scheduler == SERIAL else missing_distributed(serial=f"--scheduler {SERIAL}")
     if missing is not None:   # a setup to fix, not a failed run: refused before anything is written
         return _failed(args, str(missing), EXIT_BAD_INPUT)
+    problem = scheduler_problem(args.scheduler)
+    if problem is not None:   # before --out is made (a tester's text file as the address left one behind)
+        return _failed(args, f"--scheduler: {problem}", EXIT_BAD_INPUT)
     try:
         summary = run_sweep(sweep, out, scheduler=args.scheduler, workers=args.workers,
                             progress=not (args.json or args.quiet))

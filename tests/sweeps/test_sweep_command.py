@@ -69,6 +69,12 @@ def test_bad_input_gives_exit_2_and_runs_nothing(tmp_path, capsys):
     assert code == 2 and "domain.cells" in err and "task 1: domain.cells=-5" in err
     code, _, err = _run(["sweep", "no-such-case", "--out", str(out)], capsys)
     assert code == 2 and "built-in cases:" in err
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not an address")
+    for scheduler in (str(notes), "tcp://host-without-port", str(tmp_path / "absent.json")):
+        code, _, err = _run(["sweep", "burgers-sine", "--set", "domain.cells=100,200", "--out", str(out),
+                             "--scheduler", scheduler], capsys)
+        assert code == 2 and "--scheduler:" in err   # (a text file as the address left --out behind)
     assert not out.exists()
 
 
