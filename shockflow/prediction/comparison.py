@@ -420,7 +420,8 @@ def _run_truth(log_path, result_path) -> tuple[list[tuple[str, float]] | None, s
     try:
         stored = read_score(result_path)
     except ComparisonError:
-        return None, "the result file stores no parameter truth (no /score group: written before issue 17)"
+        return None, ("the prediction file stores no parameter truth (no /score group: a forecast's file has none, "
+                      "it was written before any training; a `run`'s result file has it)")
     if stored.get("truth") != "parameters" or "true_chart" not in stored:
         return None, "the result's run had no parameter truth"
     steps = np.asarray(snaps["step"])

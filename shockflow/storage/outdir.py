@@ -24,6 +24,9 @@ class OutDirError(ValueError):
 
 def prepare_out(out: str | os.PathLike, *, option: str = "--out") -> Path:
     """Create ``out`` if needed; :class:`OutDirError` naming ``option`` if it is not a writable directory."""
+    if not str(out).strip():   # an unset shell variable: not the current directory by accident
+        raise OutDirError(f"{option} {str(out)!r}: expected a directory path, found an empty one (use '.' for the "
+                          f"current directory)")
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise OutDirError(f"{option} {str(out)!r}: expected a directory, found a file")

@@ -617,3 +617,11 @@ def test_a_result_whose_header_is_damaged_is_bad_input_for_every_reader(cli, tmp
         assert code == 2 and "damaged" in err and "Traceback" not in err, (args, err)
     with pytest.raises(ResultFileError, match="damaged"):
         read_result(damaged)
+
+
+
+def test_an_empty_out_is_refused_not_read_as_the_current_directory(cli, tmp_path, monkeypatch):
+    """--out "" (an unset shell variable) wrote into the current directory."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("solve", "burgers-sine", "--no-figures", "--out", "")
+    assert code == 2 and "found an empty one" in err and not list(tmp_path.iterdir())
