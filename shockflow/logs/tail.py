@@ -9,7 +9,8 @@ that does not increase.  The formats:
 - CSV (``.csv``, ``.tsv``, ``.txt``, ``.dat``): the header and column rules of
   :mod:`shockflow.logs.foreign` (``step``/``loss`` aliases, ``step_column``/``loss_column``);
 - JSON lines (``.jsonl``, ``.ndjson``, or ``.json`` holding one ``{"step": s, "loss": l}`` object per
-  line): one record per complete line; a ``.json`` that is one list of such records is read whole once it parses;
+  line): one record per complete line; a ``.json`` that is one document (a list of such records, or
+  ``{"step": [...], "loss": [...]}``) is read whole once it parses;
 - a shockflow training log (``.h5``): written whole by :func:`shockflow.training.train` (atomically),
   so it is read whole once it exists; a file that cannot be opened yet is "nothing new".
 
@@ -29,6 +30,21 @@ from .foreign import LOSS_NAMES, OPTION_NAMES, _columns, _is_number, _pick, chec
 __all__ = ["LogTail"]
 
 _CSV = (".csv", ".tsv", ".txt", ".dat")
+
+
+def _document_start(chunk: bytes) -> bool:
+    """Whether a ``.json`` log's content is one JSON document, not JSON lines: a list (of records), or an object
+    whose values are lists (``{"step": [...], "loss": [...]}``) once it parses; an object of one record is a line."""
+    text = chunk.lstrip().lstrip(b"\xef\xbb\xbf").lstrip()
+    if text.startswith(b"["):
+        return True
+    if not text.startswith(b"{"):
+        return False
+    try:
+        obj = json.loads(text.decode("utf-8", errors="replace"))
+    except json.JSONDecodeError:
+        return False          # JSON lines (several objects), or a document not complete yet: read as lines
+    return isinstance(obj, dict) and any(isinstance(v, list) for v in obj.values())
 
 
 class LogTail:
@@ -81,7 +97,7 @@ class LogTail:
         with open(self.path, "rb") as fh:
             fh.seek(self._offset)
             chunk = fh.read(size - self._offset)
-        if self.kind == "lines" and self._offset == 0 and chunk.lstrip().lstrip(b"\xef\xbb\xbf").startswith(b"["):
+        if self.kind == "lines" and self._offset == 0 and _document_start(chunk):
             self._document = True
             return self._read_document(chunk, size)
         end = chunk.rfind(b"\n")

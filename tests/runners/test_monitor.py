@@ -66,6 +66,14 @@ def test_a_json_list_of_records_is_read_whole_once_it_parses(tmp_path):
     assert tail.read() is False
     log.write_text(json.dumps(records + [{"step": 7, "loss": 0.1}]))
     assert tail.read() is True and tail.series()[0].tolist() == [0, 1, 2, 3, 4, 7]
+    columns = tmp_path / "columns.json"
+    columns.write_text(json.dumps({"step": [0, 2, 4], "loss": [1.0, 0.5, 0.25]}))
+    tail = LogTail(columns)
+    assert tail.read() is True and tail.series()[1].tolist() == [1.0, 0.5, 0.25]
+    one = tmp_path / "one.json"                           # one record on its line: JSON lines, not a document
+    one.write_text('{"step": 0, "loss": 1.0}\n')
+    tail = LogTail(one)
+    assert tail.read() is True and tail.series()[0].tolist() == [0]
 
 @pytest.mark.parametrize("text, message", [("step,loss\n0,1\nx,2\n", "data row 2"),
                                            ("step,loss\n0,1\n0,0.5\n", "strictly increasing"),
