@@ -1050,10 +1050,11 @@ class _QuietH5pyFinalisers:
             return
         self._previous[1](unraisable)
 
-    def __exit__(self, *exc_info):
-        import gc
+    def __exit__(self, kind, value, tb):
+        if kind is not None:   # the h5py objects a failed write left are freed here, under the hooks (30-60 ms)
+            import gc
 
-        gc.collect()   # the h5py objects a failed write left are freed here, under the hooks
+            gc.collect()
         sys.excepthook, sys.unraisablehook = self._previous
 
 
