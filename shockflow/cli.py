@@ -387,18 +387,18 @@ def _cases(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
+    from shockflow.cases.loading import name_problem
     from shockflow.cases.templates import template_text
     from shockflow.storage.atomic import atomic_open
-
-    from shockflow.cases.loading import name_problem
 
     name = args.name if args.name is not None else f"my-{args.kind}-case"
     name = name.removesuffix(".toml")
     if not name or any(c in name for c in "/\\") or name.startswith("."):
         _error(f"NAME: expected a plain file name without directories, found {args.name!r}")
         return EXIT_BAD_INPUT
-    if name_problem(name) is not None:   # the case's name: what `validate` would refuse, refused here
-        _error(f"NAME: {name_problem(name)}")
+    problem = name_problem(name)   # the case's name: what `validate` would refuse, refused here
+    if problem is not None:
+        _error(f"NAME: {problem}")
         return EXIT_BAD_INPUT
     target = Path(args.out) / f"{name}.toml"
     if Path(args.out).exists() and not Path(args.out).is_dir():

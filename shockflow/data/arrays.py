@@ -8,10 +8,11 @@ Errors name the file and the missing key, and list the keys that are there.
 from __future__ import annotations
 
 import os
-import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from shockflow.storage.npz import open_npz
 
 from .dataset import Dataset
 
@@ -38,10 +39,8 @@ def load_arrays(path: str | os.PathLike, *, y_path: str | os.PathLike | None = N
         if not path.is_file():
             raise FileNotFoundError(f"load_arrays: file {str(path)!r} does not exist")
         try:
-            archive = np.load(path, allow_pickle=False)
-            if not isinstance(archive, np.lib.npyio.NpzFile):
-                raise ValueError("it holds one unnamed array (a .npy file); save X and y by name with numpy.savez")
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            archive = open_npz(path)
+        except (ValueError, OSError) as exc:
             raise ValueError(f"load_arrays: cannot read {str(path)!r} as .npz: {exc}") from None
         with archive:
             keys = list(archive.keys())

@@ -180,6 +180,12 @@ def _from_json(path: Path, step_column=None, loss_column=None) -> tuple[np.ndarr
             if exc.msg != "Extra data":
                 raise ValueError(f"read_loss_curve: {str(path)!r} is not valid JSON ({exc})") from None
             obj = _json_lines(text, path)   # one record a line: JSON lines under a .json name
+    return json_series(obj, path, step_column, loss_column)
+
+
+def json_series(obj, path: Path, step_column=None, loss_column=None) -> tuple[np.ndarray | None, np.ndarray]:
+    """``(steps or None, loss)`` of a parsed JSON log ``obj`` (of the file ``path``, for the messages):
+    ``{"step": [...], "loss": [...]}`` or a list of ``{"step": s, "loss": l}`` records."""
     expected = ('expected {"step": [...], "loss": [...]}, {"loss": [...]} or a list of '
                 '{"step": s, "loss": l} records')
     if isinstance(obj, dict):

@@ -32,19 +32,24 @@ __all__ = ["LogTail"]
 _CSV = (".csv", ".tsv", ".txt", ".dat")
 
 
-def _document_start(chunk: bytes) -> bool:
-    """Whether a ``.json`` log's content is one JSON document, not JSON lines: a list (of records), or an object
-    whose values are lists (``{"step": [...], "loss": [...]}``) once it parses; an object of one record is a line."""
-    text = chunk.lstrip().lstrip(b"\xef\xbb\xbf").lstrip()
-    if text.startswith(b"["):
-        return True
-    if not text.startswith(b"{"):
-        return False
+#: a ``.json`` log that is a JSON list not yet complete (:func:`_document`)
+_INCOMPLETE = object()
+
+
+def _document(chunk: bytes):
+    """A ``.json`` log's whole content as one JSON document, not JSON lines: the parsed list (of records) or object
+    whose values are lists (``{"step": [...], "loss": [...]}``); :data:`_INCOMPLETE` for a list still being written;
+    None for JSON lines (an object of one record is a line)."""
+    text = chunk.decode("utf-8-sig", errors="replace").strip()
+    if not text.startswith(("[", "{")):
+        return None
     try:
-        obj = json.loads(text.decode("utf-8", errors="replace"))
+        obj = json.loads(text)
     except json.JSONDecodeError:
-        return False          # JSON lines (several objects), or a document not complete yet: read as lines
-    return isinstance(obj, dict) and any(isinstance(v, list) for v in obj.values())
+        return _INCOMPLETE if text.startswith("[") else None   # (several objects: JSON lines)
+    if isinstance(obj, list) or (isinstance(obj, dict) and any(isinstance(v, list) for v in obj.values())):
+        return obj
+    return None
 
 
 class LogTail:
@@ -59,7 +64,7 @@ class LogTail:
         self.kind = "hdf5" if suffix in (".h5", ".hdf5") else "csv" if suffix in _CSV else "lines"
         self.step_column, self.loss_column = step_column, loss_column
         self.restarted = 0
-        self._document = False     # a .json that is one list of records (_read_document)
+        self._document = False     # a .json that is one JSON document (_document), read again whole
         self._reset()
 
     def _reset(self):
@@ -92,14 +97,16 @@ class LogTail:
             self._reset()
         if size == self._offset:
             return False
-        if self._document:                    # a JSON list is written again whole: read again whole
+        if self._document:                    # a JSON document is written again whole: read again whole
             self._offset = 0
         with open(self.path, "rb") as fh:
             fh.seek(self._offset)
             chunk = fh.read(size - self._offset)
-        if self.kind == "lines" and self._offset == 0 and _document_start(chunk):
-            self._document = True
-            return self._read_document(chunk, size)
+        if self.kind == "lines" and self._offset == 0:
+            document = _document(chunk)
+            if document is not None:
+                self._document = True
+                return document is not _INCOMPLETE and self._take_document(document, size)
         end = chunk.rfind(b"\n")
         if end < 0:
             return False                      # no complete row yet
@@ -109,27 +116,18 @@ class LogTail:
         self._offset += end + 1
         return self.rows > before
 
-    def _read_document(self, chunk: bytes, size: int) -> bool:
-        """A ``.json`` log that is one JSON list of records (``json.dump`` of them, as :func:`shockflow.logs.foreign
-        .read_loss_curve` reads it): taken in whole once it parses, nothing while it does not (still being written).
-        A list written again is read again from its start."""
-        from .foreign import _from_json
+    def _take_document(self, document, size: int) -> bool:
+        """A ``.json`` log that is one JSON document (:func:`_document`, as :func:`shockflow.logs.foreign
+        .read_loss_curve` reads it), complete: its rows replace those read before (it is written again whole)."""
+        from .foreign import json_series
 
-        try:
-            json.loads(chunk.decode("utf-8-sig", errors="replace"))
-        except json.JSONDecodeError:
-            return False                      # not complete yet
-        steps, loss = _from_json(self.path, self.step_column, self.loss_column)
+        steps, loss = json_series(document, self.path, self.step_column, self.loss_column)
         before = self.rows
-        if size == self._stamp:               # the same document as at the last read
-            self._offset = size
-            return False
         self._reset()
-        self._rows = 0
         for i, value in enumerate(loss):
             self._rows += 1
             self._append(None if steps is None else float(steps[i]), float(value))
-        self._offset, self._stamp = size, size
+        self._offset = size
         return self.rows > before
 
     def series(self) -> tuple[np.ndarray, np.ndarray]:

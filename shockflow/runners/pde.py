@@ -462,7 +462,6 @@ def run_pde_case(case, options) -> PDEOutcome:
     ``options.figures`` is False); returns a :class:`PDEOutcome`."""
     from shockflow.progress import progress, status
     from shockflow.storage import write_result
-
     from shockflow.storage.outdir import refuse_other_kind
     from shockflow.storage.results import FORMAT as RESULT_FORMAT
 

@@ -139,21 +139,17 @@ def load_initial(case, model) -> None:
     """Set ``model``'s parameters from the ``.npz`` file of ``[training] initial`` (relative to the case file):
     each array names a parameter and has its shape; parameters the file does not hold keep the model's own
     initialisation.  A missing file, an unknown name or a wrong shape is a CaseError at ``training.initial``."""
-    import zipfile
+    from shockflow.storage.npz import open_npz
 
     path = case.resolve(case.settings.training.initial)
     try:
-        arrays = np.load(path, allow_pickle=False)
-        if not isinstance(arrays, np.lib.npyio.NpzFile):   # a .npy: one array, no names
-            raise ValueError(f"it holds one unnamed array of shape {np.shape(arrays)}; save the parameters by name "
-                             f"with numpy.savez")
-        with arrays:
+        with open_npz(path) as arrays:
             loaded = {k: np.asarray(arrays[k]) for k in arrays.files}
     except FileNotFoundError:
         raise CaseError.at(case, "training.initial", f"no such file {str(path)!r}") from None
     except IsADirectoryError:
         raise CaseError.at(case, "training.initial", f"{str(path)!r} is a directory, not a .npz file") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+    except (OSError, ValueError) as exc:
         raise CaseError.at(case, "training.initial", f"{str(path)!r} is not a readable .npz file ({exc})") from None
     for name, value in loaded.items():
         if name not in model.params:

@@ -186,15 +186,12 @@ def load_weight_stack(source, param: str | None = None):
         if not path.is_file():
             raise FileNotFoundError(f"source: file {str(path)!r} does not exist")
         if path.suffix == ".npz":
-            import zipfile
+            from shockflow.storage.npz import open_npz
 
             try:
-                z = np.load(path, allow_pickle=False)
-            except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-                raise ValueError(f"source: {str(path)!r} is not a readable .npz archive ({exc})") from None
-            if not isinstance(z, np.lib.npyio.NpzFile):
-                raise ValueError(f"source: {str(path)!r} holds one unnamed array; save the weights by name with "
-                                 f"numpy.savez")
+                z = open_npz(path)
+            except ValueError as exc:
+                raise ValueError(f"source: {str(path)!r}: {exc}") from None
             with z:
                 arrays = {k: z[k] for k in z.files}
             return _pick(arrays, param, str(path))

@@ -5,6 +5,8 @@
   its root (``--out``); :func:`remove_stale_temporaries` clears what killed runs left;
 - :mod:`~shockflow.storage.hdf5` — :func:`open_hdf5`, the checked opening every reader uses;
 - :mod:`~shockflow.storage.results` — result files (layout: docs/result-file.md);
+- :mod:`~shockflow.storage.npz` — :func:`open_npz`, ``.npz`` archives of named arrays read with one error for every
+  way a file is none;
 - :mod:`~shockflow.storage.surfaces` — surface solutions (``.npz``) and XDMF time series for ParaView
   (imported by name: it loads :mod:`solvers.surfaces`).
 """

@@ -106,19 +106,12 @@ def file_attributes(path: str | os.PathLike, names) -> dict | None:
     try:
         with h5py.File(path, "r") as f:
             return {name: f.attrs.get(name) for name in names}
-    except (OSError, KeyError):
+    except (OSError, KeyError, RuntimeError):   # not HDF5, or damaged where the attributes are
         return None
 
 
 def file_format(path: str | os.PathLike) -> str | None:
     """The root attribute ``format`` of the HDF5 file at ``path`` (``"shockflow-result"``, ...); None where there is
     no such file, it is no HDF5 file or it has no such attribute."""
-    path = Path(path)
-    if not path.is_file():
-        return None
-    try:
-        with h5py.File(path, "r") as f:
-            found = f.attrs.get("format")
-    except (OSError, KeyError, RuntimeError):   # not HDF5, or damaged where the attribute is
-        return None
-    return found if isinstance(found, str) else None
+    found = file_attributes(path, ("format",))
+    return found["format"] if found is not None and isinstance(found["format"], str) else None
