@@ -211,6 +211,7 @@ def _forecast(args: argparse.Namespace) -> int:
 
 
 def _monitor(args: argparse.Namespace) -> int:
+    from shockflow.logs.live import live_logs_of
     from shockflow.prediction import ComparisonError
     from shockflow.runners.monitor import follow, monitor_log
     from shockflow.storage import ResultFileError
@@ -218,7 +219,7 @@ def _monitor(args: argparse.Namespace) -> int:
     if Path(args.log).is_dir():
         _error(f"LOG {args.log!r} is a directory, expected a log file")
         return EXIT_BAD_INPUT
-    if not args.follow and not Path(args.log).is_file():   # --follow may wait for a log that is not there yet
+    if not args.follow and not Path(args.log).is_file() and not live_logs_of(args.log):   # --follow may wait
         _error(f"LOG {args.log!r}: no such file (with --follow, monitor waits for it to appear)")
         return EXIT_BAD_INPUT
     try:
@@ -246,7 +247,7 @@ def _monitor(args: argparse.Namespace) -> int:
                 if not args.json and not args.quiet:
                     print(monitor.table())
                 raise
-            if not monitor.tail.path.exists():   # followed a path where no log ever appeared: nothing to report
+            if monitor.tail.modified() is None and monitor.tail.rows == 0:   # no log ever appeared: nothing to report
                 _STATE["printed"] = True          # (its "end" event, with --json, is the object)
                 _error(f"LOG {args.log!r}: no log appeared there while monitor waited (the writer's path?)")
                 return EXIT_BAD_INPUT

@@ -11,8 +11,12 @@ that does not increase.  The formats:
 - JSON lines (``.jsonl``, ``.ndjson``, or ``.json`` holding one ``{"step": s, "loss": l}`` object per
   line): one record per complete line; a ``.json`` that is one document (a list of such records, or
   ``{"step": [...], "loss": [...]}``) is read whole once it parses;
-- a shockflow training log (``.h5``): written whole by :func:`shockflow.training.train` (atomically),
-  so it is read whole once it exists; a file that cannot be opened yet is "nothing new".
+- a shockflow training log (``.h5``): written whole by :func:`shockflow.training.train` (atomically) at the
+  end, so it is read whole once it exists; until then the rows come from the run's live file beside it
+  (:mod:`shockflow.logs.live`), held open so that its last rows and the run's status are read even when the
+  log is committed between two reads.  :attr:`LogTail.status` says whether the run is ``"training"``,
+  ``"finished"`` (the log or the live file says so) or ``"stopped"`` (the run ended before its log: it
+  diverged or was interrupted).
 
 A file that shrinks (replaced by a new run) is read again from its start (``restarted``).
 """
@@ -65,6 +69,8 @@ class LogTail:
         self.step_column, self.loss_column = step_column, loss_column
         self.restarted = 0
         self._document = False     # a .json that is one JSON document (_document), read again whole
+        self.status = "training"   # a shockflow log: "finished" or "stopped" once known (module docstring)
+        self._live = None          # the live file being read (shockflow.logs.live.LiveReader)
         self._reset()
 
     def _reset(self):
@@ -78,6 +84,18 @@ class LogTail:
     @property
     def rows(self) -> int:
         return len(self._loss)
+
+    def modified(self) -> int | None:
+        """The modification time (ns) of the file the rows come from, None while there is none."""
+        paths = [self.path]
+        if self.kind == "hdf5" and self._live is not None:
+            paths.append(self._live.path)
+        for path in paths:
+            try:
+                return path.stat().st_mtime_ns
+            except FileNotFoundError:
+                continue
+        return None
 
     def size(self) -> int:
         try:
@@ -208,7 +226,7 @@ class LogTail:
         try:
             st = self.path.stat()
         except FileNotFoundError:
-            return False
+            return self._read_live()
         stamp = (st.st_mtime_ns, st.st_size)
         if stamp == self._stamp:
             return False
@@ -219,9 +237,39 @@ class LogTail:
         except OSError:
             return False                       # not readable yet
         self._stamp = stamp
-        steps = np.asarray(record.series["step"], dtype=np.float64)
-        loss = np.asarray(record.series["loss"], dtype=np.float64)
+        self._close_live()
+        self.status = "finished"
+        return self._take_series(np.asarray(record.series["step"], dtype=np.float64),
+                                 np.asarray(record.series["loss"], dtype=np.float64))
+
+    def _take_series(self, steps, loss) -> bool:
         check_loss_series(steps, loss, f"log {str(self.path)!r}")   # a log another program wrote: a NaN is refused
         grew = loss.size > self.rows
         self._steps, self._loss = steps.tolist(), loss.tolist()
         return grew
+
+    def _read_live(self) -> bool:
+        """The complete rows of the run's live file (module docstring); False while there is none."""
+        from .live import FINISHED, STOPPED, LiveReader, live_logs_of
+
+        if self._live is None:
+            for path in live_logs_of(self.path):
+                try:
+                    self._live = LiveReader(path)
+                    break
+                except (OSError, KeyError):   # the writer is still setting it up, or it was removed just now
+                    continue
+            else:
+                return False
+        try:
+            steps, loss, status = self._live.read()
+        except (OSError, KeyError):
+            return False
+        if status in (FINISHED, STOPPED):
+            self.status = "finished" if status == FINISHED else "stopped"
+        return self._take_series(steps, loss)
+
+    def _close_live(self) -> None:
+        if self._live is not None:
+            self._live.close()
+            self._live = None

@@ -9,7 +9,8 @@ print the table.  ``follow``: keep reading until
 
 - the run ends: the last logged step reaches the forecast's planned steps (the forecast file's
   ``/forecast`` horizon; for a ``run`` result file the settings' ``training.steps``), or a shockflow
-  HDF5 log has appeared (it is written whole at the end of training);
+  HDF5 log has appeared (it is written whole at the end of training), or the live file of a shockflow
+  run being trained (:mod:`shockflow.logs.live`, followed until the log appears) says it finished or stopped;
 - the log stops growing: nothing new for ``idle`` seconds (default: ten update intervals, at least 2 s),
   ending with a message that says so;
 - Ctrl-C.
@@ -151,7 +152,7 @@ class Monitor:
     @property
     def ended(self) -> bool:
         steps, _ = self.tail.series()
-        return bool(steps.size and steps[-1] >= self.horizon) or (self.tail.kind == "hdf5" and self.tail.rows > 0)
+        return bool(steps.size and steps[-1] >= self.horizon) or self.tail.status != "training"
 
     def table(self) -> str:
         from shockflow.prediction import match_transitions
@@ -192,10 +193,7 @@ def follow(monitor: Monitor, *, interval: float = 0.2, idle: float | None = None
     while True:
         for event in monitor.update():
             emit(event)
-        try:
-            mtime = monitor.tail.path.stat().st_mtime_ns
-        except FileNotFoundError:
-            mtime = None
+        mtime = monitor.tail.modified()
         if mtime is not None and (not stamps or mtime != stamps[-1]):
             stamps.append(mtime)
             last_growth = clock()
@@ -204,8 +202,11 @@ def follow(monitor: Monitor, *, interval: float = 0.2, idle: float | None = None
         steps, _ = monitor.tail.series()
         last = float(steps[-1]) if steps.size else math.nan
         if monitor.ended:
-            end = MonitorEvent("end", time.time(), time.time(), monitor.tail.rows, last,
-                               message=f"the run ended: step {last:g} of {monitor.horizon:g} planned")
+            message = f"the run ended: step {last:g} of {monitor.horizon:g} planned"
+            if monitor.tail.status == "stopped":
+                message = (f"the run stopped before its end, at step {last:g} of {monitor.horizon:g} planned (it "
+                           f"diverged, failed or was interrupted: see its own output); no log was written")
+            end = MonitorEvent("end", time.time(), time.time(), monitor.tail.rows, last, message=message)
             emit(end)
             return end
         wait = idle if idle is not None else max(10.0 * period, 2.0)

@@ -35,11 +35,12 @@ from pathlib import Path
 from typing import Iterator
 
 __all__ = ["atomic_path", "atomic_open", "commit_file", "confine_writes", "ensure_inside", "WriteOutsideError",
-           "remove_stale_temporaries", "scratch_directory", "atomic_group", "recover_commits", "complete_commits",
-           "committed_together"]
+           "remove_stale_temporaries", "scratch_directory", "atomic_group", "discard_with_group", "recover_commits",
+           "complete_commits", "committed_together"]
 
-#: the staged (temporary, target) pairs of the open :func:`atomic_group` blocks (innermost last)
-_GROUPS: list[list[tuple[Path, Path]]] = []
+#: the staged (temporary, target) pairs of the open :func:`atomic_group` blocks (innermost last); target None: a file
+#: removed when the group ends (:func:`discard_with_group`)
+_GROUPS: list[list[tuple[Path, Path | None]]] = []
 _JOURNAL_PREFIX = ".shockflow-commit.pid"
 
 #: the directories writes are confined to (innermost last); empty: no confinement
@@ -106,7 +107,7 @@ def atomic_group() -> Iterator[list]:
     on an exception nothing of the block is committed and its temporaries are removed.  A staged file is not
     visible at its target until the block ends: use it around writers that do not read their files back
     (the runners of ``solve``, ``train`` and ``run`` of a network case)."""
-    staged: list[tuple[Path, Path]] = []
+    staged: list[tuple[Path, Path | None]] = []
     _GROUPS.append(staged)
     try:
         yield staged
@@ -120,8 +121,27 @@ def atomic_group() -> Iterator[list]:
     if _GROUPS:  # nested: the outer group commits
         _GROUPS[-1].extend(staged)
         return
-    if staged:
-        _commit(staged)
+    renames = [pair for pair in staged if pair[1] is not None]
+    try:
+        if renames:
+            _commit(renames)
+    finally:
+        for tmp, target in staged:
+            if target is None:     # discard_with_group
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+
+
+def discard_with_group(path: str | os.PathLike) -> None:
+    """Remove ``path``, a file of this process that is never committed (the live loss file of a training run,
+    :mod:`shockflow.logs.live`), when the enclosing :func:`atomic_group` ends, committed or not (after the renames
+    of a commit: the file lasts until the files it stands in for are there); at once outside a group."""
+    path = Path(path)
+    if _GROUPS:
+        _GROUPS[-1].append((path.resolve(), None))
+        return
+    with contextlib.suppress(OSError):
+        path.unlink()
 
 
 def committed_together(function):

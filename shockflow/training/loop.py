@@ -23,6 +23,7 @@ import numpy as np
 from shockflow.blas_threads import blas_threads
 from shockflow.data import Dataset
 from shockflow.logs import TrainingRecord, package_versions, write_training_log
+from shockflow.logs.live import live_log
 from shockflow.progress import progress
 
 from .batching import BatchSampler
@@ -144,7 +145,8 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
     data : training ``Dataset``.  test : optional held-out ``Dataset`` (test loss in the series).
     settings : ``TrainSettings``.
     observables : {name: callable(model) -> float | array}, recorded every ``observe_every`` steps.
-    log_path : if given, the record is written there as HDF5 (atomically) at the end.
+    log_path : if given, the record is written there as HDF5 (atomically) at the end; while training, the logged
+        rows go to a live file beside it that ``shockflow monitor`` follows (:mod:`shockflow.logs.live`).
     quiet : no progress bar.
     """
     if not isinstance(settings, TrainSettings):
@@ -219,6 +221,8 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
             series["lr"][i_log] = lr
             if test is not None:
                 series["test_loss"][i_log] = model.loss(test.X, test.y)
+            if live is not None:
+                live.append([series[c][i_log] for c in series])
             i_log += 1
         if is_snap[step]:
             for k, p in model.params.items():
@@ -233,7 +237,7 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
 
     any_flag = flags.any(axis=0)
     postfix_every = max(S // 100, 1)
-    with progress(S, "train", enabled=not quiet, unit="step") as bar:
+    with live_log(log_path, series, S) as live, progress(S, "train", enabled=not quiet, unit="step") as bar:
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are caught below
             for t in range(S):
                 Xb, yb = sampler.next()
@@ -251,17 +255,27 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
             if not np.isfinite(final):
                 raise _diverged(S, "training loss", final, model, None)
             record_point(S, final, final, None)
-    wall = time.perf_counter() - t0
+            if live is not None:
+                live.close()
+        wall = time.perf_counter() - t0
+        record = _record(model, data, test, settings, series, snap_pts, snaps, obs_pts, obs_store, noise_rows, wall)
+        if log_path is not None:      # inside the live log's block: it is removed with the log's commit
+            write_training_log(record, log_path)
+    return record
 
+
+def _record(model, data, test, settings, series, snap_pts, snaps, obs_pts, obs_store, noise_rows,
+            wall) -> TrainingRecord:
+    """The :class:`TrainingRecord` of a finished run from what :func:`train` collected."""
     noise = {}
     if noise_rows:
         cols = np.array(noise_rows, dtype=np.float64)
         noise = {"step": cols[:, 0].astype(np.int64), "trace": cols[:, 1], "sigma2": cols[:, 2],
                  "temperature": cols[:, 3], "temperature_trace": cols[:, 4], "temperature_fpc": cols[:, 5]}
     obs = {}
-    if observables:
+    if obs_store:
         obs = {"step": obs_pts.copy(), **{k: np.stack(v) for k, v in obs_store.items()}}
-    record = TrainingRecord(
+    return TrainingRecord(
         series=series,
         snapshots={"step": snap_pts.copy(), **snaps},
         observables=obs,
@@ -274,6 +288,3 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
         source="shockflow",
         wall_time=wall,
     )
-    if log_path is not None:
-        write_training_log(record, log_path)
-    return record

@@ -228,3 +228,30 @@ def test_a_followed_log_that_turns_bad_ends_the_json_stream_with_an_error_event(
     events = [json.loads(line) for line in out.splitlines()]
     assert events[0]["kind"] == "start" and events[-1]["kind"] == "error" and events[-1]["exit_code"] == 2
     assert "not finite" in events[-1]["message"] and "not finite" in err
+
+@pytest.mark.slow
+def test_follow_reads_a_shockflow_training_run_while_it_trains(tmp_path):
+    # `shockflow train` in another process writes its HDF5 log only at the end; monitor --follow on that log's
+    # path reads the run's live file, so its transitions are reported before the log exists
+    out = tmp_path / "out"
+    log = out / "mlp-tanh-teacher.h5"
+    pred = _forecast_file(tmp_path / "f.h5", steps=(105.0, 286.0, 446.0), horizon=3000)
+    monitor = subprocess.Popen([sys.executable, "-m", "shockflow.cli", "monitor", str(log), "--prediction", str(pred),
+                                "--follow", "--json", "--interval", "0.2", "--idle", "60"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert json.loads(monitor.stdout.readline())["kind"] == "start"
+    trainer = subprocess.Popen([sys.executable, "-m", "shockflow.cli", "train", "mlp-tanh-teacher", "--out", str(out),
+                                "--no-figures", "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, err = monitor.communicate(timeout=300)
+    finally:
+        trainer.wait(timeout=300)
+    assert monitor.returncode == 0, err
+    assert trainer.returncode == 0, trainer.stderr.read()
+    events = [json.loads(line) for line in stdout.splitlines()]
+    assert events[-1]["kind"] == "end" and "the run ended: step 3000 of 3000" in events[-1]["message"]
+    found = [e for e in events if e["kind"] == "transition"]
+    assert [e["chart"] for e in found] == ["r0", "r1", "r2"]
+    committed = log.stat().st_mtime                  # the log's file was written after training ended
+    assert all(e["read_at"] < committed and e["last_step"] < 3000 for e in found)
+    assert not list(out.glob(".*.live.tmp"))
