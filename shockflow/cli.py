@@ -68,6 +68,11 @@ def _error(message: str) -> None:
     print(f"shockflow: error: {message}", file=sys.stderr)
 
 
+def _warn(message: str) -> None:
+    """A warning on stderr: the command goes on (its result is what it says, but perhaps not what was meant)."""
+    print(f"shockflow: warning: {message}", file=sys.stderr)
+
+
 # -- commands --------------------------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
     from shockflow.runners.demo import DemoInputError, run_demo
@@ -285,8 +290,14 @@ def _compare(args: argparse.Namespace) -> int:
     except ValueError as exc:  # unreadable log (wrong columns, not a log)
         _error(f"LOG {args.log!r}: {exc}")
         return EXIT_BAD_INPUT
+    from shockflow.logs.agreement import check_log_against
+
+    differences = check_log_against(args.log, args.prediction)
+    if differences and not args.quiet:
+        _warn(f"LOG {args.log!r} and --prediction {args.prediction!r} describe different runs: "
+              f"{'; '.join(differences)}")
     if args.json:
-        _print_json({"log": str(args.log), "result_file": str(args.prediction),
+        _print_json({"log": str(args.log), "result_file": str(args.prediction), "disagreements": differences,
                      "predicted": [{"step": p} for p in comparison.predicted],
                      "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop,
                                    "count": t.count} for t in transitions],

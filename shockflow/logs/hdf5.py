@@ -27,7 +27,7 @@ from shockflow.storage.hdf5 import open_hdf5
 
 from .record import TrainingRecord
 
-__all__ = ["write_training_log", "read_training_log", "FORMAT", "FORMAT_VERSION"]
+__all__ = ["write_training_log", "read_training_log", "run_attributes", "FORMAT", "FORMAT_VERSION"]
 
 FORMAT = "shockflow-training-log"
 FORMAT_VERSION = 1
@@ -44,6 +44,14 @@ def _write_array(group: h5py.Group, name: str, a: np.ndarray) -> None:
                              compression_opts=4, shuffle=True)
     else:
         group.create_dataset(name, data=a)
+
+
+def run_attributes(model_spec: dict, data, test, settings) -> dict:
+    """The attributes that describe the run (model, data, settings, seed) as the log records them, for the live
+    file written while it trains (:mod:`shockflow.logs.live`)."""
+    return {"model_spec": json.dumps(model_spec),
+            "data_spec": json.dumps({"train": data.spec, "test": None if test is None else test.spec}),
+            "settings": json.dumps(settings.to_dict()), "seed": -1 if settings.seed is None else int(settings.seed)}
 
 
 def write_training_log(record: TrainingRecord, path: str | os.PathLike) -> Path:

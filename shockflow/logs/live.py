@@ -5,7 +5,8 @@ A shockflow training log (:mod:`shockflow.logs.hdf5`) is written whole, atomical
 appends its logged rows to a second, *live* file beside the log:
 
     <out>/.<log name>.pid<pid>.live.tmp      HDF5 in single-writer/multiple-reader (SWMR) mode
-        /                 attrs: format="shockflow-live-training-log", format_version=1, planned_steps, log
+        /                 attrs: format="shockflow-live-training-log", format_version=1, planned_steps, log,
+                                 model_spec, data_spec, settings (JSON), seed: as the log will record them
         /series/<column>  (k,)   step (int64), loss, batch_loss, lr[, test_loss] (float64), growing
         /rows             ()     how many rows of the series are complete (written after them)
         /status           ()     0 training, 1 finished, 2 stopped (diverged, interrupted, failed)
@@ -67,7 +68,7 @@ def live_logs_of(log_path) -> list[Path]:
 class LiveLog:
     """The writer (module docstring): ``append`` each logged row, ``close`` with the run's status."""
 
-    def __init__(self, log_path, columns, planned_steps: int, *, clock=time.monotonic):
+    def __init__(self, log_path, columns, planned_steps: int, *, attrs=None, clock=time.monotonic):
         from shockflow.storage.atomic import ensure_inside
 
         log_path = Path(log_path)
@@ -85,6 +86,8 @@ class LiveLog:
             f.attrs["format_version"] = LIVE_FORMAT_VERSION
             f.attrs["planned_steps"] = int(planned_steps)
             f.attrs["log"] = log_path.name
+            for key, value in (attrs or {}).items():    # what the log will record of the run (shockflow.logs.agreement)
+                f.attrs[key] = value
             self._series = {c: f.create_dataset(f"series/{c}", shape=(0,), maxshape=(None,), chunks=(4096,),
                                                 dtype=np.int64 if c == "step" else np.float64)
                             for c in self.columns}
@@ -162,7 +165,7 @@ class LiveReader:
 
 
 @contextlib.contextmanager
-def live_log(log_path, columns, planned_steps: int):
+def live_log(log_path, columns, planned_steps: int, attrs=None):
     """A :class:`LiveLog` beside ``log_path`` for the block (None when there is no log path): closed as
     :data:`STOPPED` if the block raises, as :data:`FINISHED` otherwise (unless closed before), and removed with the
     log's commit (:func:`shockflow.storage.atomic.discard_with_group`: at the end of the enclosing group of files
@@ -172,7 +175,7 @@ def live_log(log_path, columns, planned_steps: int):
     if log_path is None:
         yield None
         return
-    live = LiveLog(log_path, columns, planned_steps)
+    live = LiveLog(log_path, columns, planned_steps, attrs=attrs)
     try:
         yield live
     except BaseException:

@@ -46,7 +46,8 @@ REVISE = 0.02
 class MonitorEvent:
     """A transition seen for the first time (``kind="transition"``), one reported before whose midpoint the rows
     read since have moved by more than :data:`REVISE` (``"revised"``, with ``revises``: the step reported before), the
-    start (``"start"``, once the monitor is ready) or the end of the follow (``"end"``)."""
+    start (``"start"``, once the monitor is ready), a log trained with other settings than the forecast's
+    (``"warning"``) or the end of the follow (``"end"``)."""
 
     kind: str
     time: float                  # wall-clock time (s since the epoch) of the report
@@ -107,6 +108,8 @@ class Monitor:
     max_ratio: float = 2.0
     reported: list = field(default_factory=list)   # MonitorEvent of each reported transition
     transitions: tuple = ()                          # the detector's current transitions
+    prediction: Path | None = None                   # the forecast file (its settings: shockflow.logs.agreement)
+    disagreements: list | None = None                # the keys the log and the forecast differ on, once read
 
     def update(self, now: float | None = None) -> list[MonitorEvent]:
         """Read what is new; the transitions seen for the first time."""
@@ -115,17 +118,17 @@ class Monitor:
         read_at = time.time()
         if not self.tail.read():
             return []
+        events = self._check_agreement(read_at)
         steps, loss = self.tail.series()
         try:
             found = tuple(find_transitions(steps, loss))
         except ValueError:            # too few rows or too short a span for the detector yet
-            return []
+            return events
         self.transitions = found
         mids = [t.midpoint for t in found]
         comparison = match_transitions(self.predicted, mids, max_ratio=self.max_ratio, truth="loss",
                                        horizon=self.horizon)
         partner = {m.observed_step: m for m in comparison.matches}
-        events = []
         now = time.time() if now is None else now
         for t in found:
             m = partner.get(t.midpoint)
@@ -148,6 +151,22 @@ class Monitor:
                 self.reported.append(event)
             events.append(event)
         return events
+
+    def _check_agreement(self, read_at: float) -> list[MonitorEvent]:
+        """Once, at the first rows read: a ``"warning"`` event where the log (a shockflow log, or its run's live
+        file) was trained with other settings than the forecast assumed (:mod:`shockflow.logs.agreement`)."""
+        if self.disagreements is not None or self.prediction is None:
+            return []
+        from shockflow.logs.agreement import check_log_against
+
+        self.disagreements = check_log_against(self.tail.path, self.prediction)
+        if not self.disagreements:
+            return []
+        steps, _ = self.tail.series()
+        last = float(steps[-1]) if steps.size else math.nan
+        return [MonitorEvent("warning", time.time(), read_at, self.tail.rows, last,
+                             message=f"warning: the log and the forecast describe different runs: "
+                                     f"{'; '.join(self.disagreements)}")]
 
     @property
     def ended(self) -> bool:
@@ -240,4 +259,4 @@ def monitor_log(log, prediction, *, step_column=None, loss_column=None, max_rati
     _load_detector()
     steps, charts, horizon = read_forecast_steps(prediction)
     return Monitor(LogTail(Path(log), step_column=step_column, loss_column=loss_column), steps, charts, horizon,
-                   max_ratio)
+                   max_ratio, prediction=Path(prediction))

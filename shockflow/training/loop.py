@@ -23,6 +23,7 @@ import numpy as np
 from shockflow.blas_threads import blas_threads
 from shockflow.data import Dataset
 from shockflow.logs import TrainingRecord, package_versions, write_training_log
+from shockflow.logs.hdf5 import run_attributes
 from shockflow.logs.live import live_log
 from shockflow.progress import progress
 
@@ -237,7 +238,8 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
 
     any_flag = flags.any(axis=0)
     postfix_every = max(S // 100, 1)
-    with live_log(log_path, series, S) as live, progress(S, "train", enabled=not quiet, unit="step") as bar:
+    described = {} if log_path is None else run_attributes(model.spec(), data, test, settings)
+    with live_log(log_path, series, S, described) as live, progress(S, "train", enabled=not quiet, unit="step") as bar:
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are caught below
             for t in range(S):
                 Xb, yb = sampler.next()
