@@ -157,7 +157,7 @@ def main(args: argparse.Namespace) -> int:
         return _failed(args, f"--scheduler: {problem}", EXIT_BAD_INPUT)
     try:
         summary = run_sweep(sweep, out, scheduler=args.scheduler, workers=args.workers,
-                            progress=not (args.json or args.quiet))
+                            progress=not args.quiet)   # with --json too: stdout holds the JSON, stderr the progress
     except OSError as exc:  # no scheduler at the address, an unwritable --out
         return _failed(args, f"the sweep could not run: {exc}", EXIT_FAILURE)
     except KeyboardInterrupt:

@@ -138,3 +138,18 @@ def test_a_cluster_sweep_without_dask_is_refused_before_anything_is_written(tmp_
     with pytest.raises(MissingDistributed, match=r"scheduler='serial'"):
         run_sweep(case_sweep("burgers-sine", ["initial.amplitude=0.5,1"]), tmp_path / "py")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_prints_a_line_per_finished_task_on_stderr_with_json_too(tmp_path, capsys):
+    """A tester saw nothing on stderr for 16 s of four tasks (and --json turned progress off as well)."""
+    argv = ["sweep", "burgers-sine", "--set", "initial.amplitude=0.5,1.0", "--set", "domain.cells=200",
+            "--set", "output.snapshots=41", "--scheduler", "serial", "--out", str(tmp_path / "o")]
+    code, stdout, err = _run([*argv, "--json"], capsys)
+    assert code == 0 and json.loads(stdout)["done"] == 2          # stdout: the JSON object alone
+    lines = err.splitlines()
+    assert lines[0] == "sweep burgers-sine: started (0/2)"
+    assert lines[1].startswith("sweep burgers-sine: 1/2 task 0 done in ") and "(initial.amplitude=0.5)" in lines[1]
+    assert lines[2].startswith("sweep burgers-sine: 2/2 task 1 done in ") and "(initial.amplitude=1.0)" in lines[2]
+    assert lines[-1].startswith("sweep burgers-sine: done 2/2 after ") and "task" not in lines[-1]
+    code, _, err = _run([*argv[:-2], "--out", str(tmp_path / "q"), "--json", "--quiet"], capsys)
+    assert code == 0 and err == ""                                  # --quiet silences it
