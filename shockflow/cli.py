@@ -106,8 +106,17 @@ def _load(args):
     return case
 
 
+def _run_options(args: argparse.Namespace):
+    """How a command runs its case.  ``--json`` keeps the progress lines: they go to stderr, the JSON object alone to
+    stdout; ``--quiet`` silences them."""
+    from shockflow.cases import RunOptions
+
+    return RunOptions(out=args.out, seed=args.seed, quiet=args.quiet, progress=not args.quiet,
+                      figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
+
+
 def _run_case(args: argparse.Namespace, command: str) -> int:
-    from shockflow.cases import RunOptions, get_kind
+    from shockflow.cases import get_kind
 
     case = _load(args)
     kind = get_kind(case.kind)
@@ -119,8 +128,7 @@ def _run_case(args: argparse.Namespace, command: str) -> int:
     except OSError as exc:
         _error(f"--out: cannot create the output directory {args.out!r} ({exc.strerror})")
         return EXIT_BAD_INPUT
-    options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
-                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
+    options = _run_options(args)
     outcome = kind.run(case, options)
     if args.json:
         _print_json(outcome.as_dict())
@@ -138,7 +146,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from shockflow.cases import RunOptions, get_kind
+    from shockflow.cases import get_kind
     from shockflow.runners.prediction import DEFAULT_CASE, run_prediction_case
 
     if args.case is None:
@@ -151,8 +159,7 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as exc:
         _error(f"--out: cannot create the output directory {args.out!r} ({exc.strerror})")
         return EXIT_BAD_INPUT
-    options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
-                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
+    options = _run_options(args)
     outcome = run_prediction_case(case, options)
     if args.json:
         _print_json(outcome.as_dict())
@@ -181,7 +188,6 @@ _FORECAST_FLAGS = {"lr_scan": "--lr-scan", "target_step": "--target-step", "tran
 
 
 def _forecast(args: argparse.Namespace) -> int:
-    from shockflow.cases import RunOptions
     from shockflow.cases.errors import ArgumentError
     from shockflow.runners.forecast import forecast_case
 
@@ -189,8 +195,7 @@ def _forecast(args: argparse.Namespace) -> int:
     if case.kind != "network":
         _error(f"case {case.name!r} is a {case.kind} case: a forecast is made for a network case")
         return EXIT_BAD_INPUT
-    options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
-                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
+    options = _run_options(args)
     rates = None
     if args.lr_scan is not None:
         import numpy as np
@@ -946,7 +951,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     from shockflow.progress import configure_logging
     from shockflow.storage.outdir import missing_directories, remove_empty
 
-    configure_logging(quiet=bool(getattr(args, "quiet", False) or getattr(args, "json", False)))
+    configure_logging(quiet=bool(getattr(args, "quiet", False)))   # to stderr: --json leaves stdout its object
     root = _write_root(args)
     created = missing_directories(root) if root is not None else []
     code = _guarded(args, root)

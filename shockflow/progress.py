@@ -8,7 +8,7 @@
   every :data:`LOG_INTERVAL` seconds while it runs (``each=True``: one per step, with its label
   and duration, for phases of few long steps such as the charts of an extraction) and one when it
   ends with its duration, so a log shows what ran and for how long;
-- nothing when disabled (``--quiet``, ``--json``).
+- nothing when disabled (``--quiet``; ``--json`` keeps them: they are on stderr, its object on stdout).
 
 Library diagnostics go through ``logging.getLogger("shockflow")``; :func:`configure_logging`
 (called by the command line) sends them to stderr.  :class:`ProgressBar` is the earlier
