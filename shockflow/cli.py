@@ -984,14 +984,15 @@ def _guarded(args: argparse.Namespace, root: str | None) -> int:
     except KeyboardInterrupt as exc:
         if debug:
             raise
-        return _interrupted(root, before, terminated=isinstance(exc, _Terminated) or interrupts.terminated)
+        return _interrupted(root, before, terminated=isinstance(exc, _Terminated) or interrupts.terminated,
+                            note=getattr(args, "on_interrupt", None))
     except _StdoutClosed:   # not the command's failure: the reader of its output went away (_command)
         raise
     except MemoryError:
         if debug:
             raise
         if interrupts.seen:
-            return _interrupted(root, before)
+            return _interrupted(root, before, note=getattr(args, "on_interrupt", None))
         _error("the run failed: out of memory; reduce the sizes of the case (`shockflow validate` shows its cost)")
         return EXIT_FAILURE
     except Exception as exc:  # noqa: BLE001 - the one error boundary: no traceback reaches a user
@@ -1007,7 +1008,7 @@ def _guarded(args: argparse.Namespace, root: str | None) -> int:
             _error(str(exc))
             return EXIT_BAD_INPUT
         if interrupts.seen:  # a failure in the wake of a swallowed Ctrl-C: the interruption is the cause
-            return _interrupted(root, before)
+            return _interrupted(root, before, note=getattr(args, "on_interrupt", None))
         _error(_failure(exc) + " (rerun with --debug for the traceback)")
         return EXIT_FAILURE
 
@@ -1063,14 +1064,17 @@ class _QuietH5pyFinalisers:
         sys.excepthook, sys.unraisablehook = self._previous
 
 
-def _interrupted(root, before, terminated: bool = False) -> int:
+def _interrupted(root, before, terminated: bool = False, note: str | None = None) -> int:
     """Exit 130 (Ctrl-C) or 143 (SIGTERM), saying which files the interrupted command had finished (a run's are
-    committed together; the unfinished ones' temporaries are removed on the way up)."""
+    committed together; the unfinished ones' temporaries are removed on the way up), or ``note``: what a command
+    that keeps its finished work says instead (``args.on_interrupt``: a sweep's tasks), one message either way."""
     from shockflow.storage.outdir import written_since
 
     what = "terminated (SIGTERM)" if terminated else "interrupted"
-    done = written_since(root, before) if root is not None else []
-    if done:
+    done = written_since(root, before) if root is not None and note is None else []
+    if note is not None:
+        _error(f"{what}; {note}")
+    elif done:
         _error(f"{what}; files finished before the interruption: {', '.join(done)} (in {root}); "
                "the unfinished ones were not written")
     else:

@@ -367,6 +367,7 @@ def run_sweep(sweep: Sweep, out, *, scheduler: str | None = None, workers: int |
             finally:   # the phase's last line sums up, rather than repeating the last task's
                 bar.set_postfix_str(f"{len(failed)} failed" if failed else "", refresh=False)
     finally:
+        _clean_stale(tasks_dir)   # the scratch directories of the workers an interruption stopped (the cluster is down)
         ordered = tuple(reports.get(t.index) or _report(t, "missing", error="not run (sweep interrupted)")
                         for t in sweep.tasks)
         index_path = write_index_file(out / "index.h5", sweep, ordered) if write_index else None

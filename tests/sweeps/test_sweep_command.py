@@ -153,3 +153,39 @@ def test_a_sweep_prints_a_line_per_finished_task_on_stderr_with_json_too(tmp_pat
     assert lines[-1].startswith("sweep burgers-sine: done 2/2 after ") and "task" not in lines[-1]
     code, _, err = _run([*argv[:-2], "--out", str(tmp_path / "q"), "--json", "--quiet"], capsys)
     assert code == 0 and err == ""                                  # --quiet silences it
+
+
+def test_an_interrupted_sweep_says_so_once_and_leaves_no_scratch_directory(tmp_path, capsys, monkeypatch):
+    """A tester's Ctrl-C gave two contradictory errors ('finished tasks are kept ... rerun to resume', then 'files
+    finished before the interruption: index.h5, sweep.json; the unfinished ones were not written') and left the
+    stopped worker's empty tasks/.work-... directory.  Here the second task is interrupted after its worker made its
+    scratch directory and died (a pid that no longer runs)."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    from shockflow.cli import main
+    from shockflow.sweeps import engine
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    perform = engine.perform
+
+    def stopped_at_the_second(task, execute, tasks_dir):
+        if task.index == 1:
+            from pathlib import Path
+
+            (Path(tasks_dir) / f".work-{task.key}-{socket.gethostname()}-{dead.pid}-0123abcd").mkdir()
+            signal.raise_signal(signal.SIGINT)   # Ctrl-C: the command line's handler raises KeyboardInterrupt
+        return perform(task, execute, tasks_dir)
+
+    monkeypatch.setattr(engine, "perform", stopped_at_the_second)
+    out = tmp_path / "o"
+    code = main(["sweep", "burgers-sine", "--set", "initial.amplitude=0.5,1.0", "--set", "domain.cells=200",
+                 "--set", "output.snapshots=41", "--scheduler", "serial", "--out", str(out)])
+    errors = [l for l in capsys.readouterr().err.splitlines() if l.startswith("shockflow: error:")]
+    assert code == 130
+    assert errors == [f"shockflow: error: interrupted; finished tasks are kept in {out}: rerun the same command to "
+                      f"resume"]
+    assert sorted(p.name for p in (out / "tasks").iterdir()) == [read_index(out / "index.h5")["key"][0] + ".h5"]
