@@ -67,6 +67,11 @@ def test_bad_input_gives_exit_2_and_runs_nothing(tmp_path, capsys):
     code, _, err = _run(["sweep", "burgers-sine", "--set", "domain.cells=100,-5", "--out", str(out),
                          "--scheduler", "serial"], capsys)
     assert code == 2 and "domain.cells" in err and "task 1: domain.cells=-5" in err
+    # a bad key of every task is one problem naming the first task and the others (was one line, and one count, each)
+    code, _, err = _run(["sweep", "burgers-sine", "--set", "domain.cells=100,-5,-6", "--out", str(out),
+                         "--scheduler", "serial"], capsys)
+    assert code == 2 and "2 problems" not in err and err.count("domain.cells: expected") == 1
+    assert "(task 1: domain.cells=-5; the same key in task 2)" in err
     code, _, err = _run(["sweep", "no-such-case", "--out", str(out)], capsys)
     assert code == 2 and "built-in cases:" in err
     notes = tmp_path / "notes.txt"
