@@ -423,8 +423,11 @@ def _init(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"case": name, "kind": args.kind, "file": str(target)})
     elif not args.quiet:
-        print(f"wrote {target}: a {args.kind} case; check it with `shockflow validate {target}`, "
-              f"run it with `shockflow {command} {target}`")
+        import shlex
+
+        quoted = shlex.quote(str(target))   # the commands as a shell takes them (an --out with a space)
+        print(f"wrote {target}: a {args.kind} case; check it with `shockflow validate {quoted}`, "
+              f"run it with `shockflow {command} {quoted}`")
     return EXIT_OK
 
 

@@ -56,6 +56,23 @@ def test_init_refuses_to_overwrite_and_bad_names(tmp_path, capsys):
     assert exc.value.code == 2
 
 
+def test_init_refuses_the_names_validate_refuses_and_quotes_the_commands_it_suggests(tmp_path, capsys):
+    """A tester's 'x y' was written and then refused by validate; the commands init printed for an --out with a
+    space were not ones a shell runs."""
+    import shlex
+
+    for name in ("x y", "a*b", "a..b", "ケース"):
+        assert main(["init", "pde", name, "--out", str(tmp_path)]) == 2
+        assert "NAME: expected a file stem of letters, digits" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+    out = tmp_path / "my cases"
+    assert main(["init", "pde", "ok", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    command = said.split("check it with `")[1].split("`")[0]
+    assert shlex.split(command) == ["shockflow", "validate", str(out / "ok.toml")]
+    assert main(shlex.split(command)[1:]) == 0
+
+
 FIGURES = ("--no-figures", "--figure-format", "--dpi")  # the commands that draw figures
 CASES = ("--set", "--allow-large")   # the commands that load a case (and check its cost against the machine)
 OPTIONS = {  # what each command accepts besides --help (and --debug, which every command but version takes)
