@@ -928,14 +928,47 @@ def _command(argv: list[str] | None) -> int:
         sys.stdout = stdout
 
 
+def _valued_options(parser: argparse.ArgumentParser) -> set[str]:
+    """The option strings of ``parser`` and its subcommands' parsers that take one value (``--lr-scan LO:HI:N``)."""
+    found = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _valued_options(sub)
+        elif action.option_strings and action.nargs is None:
+            found.update(action.option_strings)
+    return found
+
+
+def _glued_values(argv: list[str], valued: set[str]) -> list[str]:
+    """``argv`` with an option's value that starts with '-' and a digit or a point glued to it (``--lr-scan -1:1:5``
+    becomes ``--lr-scan=-1:1:5``): argparse takes ``-1:1:5`` for an option and says "expected one argument" instead
+    of the option's own check.  No option starts so; argparse's own reading of ``-5`` and ``-0.5`` is the same."""
+    import re
+
+    out, i = [], 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            return out + argv[i:]
+        if token in valued and i + 1 < len(argv) and re.match(r"-[\d.]", argv[i + 1]):
+            out.append(f"{token}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
+
+
 def _run_command(argv: list[str] | None) -> int:
     parser = build_parser()
     _STATE.update(errors=[], printed=False, usage=None)
+    argv = _glued_values(list(sys.argv[1:] if argv is None else argv), _valued_options(parser))
     try:
         args = parser.parse_args(argv)  # bad arguments: argparse prints usage and exits with status 2
     except SystemExit as exc:
         # with --json a script reading stdout gets its object here too (the usage and the message are on stderr)
-        if exc.code == EXIT_BAD_INPUT and _STATE["usage"] and "--json" in (sys.argv[1:] if argv is None else argv):
+        if exc.code == EXIT_BAD_INPUT and _STATE["usage"] and "--json" in argv:
             _print_json({"error": _STATE["usage"], "exit_code": EXIT_BAD_INPUT})
         raise
     if args.command is None:
