@@ -581,8 +581,14 @@ def _common(out: str | None | bool = DEFAULT_OUT, seed: bool = True,
         common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
     common.add_argument("--quiet", action="store_true", help="print nothing but errors")
     common.add_argument("--json", action="store_true", help=json_help)
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="print the traceback of a failure")
+    _debug(common)
     return common
+
+
+def _debug(p: argparse.ArgumentParser) -> None:
+    """``--debug`` after the command as before it (``shockflow --debug CMD``): every command takes it, as every failure
+    message says "rerun with --debug"; not given, it leaves the one before the command as it is."""
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="print the traceback of a failure")
 
 
 def _figure_arguments(p: argparse.ArgumentParser, no_figures: str) -> None:
@@ -735,10 +741,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--t-end", type=_positive_float, default=0.4, help="final time (default 0.4)")
     demo.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     demo.add_argument("--quiet", action="store_true", help="print nothing (exit status only)")
+    _debug(demo)
     demo.set_defaults(run=_demo)
 
     version = commands.add_parser("version", help="print the versions of shockflow and its dependencies")
     version.add_argument("--json", action="store_true")
+    _debug(version)
     version.set_defaults(run=_version)
     return parser
 

@@ -74,6 +74,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="run tasks even if their estimated memory or time exceeds what the machine has")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="print the traceback of a failure")
     p.set_defaults(run=main)
     return p
 

@@ -75,7 +75,7 @@ def test_init_refuses_the_names_validate_refuses_and_quotes_the_commands_it_sugg
 
 FIGURES = ("--no-figures", "--figure-format", "--dpi")  # the commands that draw figures
 CASES = ("--set", "--allow-large")   # the commands that load a case (and check its cost against the machine)
-OPTIONS = {  # what each command accepts besides --help (and --debug, which every command but version takes)
+OPTIONS = {  # what each command accepts besides --help (and --debug, which every command takes)
     "run": {"--out", "--seed", "--quiet", "--json", *CASES, *FIGURES},
     "solve": {"--out", "--seed", "--quiet", "--json", *CASES, *FIGURES},
     "train": {"--out", "--seed", "--quiet", "--json", *CASES, *FIGURES},
@@ -93,7 +93,21 @@ def test_each_command_takes_exactly_its_options(command):
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices[command]
     flags = {s for a in sub._actions for s in a.option_strings if s.startswith("--")} - {"--help"}
-    assert flags == OPTIONS[command] | ({"--debug"} if command != "version" else set())
+    assert flags == OPTIONS[command] | {"--debug"}
+
+
+def test_every_command_takes_debug_after_it():
+    """Failures say "rerun with --debug", and a tester's `sweep CASE --debug` and `demo --debug` were 'unrecognized
+    arguments' (only `shockflow --debug sweep` worked)."""
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    needs = {"run": [], "forecast": ["c"], "monitor": ["log", "--prediction", "p"], "compare": ["log", "--prediction", "p"],
+             "spectra": ["log"], "solve": ["c"], "train": ["c"], "validate": ["c"], "init": ["pde"], "sweep": ["c"],
+             "show": ["r"]}
+    for command in commands:
+        args = parser.parse_args([command, *needs.get(command, []), "--debug"])
+        assert args.debug is True, command
+        assert parser.parse_args([command, *needs.get(command, [])]).debug is False, command
 
 
 def test_an_option_that_means_nothing_is_refused(capsys):
