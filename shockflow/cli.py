@@ -328,7 +328,12 @@ def _spectra(args: argparse.Namespace) -> int:
                                   output=out / f"{stem}-spectra.h5",
                                   figure=None if args.no_figures else out / f"{stem}-spectra.{args.figure_format}")
     except (ValueError, KeyError, OSError) as exc:  # wrong file, missing parameter, too small to fit a bulk
-        _error(f"LOG {args.log!r}: {exc}")
+        text = str(exc)
+        if args.teacher is not None and text.startswith("teacher:"):   # the --teacher file's, not the log's
+            text = text.removeprefix("teacher:").strip().removeprefix(repr(str(args.teacher))).lstrip(": ")
+            _error(f"--teacher {args.teacher!r}: {text}")
+        else:
+            _error(f"LOG {args.log!r}: {text}")
         return EXIT_BAD_INPUT
     if args.json:
         _print_json(summary)
