@@ -191,8 +191,8 @@ def test_a_problem_at_a_key_an_override_set_names_the_override_and_the_others_do
 
     with pytest.raises(CaseError) as err:   # found when the network is built (CaseError.at)
         build_model_and_data(load_case("mlp-tanh-teacher", ["model.width=0", "data.noise=0.02"]), 0)
-    (problem,) = err.value.problems      # the model's table names the entry
-    assert problem.key == "model" and problem.message.endswith("(from the override 'model.width=0')")
+    (problem,) = err.value.problems      # the argument the model's error names, and the override that set it
+    assert problem.key == "model.width" and problem.message.endswith("(from the override 'model.width=0')")
     # a problem the run finds later (CaseError.at) names it too, and a key no override touched does not
     case = load_case("mlp-tanh-teacher", ["training.steps=10"])
     assert "(from the override 'training.steps=10')" in str(CaseError.at(case, "training.steps", "too short"))
