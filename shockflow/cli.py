@@ -220,11 +220,14 @@ def _monitor(args: argparse.Namespace) -> int:
     from shockflow.runners.monitor import follow, monitor_log
     from shockflow.storage import ResultFileError
 
-    if Path(args.log).is_dir():
-        _error(f"LOG {args.log!r} is a directory, expected a log file")
+    from shockflow.storage.input_files import file_problem
+
+    problem = file_problem(args.log)
+    if problem not in (None, "no such file"):   # a directory, a device, a pipe (/dev/zero was "no such file")
+        _error(f"LOG {args.log!r} {problem}, expected a log file")
         return EXIT_BAD_INPUT
-    if not args.follow and not Path(args.log).is_file():   # --follow may wait for a log that is not there yet
-        _error(f"LOG {args.log!r}: no such file (with --follow, monitor waits for it to appear)")
+    if not args.follow and problem is not None:   # --follow may wait for a log that is not there yet
+        _error(f"LOG {args.log!r}: {problem} (with --follow, monitor waits for it to appear)")
         return EXIT_BAD_INPUT
     try:
         monitor = monitor_log(args.log, args.prediction, step_column=args.step_column, loss_column=args.loss_column,
@@ -312,9 +315,12 @@ def _spectra(args: argparse.Namespace) -> int:
 
     from shockflow.spectra import analyse_spectra
 
+    from shockflow.storage.input_files import file_problem
+
     source = Path(args.log)
-    if not source.is_file():
-        _error(f"LOG {args.log!r}: no such file")
+    problem = file_problem(source)
+    if problem is not None:
+        _error(f"LOG {args.log!r}: {problem}")
         return EXIT_BAD_INPUT
     out = Path(args.out) if args.out else source.parent
     try:

@@ -182,9 +182,13 @@ def load_weight_stack(source, param: str | None = None):
 
     record = source if isinstance(source, TrainingRecord) else None
     if record is None:
+        from shockflow.storage.input_files import file_problem
+
         path = Path(source)
-        if not path.is_file():
-            raise FileNotFoundError(f"source: file {str(path)!r} does not exist")
+        problem = file_problem(path)
+        if problem is not None:
+            raise FileNotFoundError(f"source: file {str(path)!r} does not exist" if problem == "no such file" else
+                                    f"source: {str(path)!r} {problem}")
         if path.suffix == ".npz":
             from shockflow.storage.npz import open_npz
 
@@ -392,12 +396,13 @@ def read_teacher(path) -> np.ndarray:
     starting ``teacher: '<path>'`` saying why it cannot be read (a missing file was a bare '[Errno 2] ...')."""
     import zipfile
 
+    from shockflow.storage.input_files import file_problem
+
     where = f"teacher: {str(path)!r}"
     p = Path(path)
-    if p.is_dir():
-        raise ValueError(f"{where}: a directory, expected a .npy file")
-    if not p.is_file():
-        raise ValueError(f"{where}: no such file" if not p.exists() else f"{where}: not a regular file")
+    problem = file_problem(p)
+    if problem is not None:
+        raise ValueError(f"{where}: {problem}" + (", expected a .npy file" if problem != "no such file" else ""))
     try:
         loaded = np.load(p, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:

@@ -69,10 +69,16 @@ def _case_file(source) -> Path:
     from shockflow.cases import CaseError, Problem
     from shockflow.cases.builtin import builtin_case_path, builtin_names
 
+    from shockflow.storage.input_files import file_problem
+
     path = Path(source)
     if path.is_file():
         return path
     found = builtin_case_path(str(source))
+    problem = file_problem(path)
+    if found is None and problem not in ("no such file", None):   # a directory, a device, a pipe: it exists
+        raise CaseError(str(source), [Problem("", f"{problem}; expected a case file (TOML) or the name of a "
+                                                  "built-in case")])
     if found is None:
         names = ", ".join(builtin_names()) or "(none found)"
         raise CaseError(str(source), [Problem("", f"no such case file, and no built-in case of that name; "
@@ -143,12 +149,10 @@ def case_sweep(case, sets=(), zips=(), *, seed: int | None = None, allow_large: 
     import tomllib
 
     from shockflow.cases import CaseError, Problem, parse_case
+    from shockflow.cases.loading import read_case_file
 
     path = _case_file(case)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CaseError(str(path), [Problem("", f"expected UTF-8 text (TOML), found undecodable bytes at offset {exc.start}")]) from None
+    text = read_case_file(path)
     body, table = split_sweep_table(text, file=str(path))
     axes = build_axes(sets, zips, table)
     if len(axes) > MAX_TASKS:  # refused before a task list is made (a product of axes grows without bound)
