@@ -579,15 +579,15 @@ DEFAULT_OUT = "shockflow-results"  # relative to the current directory; created 
 
 
 def _common(out: str | None | bool = DEFAULT_OUT, seed: bool = True,
-            json_help: str = "print one JSON object on stdout") -> argparse.ArgumentParser:
+            json_help: str = "print one JSON object on stdout", beside: str | None = None) -> argparse.ArgumentParser:
     """The output options of a command: ``--quiet`` and ``--json`` always (``json_help`` says what it prints);
-    ``--out`` unless ``out`` is False (None: no default, the command picks one); ``--seed`` where a command draws
-    random numbers."""
+    ``--out`` unless ``out`` is False (None: no default, the command writes beside its input ``beside``, which the
+    help names); ``--seed`` where a command draws random numbers."""
     common = argparse.ArgumentParser(add_help=False)
     if out is not False:
-        common.add_argument("--out", default=out, metavar="DIR",
-                            help="directory for result files and figures" + (
-                                "" if not out else " (default: the current directory)" if out == "." else f" (default ./{out}/, created)"))
+        default = (f" (default: the directory of {beside}, beside it)" if out is None and beside else
+                   "" if not out else " (default: the current directory)" if out == "." else f" (default ./{out}/, created)")
+        common.add_argument("--out", default=out, metavar="DIR", help="directory for result files and figures" + default)
     if seed:
         common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
     common.add_argument("--quiet", action="store_true", help="print nothing but errors")
@@ -692,7 +692,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--loss-column", metavar="NAME", help="the loss column of a CSV/JSON log")
     compare.set_defaults(run=_compare)
 
-    spectra = commands.add_parser("spectra", parents=[_common(None, seed=False)],
+    spectra = commands.add_parser("spectra", parents=[_common(None, seed=False, beside="LOG")],
                                   help="spectra of a weight matrix over a saved run: bulk fit, outliers, teacher overlap")
     spectra.add_argument("log", metavar="LOG", help="a training log (.h5), an HDF5 stack or an .npz of weight matrices")
     spectra.add_argument("--param", default=None, help="the weight matrix (parameter name) to analyse")
@@ -738,7 +738,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sweep_parser(commands)  # `shockflow sweep` (shockflow.sweeps.command)
 
-    show = commands.add_parser("show", parents=[_common(None, seed=False)], help="summary table and figures of a result file")
+    show = commands.add_parser("show", parents=[_common(None, seed=False, beside="RESULT")],
+                               help="summary table and figures of a result file")
     show.add_argument("result", metavar="RESULT", help="a result file (.h5) written by solve or run")
     _figure_arguments(show, "print the table only")
     show.set_defaults(run=_show)

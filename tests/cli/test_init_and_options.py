@@ -110,6 +110,16 @@ def test_every_command_takes_debug_after_it():
         assert parser.parse_args([command, *needs.get(command, [])]).debug is False, command
 
 
+@pytest.mark.parametrize("command, source", [("show", "RESULT"), ("spectra", "LOG")])
+def test_the_help_of_show_and_spectra_says_where_they_write_by_default(command, source, capsys):
+    """They write beside their input without --out (a sweep's task: into its tasks/), which --help did not say."""
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"--out DIR directory for result files and figures (default: the directory of {source}, beside it)" \
+        in help_text
+
+
 def test_an_option_that_means_nothing_is_refused(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["cases", "--seed", "1"])
