@@ -14,7 +14,10 @@ that does not increase.  The formats:
 - a shockflow training log (``.h5``): written whole by :func:`shockflow.training.train` (atomically),
   so it is read whole once it exists; a file that cannot be opened yet is "nothing new".
 
-A file that shrinks (replaced by a new run) is read again from its start (``restarted``).
+A log rewritten from its start (a new run in its place) is read again from its start and counted in ``restarted``:
+one that shrank, or whose bytes before the place reached have changed (the last row read is checked on each read,
+so a new run that has already written past it is caught too); a JSON document or a training log that is read whole
+and no longer begins with the rows read before.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ __all__ = ["LogTail"]
 
 _CSV = (".csv", ".tsv", ".txt", ".dat")
 
+
+#: bytes before the place reached that each read checks are unchanged (a log rewritten from its start is not)
+_CHECKED = 256
 
 #: a ``.json`` log that is a JSON list not yet complete (:func:`_document`)
 _INCOMPLETE = object()
@@ -69,6 +75,7 @@ class LogTail:
 
     def _reset(self):
         self._offset = 0
+        self._last = b""           # the bytes just before _offset (up to _CHECKED): unchanged while the log grows
         self._header = None        # (step index or None, loss index, delimiter) once the first row is read
         self._rows = 0
         self._steps: list[float] = []
@@ -92,7 +99,7 @@ class LogTail:
         size = self.size()
         if size < 0:
             return False
-        if size < self._offset:     # truncated below what was read: a new file in its place
+        if size < self._offset or not self._same_before():   # a new run's log in its place: read it from its start
             self.restarted += 1
             self._reset()
         if size == self._offset:
@@ -114,7 +121,19 @@ class LogTail:
         for line in chunk[:end].split(b"\n"):
             self._line(line.decode("utf-8", errors="replace"))
         self._offset += end + 1
+        self._last = (self._last + chunk[:end + 1])[-_CHECKED:]
         return self.rows > before
+
+    def _same_before(self) -> bool:
+        """Whether the bytes before the place reached are those read there (a log appended to, not rewritten)."""
+        if self._document or not self._last:
+            return True
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self._offset - len(self._last))
+                return fh.read(len(self._last)) == self._last
+        except OSError:
+            return True
 
     def _take_document(self, document, size: int) -> bool:
         """A ``.json`` log that is one JSON document (:func:`_document`, as :func:`shockflow.logs.foreign
@@ -123,6 +142,10 @@ class LogTail:
 
         steps, loss = json_series(document, self.path, self.step_column, self.loss_column)
         before = self.rows
+        old = self._loss
+        if before and (len(loss) < before or any(float(a) != b for a, b in zip(loss[:before], old))):
+            self.restarted += 1     # no longer begins with the rows read before: a new run's document
+            before = 0
         self._reset()
         for i, value in enumerate(loss):
             self._rows += 1
@@ -222,6 +245,8 @@ class LogTail:
         steps = np.asarray(record.series["step"], dtype=np.float64)
         loss = np.asarray(record.series["loss"], dtype=np.float64)
         check_loss_series(steps, loss, f"log {str(self.path)!r}")   # a log another program wrote: a NaN is refused
-        grew = loss.size > self.rows
+        if self.rows and (loss.size < self.rows or loss[:self.rows].tolist() != self._loss):
+            self.restarted += 1     # another run's log in its place
+            self._steps, self._loss = [], []
         self._steps, self._loss = steps.tolist(), loss.tolist()
         return grew

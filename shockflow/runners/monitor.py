@@ -45,7 +45,8 @@ REVISE = 0.02
 class MonitorEvent:
     """A transition seen for the first time (``kind="transition"``), one reported before whose midpoint the rows
     read since have moved by more than :data:`REVISE` (``"revised"``, with ``revises``: the step reported before), the
-    start (``"start"``, once the monitor is ready) or the end of the follow (``"end"``)."""
+    log rewritten from its start (``"restarted"``: what was reported before is dropped), the start (``"start"``, once
+    the monitor is ready) or the end of the follow (``"end"``)."""
 
     kind: str
     time: float                  # wall-clock time (s since the epoch) of the report
@@ -108,23 +109,34 @@ class Monitor:
     transitions: tuple = ()                          # the detector's current transitions
 
     def update(self, now: float | None = None) -> list[MonitorEvent]:
-        """Read what is new; the transitions seen for the first time."""
+        """Read what is new; the transitions seen for the first time (after a ``"restarted"`` event when the log was
+        rewritten from its start: what was reported of the run before is dropped, not revised backwards)."""
         from shockflow.prediction import find_transitions, match_transitions
 
         read_at = time.time()
-        if not self.tail.read():
-            return []
+        restarts = self.tail.restarted
+        grew = self.tail.read()
+        events = []
+        if self.tail.restarted != restarts:
+            self.reported, self.transitions = [], ()
+            steps, _ = self.tail.series()
+            events.append(MonitorEvent("restarted", time.time() if now is None else now, read_at, self.tail.rows,
+                                       float(steps[-1]) if steps.size else math.nan,
+                                       message=f"the log was restarted: {self.tail.path} was rewritten from its start "
+                                               f"(a new run in its place); reading it again from its start, the "
+                                               f"transitions reported before are dropped"))
+        if not grew:
+            return events
         steps, loss = self.tail.series()
         try:
             found = tuple(find_transitions(steps, loss))
         except ValueError:            # too few rows or too short a span for the detector yet
-            return []
+            return events
         self.transitions = found
         mids = [t.midpoint for t in found]
         comparison = match_transitions(self.predicted, mids, max_ratio=self.max_ratio, truth="loss",
                                        horizon=self.horizon)
         partner = {m.observed_step: m for m in comparison.matches}
-        events = []
         now = time.time() if now is None else now
         for t in found:
             m = partner.get(t.midpoint)
