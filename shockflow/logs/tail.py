@@ -248,5 +248,6 @@ class LogTail:
         if self.rows and (loss.size < self.rows or loss[:self.rows].tolist() != self._loss):
             self.restarted += 1     # another run's log in its place
             self._steps, self._loss = [], []
+        grew = loss.size > self.rows
         self._steps, self._loss = steps.tolist(), loss.tolist()
         return grew
