@@ -111,8 +111,17 @@ def _load(args):
     return case
 
 
+def _run_options(args: argparse.Namespace):
+    """How a command runs its case.  ``--json`` keeps the progress lines: they go to stderr, the JSON object alone to
+    stdout; ``--quiet`` silences them."""
+    from shockflow.cases import RunOptions
+
+    return RunOptions(out=args.out, seed=args.seed, quiet=args.quiet, progress=not args.quiet,
+                      figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
+
+
 def _run_case(args: argparse.Namespace, command: str) -> int:
-    from shockflow.cases import RunOptions, get_kind
+    from shockflow.cases import get_kind
 
     case = _load(args)
     kind = get_kind(case.kind)
@@ -124,8 +133,7 @@ def _run_case(args: argparse.Namespace, command: str) -> int:
     except OSError as exc:
         _error(f"--out: cannot create the output directory {args.out!r} ({exc.strerror})")
         return EXIT_BAD_INPUT
-    options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
-                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
+    options = _run_options(args)
     outcome = kind.run(case, options)
     if args.json:
         _print_json(outcome.as_dict())
@@ -143,7 +151,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from shockflow.cases import RunOptions, get_kind
+    from shockflow.cases import get_kind
     from shockflow.runners.prediction import DEFAULT_CASE, run_prediction_case
 
     if args.case is None:
@@ -156,8 +164,7 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as exc:
         _error(f"--out: cannot create the output directory {args.out!r} ({exc.strerror})")
         return EXIT_BAD_INPUT
-    options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
-                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
+    options = _run_options(args)
     outcome = run_prediction_case(case, options)
     if args.json:
         _print_json(outcome.as_dict())
@@ -186,7 +193,6 @@ _FORECAST_FLAGS = {"lr_scan": "--lr-scan", "target_step": "--target-step", "tran
 
 
 def _forecast(args: argparse.Namespace) -> int:
-    from shockflow.cases import RunOptions
     from shockflow.cases.errors import ArgumentError
     from shockflow.runners.forecast import forecast_case
 
@@ -194,8 +200,7 @@ def _forecast(args: argparse.Namespace) -> int:
     if case.kind != "network":
         _error(f"case {case.name!r} is a {case.kind} case: a forecast is made for a network case")
         return EXIT_BAD_INPUT
-    options = RunOptions(out=args.out, seed=args.seed, quiet=args.quiet or args.json, progress=not args.json,
-                         figures=not args.no_figures, figure_format=args.figure_format, dpi=args.dpi)
+    options = _run_options(args)
     rates = None
     if args.lr_scan is not None:
         import numpy as np
@@ -221,11 +226,14 @@ def _monitor(args: argparse.Namespace) -> int:
     from shockflow.runners.monitor import follow, monitor_log
     from shockflow.storage import ResultFileError
 
-    if Path(args.log).is_dir():
-        _error(f"LOG {args.log!r} is a directory, expected a log file")
+    from shockflow.storage.input_files import file_problem
+
+    problem = file_problem(args.log)
+    if problem not in (None, "no such file"):   # a directory, a device, a pipe (/dev/zero was "no such file")
+        _error(f"LOG {args.log!r} {problem}, expected a log file")
         return EXIT_BAD_INPUT
-    if not args.follow and not Path(args.log).is_file() and not live_logs_of(args.log):   # --follow may wait
-        _error(f"LOG {args.log!r}: no such file (with --follow, monitor waits for it to appear)")
+    if not args.follow and problem is not None and not live_logs_of(args.log):   # --follow may wait for a log
+        _error(f"LOG {args.log!r}: {problem} (with --follow, monitor waits for it to appear)")
         return EXIT_BAD_INPUT
     try:
         monitor = monitor_log(args.log, args.prediction, step_column=args.step_column, loss_column=args.loss_column,
@@ -319,9 +327,12 @@ def _spectra(args: argparse.Namespace) -> int:
 
     from shockflow.spectra import analyse_spectra
 
+    from shockflow.storage.input_files import file_problem
+
     source = Path(args.log)
-    if not source.is_file():
-        _error(f"LOG {args.log!r}: no such file")
+    problem = file_problem(source)
+    if problem is not None:
+        _error(f"LOG {args.log!r}: {problem}")
         return EXIT_BAD_INPUT
     out = Path(args.out) if args.out else source.parent
     try:
@@ -335,7 +346,12 @@ def _spectra(args: argparse.Namespace) -> int:
                                   output=out / f"{stem}-spectra.h5",
                                   figure=None if args.no_figures else out / f"{stem}-spectra.{args.figure_format}")
     except (ValueError, KeyError, OSError) as exc:  # wrong file, missing parameter, too small to fit a bulk
-        _error(f"LOG {args.log!r}: {exc}")
+        text = str(exc)
+        if args.teacher is not None and text.startswith("teacher:"):   # the --teacher file's, not the log's
+            text = text.removeprefix("teacher:").strip().removeprefix(repr(str(args.teacher))).lstrip(": ")
+            _error(f"--teacher {args.teacher!r}: {text}")
+        else:
+            _error(f"LOG {args.log!r}: {text}")
         return EXIT_BAD_INPUT
     if args.json:
         _print_json(summary)
@@ -430,8 +446,11 @@ def _init(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"case": name, "kind": args.kind, "file": str(target)})
     elif not args.quiet:
-        print(f"wrote {target}: a {args.kind} case; check it with `shockflow validate {target}`, "
-              f"run it with `shockflow {command} {target}`")
+        import shlex
+
+        quoted = shlex.quote(str(target))   # the commands as a shell takes them (an --out with a space)
+        print(f"wrote {target}: a {args.kind} case; check it with `shockflow validate {quoted}`, "
+              f"run it with `shockflow {command} {quoted}`")
     return EXIT_OK
 
 
@@ -572,21 +591,27 @@ DEFAULT_OUT = "shockflow-results"  # relative to the current directory; created 
 
 
 def _common(out: str | None | bool = DEFAULT_OUT, seed: bool = True,
-            json_help: str = "print one JSON object on stdout") -> argparse.ArgumentParser:
+            json_help: str = "print one JSON object on stdout", beside: str | None = None) -> argparse.ArgumentParser:
     """The output options of a command: ``--quiet`` and ``--json`` always (``json_help`` says what it prints);
-    ``--out`` unless ``out`` is False (None: no default, the command picks one); ``--seed`` where a command draws
-    random numbers."""
+    ``--out`` unless ``out`` is False (None: no default, the command writes beside its input ``beside``, which the
+    help names); ``--seed`` where a command draws random numbers."""
     common = argparse.ArgumentParser(add_help=False)
     if out is not False:
-        common.add_argument("--out", default=out, metavar="DIR",
-                            help="directory for result files and figures" + (
-                                "" if not out else " (default: the current directory)" if out == "." else f" (default ./{out}/, created)"))
+        default = (f" (default: the directory of {beside}, beside it)" if out is None and beside else
+                   "" if not out else " (default: the current directory)" if out == "." else f" (default ./{out}/, created)")
+        common.add_argument("--out", default=out, metavar="DIR", help="directory for result files and figures" + default)
     if seed:
         common.add_argument("--seed", type=_seed, default=None, help="random seed (default: the case's own)")
     common.add_argument("--quiet", action="store_true", help="print nothing but errors")
     common.add_argument("--json", action="store_true", help=json_help)
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="print the traceback of a failure")
+    _debug(common)
     return common
+
+
+def _debug(p: argparse.ArgumentParser) -> None:
+    """``--debug`` after the command as before it (``shockflow --debug CMD``): every command takes it, as every failure
+    message says "rerun with --debug"; not given, it leaves the one before the command as it is."""
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="print the traceback of a failure")
 
 
 def _figure_arguments(p: argparse.ArgumentParser, no_figures: str) -> None:
@@ -679,7 +704,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--loss-column", metavar="NAME", help="the loss column of a CSV/JSON log")
     compare.set_defaults(run=_compare)
 
-    spectra = commands.add_parser("spectra", parents=[_common(None, seed=False)],
+    spectra = commands.add_parser("spectra", parents=[_common(None, seed=False, beside="LOG")],
                                   help="spectra of a weight matrix over a saved run: bulk fit, outliers, teacher overlap")
     spectra.add_argument("log", metavar="LOG", help="a training log (.h5), an HDF5 stack or an .npz of weight matrices")
     spectra.add_argument("--param", default=None, help="the weight matrix (parameter name) to analyse")
@@ -725,7 +750,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sweep_parser(commands)  # `shockflow sweep` (shockflow.sweeps.command)
 
-    show = commands.add_parser("show", parents=[_common(None, seed=False)], help="summary table and figures of a result file")
+    show = commands.add_parser("show", parents=[_common(None, seed=False, beside="RESULT")],
+                               help="summary table and figures of a result file")
     show.add_argument("result", metavar="RESULT", help="a result file (.h5) written by solve or run")
     _figure_arguments(show, "print the table only")
     show.set_defaults(run=_show)
@@ -739,10 +765,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--t-end", type=_positive_float, default=0.4, help="final time (default 0.4)")
     demo.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     demo.add_argument("--quiet", action="store_true", help="print nothing (exit status only)")
+    _debug(demo)
     demo.set_defaults(run=_demo)
 
     version = commands.add_parser("version", help="print the versions of shockflow and its dependencies")
     version.add_argument("--json", action="store_true")
+    _debug(version)
     version.set_defaults(run=_version)
     return parser
 
@@ -932,14 +960,47 @@ def _command(argv: list[str] | None) -> int:
         sys.stdout = stdout
 
 
+def _valued_options(parser: argparse.ArgumentParser) -> set[str]:
+    """The option strings of ``parser`` and its subcommands' parsers that take one value (``--lr-scan LO:HI:N``)."""
+    found = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _valued_options(sub)
+        elif action.option_strings and action.nargs is None:
+            found.update(action.option_strings)
+    return found
+
+
+def _glued_values(argv: list[str], valued: set[str]) -> list[str]:
+    """``argv`` with an option's value that starts with '-' and a digit or a point glued to it (``--lr-scan -1:1:5``
+    becomes ``--lr-scan=-1:1:5``): argparse takes ``-1:1:5`` for an option and says "expected one argument" instead
+    of the option's own check.  No option starts so; argparse's own reading of ``-5`` and ``-0.5`` is the same."""
+    import re
+
+    out, i = [], 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            return out + argv[i:]
+        if token in valued and i + 1 < len(argv) and re.match(r"-[\d.]", argv[i + 1]):
+            out.append(f"{token}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
+
+
 def _run_command(argv: list[str] | None) -> int:
     parser = build_parser()
     _STATE.update(errors=[], printed=False, usage=None)
+    argv = _glued_values(list(sys.argv[1:] if argv is None else argv), _valued_options(parser))
     try:
         args = parser.parse_args(argv)  # bad arguments: argparse prints usage and exits with status 2
     except SystemExit as exc:
         # with --json a script reading stdout gets its object here too (the usage and the message are on stderr)
-        if exc.code == EXIT_BAD_INPUT and _STATE["usage"] and "--json" in (sys.argv[1:] if argv is None else argv):
+        if exc.code == EXIT_BAD_INPUT and _STATE["usage"] and "--json" in argv:
             _print_json({"error": _STATE["usage"], "exit_code": EXIT_BAD_INPUT})
         raise
     if args.command is None:
@@ -958,7 +1019,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     from shockflow.progress import configure_logging
     from shockflow.storage.outdir import missing_directories, remove_empty
 
-    configure_logging(quiet=bool(getattr(args, "quiet", False) or getattr(args, "json", False)))
+    configure_logging(quiet=bool(getattr(args, "quiet", False)))   # to stderr: --json leaves stdout its object
     root = _write_root(args)
     created = missing_directories(root) if root is not None else []
     code = _guarded(args, root)
@@ -991,14 +1052,15 @@ def _guarded(args: argparse.Namespace, root: str | None) -> int:
     except KeyboardInterrupt as exc:
         if debug:
             raise
-        return _interrupted(root, before, terminated=isinstance(exc, _Terminated) or interrupts.terminated)
+        return _interrupted(root, before, terminated=isinstance(exc, _Terminated) or interrupts.terminated,
+                            note=getattr(args, "on_interrupt", None))
     except _StdoutClosed:   # not the command's failure: the reader of its output went away (_command)
         raise
     except MemoryError:
         if debug:
             raise
         if interrupts.seen:
-            return _interrupted(root, before)
+            return _interrupted(root, before, note=getattr(args, "on_interrupt", None))
         _error("the run failed: out of memory; reduce the sizes of the case (`shockflow validate` shows its cost)")
         return EXIT_FAILURE
     except Exception as exc:  # noqa: BLE001 - the one error boundary: no traceback reaches a user
@@ -1014,7 +1076,7 @@ def _guarded(args: argparse.Namespace, root: str | None) -> int:
             _error(str(exc))
             return EXIT_BAD_INPUT
         if interrupts.seen:  # a failure in the wake of a swallowed Ctrl-C: the interruption is the cause
-            return _interrupted(root, before)
+            return _interrupted(root, before, note=getattr(args, "on_interrupt", None))
         _error(_failure(exc) + " (rerun with --debug for the traceback)")
         return EXIT_FAILURE
 
@@ -1070,14 +1132,17 @@ class _QuietH5pyFinalisers:
         sys.excepthook, sys.unraisablehook = self._previous
 
 
-def _interrupted(root, before, terminated: bool = False) -> int:
+def _interrupted(root, before, terminated: bool = False, note: str | None = None) -> int:
     """Exit 130 (Ctrl-C) or 143 (SIGTERM), saying which files the interrupted command had finished (a run's are
-    committed together; the unfinished ones' temporaries are removed on the way up)."""
+    committed together; the unfinished ones' temporaries are removed on the way up), or ``note``: what a command
+    that keeps its finished work says instead (``args.on_interrupt``: a sweep's tasks), one message either way."""
     from shockflow.storage.outdir import written_since
 
     what = "terminated (SIGTERM)" if terminated else "interrupted"
-    done = written_since(root, before) if root is not None else []
-    if done:
+    done = written_since(root, before) if root is not None and note is None else []
+    if note is not None:
+        _error(f"{what}; {note}")
+    elif done:
         _error(f"{what}; files finished before the interruption: {', '.join(done)} (in {root}); "
                "the unfinished ones were not written")
     else:

@@ -8,7 +8,7 @@
   every :data:`LOG_INTERVAL` seconds while it runs (``each=True``: one per step, with its label
   and duration, for phases of few long steps such as the charts of an extraction) and one when it
   ends with its duration, so a log shows what ran and for how long;
-- nothing when disabled (``--quiet``, ``--json``).
+- nothing when disabled (``--quiet``; ``--json`` keeps them: they are on stderr, its object on stdout).
 
 Library diagnostics go through ``logging.getLogger("shockflow")``; :func:`configure_logging`
 (called by the command line) sends them to stderr.  :class:`ProgressBar` is the earlier
@@ -68,8 +68,8 @@ def _interactive(stream) -> bool:
 class _Lines:
     """The plain-line rendering of a phase (see the module docstring)."""
 
-    def __init__(self, total, desc: str, stream: TextIO, each: bool = False):
-        self.total, self.desc, self.stream, self.each = total, desc, stream, each
+    def __init__(self, total, desc: str, stream: TextIO, each: bool = False, overlapping: bool = False):
+        self.total, self.desc, self.stream, self.each, self.overlapping = total, desc, stream, each, overlapping
         self.n = 0
         self.postfix = ""
         self._start = self._last = self._step = time.perf_counter()
@@ -84,8 +84,9 @@ class _Lines:
         now = time.perf_counter()
         if self.each and k > 0:
             count = f"{self.n}/{self.total}" if self.total else f"{self.n}"
+            took = "" if self.overlapping else f" in {now - self._step:.1f} s"   # overlapping: the postfix says
             self._write(f"{self.desc}: {count}" + (f" {self.postfix}" if self.postfix else "")
-                        + f" in {now - self._step:.1f} s ({format_duration(now - self._start)} elapsed)")
+                        + f"{took} ({format_duration(now - self._start)} elapsed)")
             self._step = self._last = now
         elif now - self._last >= LOG_INTERVAL:
             self._last = now
@@ -135,18 +136,20 @@ def _bar_class():
 
 @contextmanager
 def progress(total: int | None, desc: str, *, enabled: bool = True, stream: TextIO | None = None, unit: str = "it",
-             each: bool = False):
+             each: bool = False, overlapping: bool = False):
     """A counted phase: ``with progress(n, "train") as bar: bar.update(); bar.set_postfix_str("loss ...")``.
 
     ``total`` may be None (not known yet: :func:`step_callback` sets it); ``each``: in a log, one
-    line per step (its postfix and duration) instead of one every :data:`LOG_INTERVAL` seconds."""
+    line per step (its postfix and duration) instead of one every :data:`LOG_INTERVAL` seconds;
+    ``overlapping``: the steps run at the same time (a sweep's tasks on a cluster), so a step's line gives no
+    time since the previous one (its postfix says how long the step itself took)."""
     stream = stream if stream is not None else sys.stderr
     if not enabled:
         bar = _Silent()
     elif _interactive(stream):
         bar = _bar_class()(total=total, desc=desc, file=stream, unit=unit, leave=True, dynamic_ncols=True)
     else:
-        bar = _Lines(None if unit == "phase" else total, desc, stream, each=each)
+        bar = _Lines(None if unit == "phase" else total, desc, stream, each=each, overlapping=overlapping)
     try:
         yield bar
     except BaseException:

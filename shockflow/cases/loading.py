@@ -318,9 +318,12 @@ def load_case(source, overrides=()) -> Case:
     overrides = arguments.overrides(overrides)
     path = Path(source)
     if not path.is_file():
+        from shockflow.storage.input_files import file_problem
+
         found = builtin_case_path(str(source))
-        if found is None and path.is_dir():
-            raise CaseError(str(source), [Problem("", "is a directory; expected a case file (TOML) or the name of a "
+        problem = file_problem(path)
+        if found is None and problem not in ("no such file", None):   # a directory, a device, a pipe: it exists
+            raise CaseError(str(source), [Problem("", f"{problem}; expected a case file (TOML) or the name of a "
                                                       "built-in case")])
         if found is None:
             names = builtin_names()
@@ -329,10 +332,23 @@ def load_case(source, overrides=()) -> Case:
             raise CaseError(str(source), [Problem("", f"no such case file, and no built-in case of that name; "
                                                       f"built-in cases: {listing}")])
         path = found
+    return parse_case(read_case_file(path), file=str(path), path=path, overrides=overrides)
+
+
+def read_case_file(path: Path) -> str:
+    """The text of the case file ``path`` (UTF-8, a byte-order mark kept for the parser to drop).  A file too large
+    to hold at most ``MAX_CASE_BYTES`` characters (four bytes each, at most) is refused by its size, unread (a
+    tester's 200 MB file was read whole, 400 MB of memory, before the character limit refused it)."""
+    most = 4 * MAX_CASE_BYTES + 3
     try:
-        text = path.read_bytes().decode("utf-8")
+        size = path.stat().st_size
+        if size > most:
+            raise CaseError(str(path), [Problem("", f"expected a case file of at most {MAX_CASE_BYTES} characters, "
+                                                    f"found a file of {size} bytes (not read)")])
+        with open(path, "rb") as fh:
+            data = fh.read(most + 1)   # a file that grew since: no more than the limit read either
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CaseError(str(path), [Problem("", f"expected UTF-8 text (TOML), found undecodable bytes at offset {exc.start}")]) from None
     except OSError as exc:
         raise CaseError(str(path), [Problem("", f"cannot read the file ({exc.strerror})")]) from None
-    return parse_case(text, file=str(path), path=path, overrides=overrides)

@@ -18,7 +18,10 @@ that does not increase.  The formats:
   ``"finished"`` (the log or the live file says so) or ``"stopped"`` (the run ended before its log: it
   diverged or was interrupted).
 
-A file that shrinks (replaced by a new run) is read again from its start (``restarted``).
+A log rewritten from its start (a new run in its place) is read again from its start and counted in ``restarted``:
+one that shrank, or whose bytes before the place reached have changed (the last row read is checked on each read,
+so a new run that has already written past it is caught too); a JSON document or a training log that is read whole
+and no longer begins with the rows read before.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ __all__ = ["LogTail"]
 
 _CSV = (".csv", ".tsv", ".txt", ".dat")
 
+
+#: bytes before the place reached that each read checks are unchanged (a log rewritten from its start is not)
+_CHECKED = 256
 
 #: a ``.json`` log that is a JSON list not yet complete (:func:`_document`)
 _INCOMPLETE = object()
@@ -75,6 +81,7 @@ class LogTail:
 
     def _reset(self):
         self._offset = 0
+        self._last = b""           # the bytes just before _offset (up to _CHECKED): unchanged while the log grows
         self._header = None        # (step index or None, loss index, delimiter) once the first row is read
         self._rows = 0
         self._steps: list[float] = []
@@ -110,7 +117,7 @@ class LogTail:
         size = self.size()
         if size < 0:
             return False
-        if size < self._offset:     # truncated below what was read: a new file in its place
+        if size < self._offset or not self._same_before():   # a new run's log in its place: read it from its start
             self.restarted += 1
             self._reset()
         if size == self._offset:
@@ -132,7 +139,19 @@ class LogTail:
         for line in chunk[:end].split(b"\n"):
             self._line(line.decode("utf-8", errors="replace"))
         self._offset += end + 1
+        self._last = (self._last + chunk[:end + 1])[-_CHECKED:]
         return self.rows > before
+
+    def _same_before(self) -> bool:
+        """Whether the bytes before the place reached are those read there (a log appended to, not rewritten)."""
+        if self._document or not self._last:
+            return True
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self._offset - len(self._last))
+                return fh.read(len(self._last)) == self._last
+        except OSError:
+            return True
 
     def _take_document(self, document, size: int) -> bool:
         """A ``.json`` log that is one JSON document (:func:`_document`, as :func:`shockflow.logs.foreign
@@ -141,6 +160,10 @@ class LogTail:
 
         steps, loss = json_series(document, self.path, self.step_column, self.loss_column)
         before = self.rows
+        old = self._loss
+        if before and (len(loss) < before or any(float(a) != b for a, b in zip(loss[:before], old))):
+            self.restarted += 1     # no longer begins with the rows read before: a new run's document
+            before = 0
         self._reset()
         for i, value in enumerate(loss):
             self._rows += 1
@@ -227,6 +250,8 @@ class LogTail:
             st = self.path.stat()
         except FileNotFoundError:
             return self._read_live()
+        if self._live_is_newer(st.st_mtime_ns):     # a new run training where an earlier one left its log
+            return self._read_live()
         stamp = (st.st_mtime_ns, st.st_size)
         if stamp == self._stamp:
             return False
@@ -244,6 +269,9 @@ class LogTail:
 
     def _take_series(self, steps, loss) -> bool:
         check_loss_series(steps, loss, f"log {str(self.path)!r}")   # a log another program wrote: a NaN is refused
+        if self.rows and (loss.size < self.rows or loss[:self.rows].tolist() != self._loss):
+            self.restarted += 1     # another run's log in its place
+            self._steps, self._loss = [], []
         grew = loss.size > self.rows
         self._steps, self._loss = steps.tolist(), loss.tolist()
         return grew
@@ -268,6 +296,17 @@ class LogTail:
         if status in (FINISHED, STOPPED):
             self.status = "finished" if status == FINISHED else "stopped"
         return self._take_series(steps, loss)
+
+    def _live_is_newer(self, log_mtime: int) -> bool:
+        """Whether the live file being read, or else the newest beside the log, was written after the log."""
+        from .live import live_logs_of
+
+        for path in [self._live.path] if self._live is not None else live_logs_of(self.path)[:1]:
+            try:
+                return path.stat().st_mtime_ns > log_mtime
+            except FileNotFoundError:
+                return False
+        return False
 
     def _close_live(self) -> None:
         if self._live is not None:

@@ -326,11 +326,14 @@ def read_loss_log(path, *, step_column: str | None = None, loss_column: str | No
     from shockflow.logs import read_loss_curve, read_training_log
     from shockflow.logs.foreign import check_loss_series
 
+    from shockflow.storage.input_files import file_problem
+
     path = Path(path)
-    if path.is_dir():
-        raise FileNotFoundError(f"LOG: {str(path)!r} is a directory, expected a log file")
-    if not path.is_file():
+    problem = file_problem(path)
+    if problem == "no such file":
         raise FileNotFoundError(f"LOG: file {str(path)!r} does not exist")
+    if problem is not None:   # a directory, a device, a pipe
+        raise FileNotFoundError(f"LOG: {str(path)!r} {problem}, expected a log file")
     if path.suffix.lower() in (".h5", ".hdf5"):
         record = read_training_log(path)
         check_loss_series(record.series["step"], record.series["loss"], "its /series")   # a log another program wrote

@@ -86,7 +86,13 @@ def _check_demo(cells, amplitude, offset, t_end, snapshots) -> None:
         raise DemoInputError(f"--cells: {cells} cells need about {need / 2 ** 30:.3g} GiB, more than is available")
     steps = t_end * cells * (amplitude + abs(offset)) / 0.45
     if steps > 1e8:
-        raise DemoInputError(f"--cells: about {steps:.3g} time steps would be needed; expected at most 1e8")
+        # named by the option furthest above its default (--amplitude 1e300 had blamed --cells)
+        ratios = {"--t-end": t_end / 0.4, "--cells": cells / 2000,
+                  "--amplitude" if amplitude >= abs(offset) else "--offset": (amplitude + abs(offset)) / 1.25}
+        option = max(ratios, key=ratios.get)
+        raise DemoInputError(f"{option}: about {steps:.3g} time steps would be needed (t_end · cells · (A + |c|) / 0.45 "
+                             f"with --t-end {t_end:g}, --cells {cells}, --amplitude {amplitude:g}, --offset "
+                             f"{offset:g}); expected at most 1e8")
 
 
 def run_demo(cells: int = 2000, amplitude: float = 1.0, offset: float = 0.25, t_end: float = 0.4,

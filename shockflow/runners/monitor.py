@@ -46,8 +46,9 @@ REVISE = 0.02
 class MonitorEvent:
     """A transition seen for the first time (``kind="transition"``), one reported before whose midpoint the rows
     read since have moved by more than :data:`REVISE` (``"revised"``, with ``revises``: the step reported before), the
-    start (``"start"``, once the monitor is ready), a log trained with other settings than the forecast's
-    (``"warning"``) or the end of the follow (``"end"``)."""
+    log rewritten from its start (``"restarted"``: what was reported before is dropped), a log trained with other
+    settings than the forecast's (``"warning"``), the start (``"start"``, once the monitor is ready) or the end of the
+    follow (``"end"``)."""
 
     kind: str
     time: float                  # wall-clock time (s since the epoch) of the report
@@ -112,13 +113,26 @@ class Monitor:
     disagreements: list | None = None                # the keys the log and the forecast differ on, once read
 
     def update(self, now: float | None = None) -> list[MonitorEvent]:
-        """Read what is new; the transitions seen for the first time."""
+        """Read what is new; the transitions seen for the first time (after a ``"restarted"`` event when the log was
+        rewritten from its start: what was reported of the run before is dropped, not revised backwards)."""
         from shockflow.prediction import find_transitions, match_transitions
 
         read_at = time.time()
-        if not self.tail.read():
-            return []
-        events = self._check_agreement(read_at)
+        restarts = self.tail.restarted
+        grew = self.tail.read()
+        events = []
+        if self.tail.restarted != restarts:
+            self.reported, self.transitions = [], ()
+            self.disagreements = None          # a new run: its settings are checked again
+            steps, _ = self.tail.series()
+            events.append(MonitorEvent("restarted", time.time() if now is None else now, read_at, self.tail.rows,
+                                       float(steps[-1]) if steps.size else math.nan,
+                                       message=f"the log was restarted: {self.tail.path} was rewritten from its start "
+                                               f"(a new run in its place); reading it again from its start, the "
+                                               f"transitions reported before are dropped"))
+        if not grew:
+            return events
+        events += self._check_agreement(read_at)
         steps, loss = self.tail.series()
         try:
             found = tuple(find_transitions(steps, loss))

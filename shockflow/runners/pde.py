@@ -34,6 +34,8 @@ __all__ = ["PDEProblem", "SolveOutput", "PDEOutcome", "build_problem", "solve_pr
 
 #: at most this many solver calls per run (progress granularity)
 PROGRESS_SEGMENTS = 20
+#: a case whose estimated step count exceeds solver.max_steps this many times is refused before the solve
+STEP_MARGIN = 10.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,6 +194,8 @@ def build_problem(case) -> PDEProblem:
         initial = grid.sample(ini.evaluate)  # finite differences start from point values
     boundary = None if mesh is not None else _boundary(dom)
     _check_initial_range(case, initial, grid)
+    _check_resolved(case, initial, grid)
+    _check_step_count(case, initial, grid)
     return PDEProblem(case, s, grid, mesh, initial, s.output.times, boundary)
 
 
@@ -222,6 +226,77 @@ def _check_initial_range(case, initial: np.ndarray, grid) -> None:
         what = "a max|p0|" if eq.kind == "burgers" else "a max|u0 differences| / dx"
         raise CaseError.at(case, "initial", f"the initial data are too large to take a single time step: the "
                                             f"Courant rate {what} / dx overflows a double (max |initial| = {big:.3g})")
+
+
+def _check_resolved(case, initial: np.ndarray, grid) -> None:
+    """Smooth initial data that the grid does not resolve are refused before the solve, naming ``domain.cells``.
+
+    The criterion: the data on the grid show a jump (a shock at t = 0, by the case's own detector,
+    ``[shocks]``: a transition narrower than ``max_width_cells`` cells) that the same data sampled 64 times
+    finer do not have.  It is the condition under which the result is wrong rather than coarse: the report
+    would give t* = 0 and a shock in every such transition (burgers-sine at frequency 1000 on 800 cells: about
+    200 shocks at t = 0, the exact t* = 1.6e-4), and it holds for any analytic initial function, not only for
+    waves (a cells-per-wavelength rule would), while a jump of the data itself (burgers-riemann) is one at every
+    resolution.  Applied to 1-D Burgers with an analytic initial function: the detector reads p there directly;
+    an array file has no finer samples."""
+    s = case.settings
+    if grid is None or grid.ndim != 1 or s.equation.kind != "burgers" or isinstance(s.initial, ArrayFile) \
+            or not s.shocks.enabled:
+        return
+    from shockflow.prediction.shock_report import detection_settings
+    from solvers.shocks import find_shocks
+
+    settings = detection_settings(s.shocks, nu=s.equation.nu * s.equation.D, periodic=s.domain.boundary == "periodic")
+    found = find_shocks(initial, grid.centers(0), settings=settings)
+    if not found:
+        return
+    cells = grid.shape[0]
+    fine = min(64 * cells, 1 << 18)
+    lo, hi = float(s.domain.lower), float(s.domain.upper)
+    x = lo + (np.arange(fine) + 0.5) * (hi - lo) / fine
+    with np.errstate(all="ignore"):
+        u = np.asarray(s.initial.evaluate(x), dtype=np.float64)
+    if fine <= cells or u.shape != x.shape or not np.all(np.isfinite(u)) or find_shocks(u, x, settings=settings):
+        return
+    raise CaseError.at(case, "domain.cells", f"{cells} cells do not resolve the initial data: on the grid they jump "
+                                             f"({len(found)} shock{'s' if len(found) != 1 else ''} at t = 0) where, "
+                                             f"sampled {fine // cells} times finer, they are smooth, so the solve "
+                                             f"would report t* = 0; refine domain.cells or smooth the initial data (a "
+                                             f"transition needs more "
+                                             f"than shocks.max_width_cells = {s.shocks.max_width_cells:g} cells)")
+
+
+def _check_step_count(case, initial: np.ndarray, grid) -> None:
+    """A case whose ``output.t_end`` needs more time steps than ``solver.max_steps`` is refused before the solve
+    (a tester's t_end = 1e9 ran 19 s into max_steps).  The count is t_end over the time step the initial data
+    allow (cfl over the Courant rate: the wave speed a|p| for burgers, |∂H/∂p| from the initial differences for
+    HJ, over the cell, plus the viscous rate 2νD/dx²).  For burgers that is an upper bound (max|p| does not grow,
+    and falls as shocks dissipate: burgers-sine's five-fold, to its mean), so only a count more than
+    :data:`STEP_MARGIN` times max_steps is refused; a case between is left to the solver, which stops at max_steps
+    with the same key.  Surfaces are left to the solver's own count."""
+    s = case.settings
+    eq = s.equation
+    if grid is None or initial.size < 2:
+        return
+    spatial, integrator, cfl = s.solver.scheme(eq.kind, False)
+    dx = np.asarray(grid.dx, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        if eq.kind == "burgers":
+            hyperbolic = float(eq.a * np.max(np.abs(initial)) / dx[0])
+        else:
+            hyperbolic = 0.0
+            for k in range(grid.ndim):
+                slope = float(np.max(np.abs(np.diff(initial, axis=k)))) / dx[k] if initial.shape[k] > 1 else 0.0
+                hyperbolic += eq.a * (slope if eq.hamiltonian == "quadratic" else 1.0) / dx[k]
+        rate = hyperbolic + 2.0 * eq.nu * eq.D * float(np.sum(1.0 / dx ** 2))
+        steps = float(s.output.t_end) * rate / cfl
+    if not math.isfinite(steps) or steps <= STEP_MARGIN * s.solver.max_steps:
+        return
+    speed = f"wave speed {hyperbolic * float(np.min(dx)):.3g} allows" if eq.kind == "burgers" else "slopes allow"
+    raise CaseError.at(case, "output.t_end", f"reaching t_end = {s.output.t_end:g} takes about {steps:.3g} time steps "
+                                             f"of {cfl / rate:.3g} (the step the initial data's {speed} on this "
+                                             f"grid), more than solver.max_steps = {s.solver.max_steps}; lower "
+                                             f"output.t_end, coarsen the grid or raise solver.max_steps")
 
 
 def solver_settings(s: PDECase) -> dict:
@@ -426,36 +501,6 @@ def build_result(problem: PDEProblem, solution: SolveOutput, report, *, seed, wa
     )
 
 
-def _warn_unresolved(case, problem: PDEProblem, report) -> None:
-    """A warning (not an error) where a 1-D Burgers case reports a shock at its initial time that its initial data,
-    sampled 64 times finer, do not have: smooth data whose steepest transition this grid does not resolve (fewer
-    than ``shocks.max_width_cells`` cells) is told from a jump by nothing on the grid itself (burgers-sine on 8
-    cells: a shock at t = 0 against the exact t* = 0.159).  A jump in the data (burgers-riemann) stays one there."""
-    from shockflow.cases.pde import ArrayFile
-    from shockflow.prediction.shock_report import detection_settings
-    from shockflow.progress import logger
-    from solvers.shocks import find_shocks
-
-    s = problem.settings
-    rows = getattr(report, "shocks", ()) or ()
-    t0 = float(problem.times[0])
-    if (problem.grid is None or problem.grid.ndim != 1 or s.equation.kind != "burgers" or isinstance(s.initial, ArrayFile)
-            or not any(r.time <= t0 for r in rows)):
-        return
-    cells = problem.grid.shape[0]
-    fine = min(64 * cells, 1 << 18)
-    lo, hi = float(s.domain.lower), float(s.domain.upper)
-    x = lo + (np.arange(fine) + 0.5) * (hi - lo) / fine
-    settings = detection_settings(s.shocks, nu=s.equation.nu * s.equation.D, periodic=s.domain.boundary == "periodic")
-    with np.errstate(all="ignore"):
-        u = np.asarray(s.initial.evaluate(x), dtype=np.float64)
-    if u.shape != x.shape or not np.all(np.isfinite(u)) or find_shocks(u, x, settings=settings):
-        return
-    logger.warning("%s: a shock is reported at the initial time t = %g that the initial data, sampled %d times "
-                   "finer, do not have: the grid's %d cells do not resolve their steepest transition; refine "
-                   "domain.cells", case.name, t0, fine // cells, cells)
-
-
 @committed_together
 def run_pde_case(case, options) -> PDEOutcome:
     """Solve ``case``, report its shocks, write ``<out>/<name>.h5`` (and ``<name>.png`` unless
@@ -477,7 +522,6 @@ def run_pde_case(case, options) -> PDEOutcome:
         solution = solve_problem(problem, progress=lambda done, total: bar.update(done - bar.n))
     with status("shocks", enabled=show):
         report = shock_report(problem, solution) if problem.settings.shocks.enabled else _no_shocks(solution)
-    _warn_unresolved(case, problem, report)
     seed = options.seed if options.seed is not None else case.seed
     result = build_result(problem, solution, report, seed=seed, wall_time=time.perf_counter() - start)
     with status(f"write {out / (case.name + '.h5')}", enabled=show):

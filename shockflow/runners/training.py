@@ -34,12 +34,28 @@ def _require_finite_arguments(case, table: str, kwargs: dict, prefix: str = "") 
     for key, value in kwargs.items():
         where = f"{table}.{prefix}{key}"
         items = value if isinstance(value, (list, tuple)) else [value]
+        numbers = any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items)
         for i, v in enumerate(items):
+            index = f"[{i}]" if isinstance(value, (list, tuple)) else ""
             if isinstance(v, dict):
                 _require_finite_arguments(case, table, v, prefix=f"{prefix}{key}.")
             elif isinstance(v, float) and not math.isfinite(v):
-                index = f"[{i}]" if isinstance(value, (list, tuple)) else ""
                 raise CaseError.at(case, where + index, f"expected a finite number, found {v}")
+            elif index and numbers and isinstance(v, str):   # [8.0, "x"]: a list of numbers with a word in it
+                raise CaseError.at(case, where + index, f"expected a number, as the list's other entries are, "
+                                                        f"found the string {v!r}")
+
+
+def _named_argument(table: str, message: str, names) -> tuple[str, str]:
+    """``(key, message)`` of an error a model or data generator raised: the argument it names first
+    (``"power_law_covariance: n must be ..."``, ``"init_scale: expected ..."``) when that is one of ``names``, as
+    ``table.argument`` with the generator's and the argument's names dropped; else the table itself."""
+    import re
+
+    found = re.match(r"(?:\w+: )?(\w+)(?:: | (?=must ))", message)
+    if found is None or found.group(1) not in names:
+        return table, message
+    return f"{table}.{found.group(1)}", message[found.end():]
 
 
 def adapt_network(network, X, y, label: str | None = None):
@@ -79,7 +95,7 @@ def build_model_and_data(case, seed: int):
             spec.setdefault("seed", seed)
         model = models.build(**spec)
     except (TypeError, ValueError) as exc:
-        raise CaseError.at(case, "model", str(exc)) from None
+        raise CaseError.at(case, *_named_argument("model", str(exc), set(spec) - {"name"})) from None
     from shockflow.models.protocol import is_protocol_network
 
     if s.training.initial is not None and not is_protocol_network(model):
@@ -99,7 +115,7 @@ def build_model_and_data(case, seed: int):
     except KeyError as exc:   # an array the data's file does not hold (load_arrays)
         raise CaseError.at(case, "data", str(exc.args[0]) if exc.args else str(exc)) from None
     except (TypeError, ValueError) as exc:
-        raise CaseError.at(case, "data", str(exc)) from None
+        raise CaseError.at(case, *_named_argument("data", str(exc), set(kwargs) | set(params))) from None
     if is_protocol_network(model):   # a third-party network implementing the protocol: adapted, on row numbers
         try:
             model, data = adapt_network(model, data.X, data.y, label=s.model.name)

@@ -182,9 +182,13 @@ def load_weight_stack(source, param: str | None = None):
 
     record = source if isinstance(source, TrainingRecord) else None
     if record is None:
+        from shockflow.storage.input_files import file_problem
+
         path = Path(source)
-        if not path.is_file():
-            raise FileNotFoundError(f"source: file {str(path)!r} does not exist")
+        problem = file_problem(path)
+        if problem is not None:
+            raise FileNotFoundError(f"source: file {str(path)!r} does not exist" if problem == "no such file" else
+                                    f"source: {str(path)!r} {problem}")
         if path.suffix == ".npz":
             from shockflow.storage.npz import open_npz
 
@@ -214,9 +218,12 @@ def load_weight_stack(source, param: str | None = None):
         raise ValueError("source: the training log holds no parameter snapshots")
     if param is None:
         mats = [k for k, v in snaps.items() if v.ndim == 3]
+        if not mats:   # (was "the log has 0 matrix parameters; choose one of ['u']": a vector is no choice)
+            raise ValueError(f"param: the log holds no weight matrix, only parameters of other shapes "
+                             f"({', '.join(f'{k} {tuple(np.shape(snaps[k])[1:])}' for k in sorted(snaps))}); the "
+                             f"spectra are of a weight matrix")
         if len(mats) != 1:
-            raise ValueError(f"param: the log has {len(mats)} matrix parameters; choose one of "
-                             f"{sorted(snaps)}")
+            raise ValueError(f"param: the log has {len(mats)} weight matrices; choose one of {sorted(mats)}")
         param = mats[0]
     if param not in snaps:
         raise ValueError(f"param: unknown parameter {param!r}; valid: {sorted(snaps)}")
@@ -384,6 +391,33 @@ def plot_spectral_evolution(trace: SpectralTrace, *, fig=None, title: str | None
     return fig
 
 
+def read_teacher(path) -> np.ndarray:
+    """The teacher direction (or matrix) in the ``.npy`` file ``path`` (or an ``.npz`` of one array); ValueError
+    starting ``teacher: '<path>'`` saying why it cannot be read (a missing file was a bare '[Errno 2] ...')."""
+    import zipfile
+
+    from shockflow.storage.input_files import file_problem
+
+    where = f"teacher: {str(path)!r}"
+    p = Path(path)
+    problem = file_problem(p)
+    if problem is not None:
+        raise ValueError(f"{where}: {problem}" + (", expected a .npy file" if problem != "no such file" else ""))
+    try:
+        loaded = np.load(p, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{where}: not a NumPy .npy file ({exc})") from None
+    if isinstance(loaded, np.lib.npyio.NpzFile):
+        with loaded:
+            if len(loaded.files) != 1:
+                raise ValueError(f"{where}: an .npz of {len(loaded.files)} arrays ({', '.join(loaded.files)}); "
+                                 f"expected one direction (a .npy file)")
+            loaded = loaded[loaded.files[0]]
+    if loaded.dtype.kind not in "fiu":
+        raise ValueError(f"{where}: expected numbers, found an array of dtype {loaded.dtype}")
+    return loaded
+
+
 def analyse_spectra(path, param: str | None = None, teacher=None, ratio: float | None = None,
                     level: float = 0.99, output=None, figure=None) -> dict:
     """Analyse the spectra of a saved run (see :func:`load_weight_stack` for accepted files).
@@ -395,7 +429,7 @@ def analyse_spectra(path, param: str | None = None, teacher=None, ratio: float |
     """
     steps, stack, stored_teacher = load_weight_stack(path, param)
     if isinstance(teacher, (str, os.PathLike)):
-        teacher = np.load(teacher)
+        teacher = read_teacher(teacher)
     if teacher is None:
         teacher = stored_teacher
     trace = spectral_monitor(stack, steps, teacher=teacher, ratio=ratio, level=level)

@@ -7,6 +7,8 @@
 - :mod:`~shockflow.storage.results` — result files (layout: docs/result-file.md);
 - :mod:`~shockflow.storage.npz` — :func:`open_npz`, ``.npz`` archives of named arrays read with one error for every
   way a file is none;
+- :mod:`~shockflow.storage.input_files` — :func:`file_problem`, what a path given to be read is when it is no regular
+  file (missing, a directory, a device, a pipe), in one wording for every reader;
 - :mod:`~shockflow.storage.surfaces` — surface solutions (``.npz``) and XDMF time series for ParaView
   (imported by name: it loads :mod:`solvers.surfaces`).
 """

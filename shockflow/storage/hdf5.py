@@ -10,7 +10,7 @@ docs/result-file.md)::
 expects into the caller's own error type, with a message that quotes the path and says what was
 expected and what was found:
 
-1. no such file (a directory counts as none)          -> ``missing`` (default: ``error``)
+1. no such file (a directory or a device counts as none) -> ``missing`` (default: ``error``)
 2. not an HDF5 file (h5py cannot open it)             -> ``error``
 3. root attribute ``format`` absent or not ``format`` -> ``error``      (skipped if ``format=None``)
 4. ``format_version`` absent, not an integer, or
@@ -44,12 +44,15 @@ def open_hdf5(path: str | os.PathLike, *, format: str | None, kind: str, error: 
     ``missing``: the one raised for a missing file (default ``error``).
     ``max_version``: the newest ``format_version`` the caller reads (None: not checked).
     """
+    from shockflow.storage.input_files import file_problem
+
     path = Path(path)
     where = repr(str(path))
-    if path.is_dir():
-        raise (missing or error)(f"{where} is a directory (expected {kind})")
-    if not path.is_file():
+    problem = file_problem(path)
+    if problem == "no such file":
         raise (missing or error)(f"{where}: no such file (expected {kind})")
+    if problem is not None:   # a directory, a device, a pipe
+        raise (missing or error)(f"{where} {problem} (expected {kind})")
     try:
         f = h5py.File(path, "r")
     except OSError as exc:

@@ -6,7 +6,8 @@ file per task, the failure records and the merged index into ``--out`` (default
 
 Exit codes (those of the ``shockflow`` command line): 0 every task finished; 1 some tasks
 failed (they are listed, with their parameters and failure records); 2 bad input (a case file,
-an axis, a zip group; a cluster without dask.distributed installed; nothing is run or written); 130 interrupted (finished tasks are kept; rerun to resume).
+an axis, a zip group; a cluster without dask.distributed installed; nothing is run or written); 130 interrupted (143 on
+SIGTERM; finished tasks are kept, rerun to resume: the KeyboardInterrupt goes up, and ``args.on_interrupt`` says so).
 With ``--json`` stdout holds one JSON object: ``sweep``, ``out``, ``index``, ``tasks``, ``done``,
 ``reused``, ``failed``, ``missing``, ``seconds``, ``workers``, ``failures`` (a list of
 ``index``, ``key``, ``params``, ``error``, ``record``); with ``--dry-run`` it lists the tasks.
@@ -73,6 +74,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="run tasks even if their estimated memory or time exceeds what the machine has")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="print the traceback of a failure")
     p.set_defaults(run=main)
     return p
 
@@ -155,14 +157,14 @@ def main(args: argparse.Namespace) -> int:
     problem = scheduler_problem(args.scheduler)
     if problem is not None:   # before --out is made (a tester's text file as the address left one behind)
         return _failed(args, f"--scheduler: {problem}", EXIT_BAD_INPUT)
+    # an interruption (Ctrl-C, SIGTERM) goes up to the command line's one report of it (exit 130 / 143), which says
+    # this instead of listing files: a sweep keeps every task it finished
+    args.on_interrupt = f"finished tasks are kept in {out}: rerun the same command to resume"
     try:
         summary = run_sweep(sweep, out, scheduler=args.scheduler, workers=args.workers,
-                            progress=not (args.json or args.quiet))
+                            progress=not args.quiet)   # with --json too: stdout holds the JSON, stderr the progress
     except OSError as exc:  # no scheduler at the address, an unwritable --out
         return _failed(args, f"the sweep could not run: {exc}", EXIT_FAILURE)
-    except KeyboardInterrupt:
-        return _failed(args, f"interrupted; finished tasks are kept in {out}: rerun the same command to resume",
-                       EXIT_INTERRUPTED)
     if args.json:
         print(json.dumps(_clean(summary.as_dict()), allow_nan=False))
     elif not args.quiet:

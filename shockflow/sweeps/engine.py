@@ -312,7 +312,7 @@ def run_sweep(sweep: Sweep, out, *, scheduler: str | None = None, workers: int |
     Returns a :class:`SweepSummary`; KeyboardInterrupt cancels the outstanding tasks, writes the
     index (unfinished tasks ``missing``) and propagates.
     """
-    from shockflow.progress import ProgressBar
+    from shockflow.progress import progress as phase
     from shockflow.sweeps.index import write_index as write_index_file
 
     if not isinstance(sweep, Sweep):
@@ -336,30 +336,38 @@ def run_sweep(sweep: Sweep, out, *, scheduler: str | None = None, workers: int |
                                        path=str(record.path))
         else:
             pending.append(t)
-    bar = ProgressBar(max(len(pending), 1), label=f"sweep {sweep.name}", enabled=progress and bool(pending))
     n_workers = 1
+    failed = []
 
-    counts = {"finished": 0, "failed": 0}
-
-    def collect(report: TaskReport) -> None:
+    def collect(report: TaskReport, bar) -> None:
         reports[report.index] = report
-        counts["finished"] += 1
-        counts["failed"] += report.status == "failed"
-        bar.update(counts["finished"], info=f"{counts['failed']} failed" if counts["failed"] else "")
+        if report.status == "failed":
+            failed.append(report.index)
+        params = ", ".join(f"{k}={v!r}" for k, v in report.params.items())
+        took = f" in {report.seconds:.1f} s" if report.seconds == report.seconds else ""
+        bar.set_postfix_str(f"task {report.index} {report.status}{took}" + (f" ({params})" if params else "")
+                            + (f"; {len(failed)} failed so far" if failed else ""), refresh=False)
+        bar.update(1)
 
     try:
-        if not pending:
-            pass
-        elif client is None and scheduler == SERIAL:
-            for t in pending:
-                collect(perform(t, sweep.execute, str(tasks_dir)))
-        elif client is not None:
-            n_workers = _run_on(client, sweep, pending, tasks_dir, collect)
-        else:
-            with _client(scheduler, workers) as own:
-                n_workers = _run_on(own, sweep, pending, tasks_dir, collect)
+        # one line per finished task in a log (a bar in a terminal): the tasks of a cluster overlap in time
+        with phase(len(pending), f"sweep {sweep.name}", enabled=progress and bool(pending), unit="task", each=True,
+                   overlapping=True) as bar:
+            try:
+                if not pending:
+                    pass
+                elif client is None and scheduler == SERIAL:
+                    for t in pending:
+                        collect(perform(t, sweep.execute, str(tasks_dir)), bar)
+                elif client is not None:
+                    n_workers = _run_on(client, sweep, pending, tasks_dir, lambda r: collect(r, bar))
+                else:
+                    with _client(scheduler, workers) as own:
+                        n_workers = _run_on(own, sweep, pending, tasks_dir, lambda r: collect(r, bar))
+            finally:   # the phase's last line sums up, rather than repeating the last task's
+                bar.set_postfix_str(f"{len(failed)} failed" if failed else "", refresh=False)
     finally:
-        bar.close()
+        _clean_stale(tasks_dir)   # the scratch directories of the workers an interruption stopped (the cluster is down)
         ordered = tuple(reports.get(t.index) or _report(t, "missing", error="not run (sweep interrupted)")
                         for t in sweep.tasks)
         index_path = write_index_file(out / "index.h5", sweep, ordered) if write_index else None

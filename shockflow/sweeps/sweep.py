@@ -69,10 +69,16 @@ def _case_file(source) -> Path:
     from shockflow.cases import CaseError, Problem
     from shockflow.cases.builtin import builtin_case_path, builtin_names
 
+    from shockflow.storage.input_files import file_problem
+
     path = Path(source)
     if path.is_file():
         return path
     found = builtin_case_path(str(source))
+    problem = file_problem(path)
+    if found is None and problem not in ("no such file", None):   # a directory, a device, a pipe: it exists
+        raise CaseError(str(source), [Problem("", f"{problem}; expected a case file (TOML) or the name of a "
+                                                  "built-in case")])
     if found is None:
         names = ", ".join(builtin_names()) or "(none found)"
         raise CaseError(str(source), [Problem("", f"no such case file, and no built-in case of that name; "
@@ -143,12 +149,10 @@ def case_sweep(case, sets=(), zips=(), *, seed: int | None = None, allow_large: 
     import tomllib
 
     from shockflow.cases import CaseError, Problem, parse_case
+    from shockflow.cases.loading import read_case_file
 
     path = _case_file(case)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CaseError(str(path), [Problem("", f"expected UTF-8 text (TOML), found undecodable bytes at offset {exc.start}")]) from None
+    text = read_case_file(path)
     body, table = split_sweep_table(text, file=str(path))
     axes = build_axes(sets, zips, table)
     if len(axes) > MAX_TASKS:  # refused before a task list is made (a product of axes grows without bound)
@@ -160,26 +164,57 @@ def case_sweep(case, sets=(), zips=(), *, seed: int | None = None, allow_large: 
         seed = table.seed if table is not None and table.seed is not None else header_seed
     sweep_seed = 0 if seed is None or not isinstance(seed, int) or isinstance(seed, bool) else int(seed)
     tasks = make_tasks(body, axes, sweep_seed, __version__, seed_key=SEED_KEY)
-    problems, first = [], None
+    failing, first, checked = [], None, 0
     for t in tasks:
         try:
             c = parse_case(body, file=str(path), path=path, overrides=t.overrides)
             first = first or c
         except CaseError as exc:
-            where = ", ".join(f"{k}={v!r}" for k, v in t.params) or "all tasks"
-            for p in exc.problems:
-                problems.append(Problem(p.key, f"{p.message} (task {t.index}: {where})"))
-            if exc.missing:
-                problems.append(Problem("", f"missing required keys {', '.join(exc.missing)} (task {t.index}: {where})"))
-        if len(problems) >= 20:
+            failing.append((t, exc))
+            checked += len(exc.problems) + bool(exc.missing)
+        if checked >= 20:
             break
-    if problems:
-        raise CaseError(str(path), problems)
+    if failing:
+        raise CaseError(str(path), _task_problems(failing, more=checked >= 20))
     if not allow_large:
         _require_affordable_sweep(body, path, tasks)
     execute = functools.partial(run_case_task, case_path=str(path.resolve()))
     return Sweep(name=first.name, kind="case", source=body, axes=axes, seed=sweep_seed, tasks=tasks,
                  execute=execute, case_path=str(path.resolve()))
+
+
+def _task_problems(failing, more: bool) -> list:
+    """The problems of the tasks that failed validation, ``failing`` a list of (task, CaseError): a key's problems
+    as the first task that has them gives them, naming that task, and the other tasks with a problem at the same key
+    after it (a bad key of every task was one line per task, the same problem counted as many times).  ``more``: the
+    check stopped before the last task."""
+    from shockflow.cases import Problem
+
+    first_at: dict[str, int] = {}   # key -> the index of the first failing task with a problem there
+    others: dict[str, list[int]] = {}
+    for t, exc in failing:
+        keys = [p.key for p in exc.problems] + (["missing"] if exc.missing else [])
+        for key in dict.fromkeys(keys):
+            if key not in first_at:
+                first_at[key], others[key] = t.index, []
+            elif t.index != first_at[key]:
+                others[key].append(t.index)
+    problems = []
+    for t, exc in failing:
+        where = ", ".join(f"{k}={v!r}" for k, v in t.params) or "all tasks"
+        items = [(p.key, p.message) for p in exc.problems]
+        if exc.missing:
+            items.append(("missing", f"missing required keys {', '.join(exc.missing)}"))
+        for key, message in items:
+            if first_at[key] != t.index:
+                continue
+            also = others[key]
+            same = ""
+            if also:
+                listed = ", ".join(str(i) for i in also[:10]) + (", ..." if len(also) > 10 else "")
+                same = f"; the same key in task{'s' if len(also) > 1 else ''} {listed}" + (" and maybe more" if more else "")
+            problems.append(Problem("" if key == "missing" else key, f"{message} (task {t.index}: {where}{same})"))
+    return problems
 
 
 # -- function sweeps -------------------------------------------------------------------------------

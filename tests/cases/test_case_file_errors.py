@@ -87,6 +87,42 @@ def test_missing_file_names_the_file_and_the_builtin_cases(tmp_path):
     assert "nope.toml" in str(err) and "no such case file" in str(err) and "burgers-riemann" in str(err)
 
 
+def test_a_path_that_is_no_regular_file_says_what_it_is(tmp_path, capsys):
+    """A tester's /dev/null, /dev/zero and a FIFO were 'no such case file, and no built-in case of that name'."""
+    import os
+
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    for path, kind in (("/dev/null", "a character device"), ("/dev/zero", "a character device"),
+                       (str(fifo), "a named pipe")):
+        err = error_of(path)
+        assert f"is not a regular file ({kind}); expected a case file" in str(err) and "no such" not in str(err)
+        for argv in (["validate", path], ["sweep", path, "--set", "a=1,2", "--dry-run"]):
+            assert main(argv) == 2
+            assert "is not a regular file" in capsys.readouterr().err
+    assert main(["monitor", "/dev/zero", "--prediction", str(tmp_path / "f.h5")]) == 2
+    assert "LOG '/dev/zero' is not a regular file (a character device)" in capsys.readouterr().err
+    assert main(["compare", str(fifo), "--prediction", "/dev/null"]) == 2
+    assert "'/dev/null' is not a regular file" in capsys.readouterr().err
+
+
+def test_a_huge_case_file_is_refused_by_its_size_unread(tmp_path, monkeypatch):
+    """A tester's 200 MB case file was read whole (400 MB of memory) before the character limit refused it."""
+    from shockflow.cases import loading
+
+    huge = tmp_path / "huge.toml"
+    with open(huge, "wb") as fh:
+        fh.truncate(200_000_000)   # sparse: no disk, no memory
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("read whole"))
+    reads = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda p, *a, **k: reads.append(p) or real_open(p, *a, **k))
+    err = error_of(huge)
+    assert f"expected a case file of at most {loading.MAX_CASE_BYTES} characters, found a file of 200000000 bytes " \
+           "(not read)" in str(err)
+    assert str(huge) not in map(str, reads)
+
+
 def test_cross_field_rules(tmp_path):
     err = error_of(write(tmp_path, GOOD), "solver.limiter=mc", "equation.kind=burgers", "domain.kind=box")
     # burgers needs an interval; a box needs lists; limiter is fine for burgers
@@ -191,8 +227,8 @@ def test_a_problem_at_a_key_an_override_set_names_the_override_and_the_others_do
 
     with pytest.raises(CaseError) as err:   # found when the network is built (CaseError.at)
         build_model_and_data(load_case("mlp-tanh-teacher", ["model.width=0", "data.noise=0.02"]), 0)
-    (problem,) = err.value.problems      # the model's table names the entry
-    assert problem.key == "model" and problem.message.endswith("(from the override 'model.width=0')")
+    (problem,) = err.value.problems      # the argument the model's error names, and the override that set it
+    assert problem.key == "model.width" and problem.message.endswith("(from the override 'model.width=0')")
     # a problem the run finds later (CaseError.at) names it too, and a key no override touched does not
     case = load_case("mlp-tanh-teacher", ["training.steps=10"])
     assert "(from the override 'training.steps=10')" in str(CaseError.at(case, "training.steps", "too short"))

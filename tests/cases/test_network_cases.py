@@ -75,6 +75,19 @@ def test_model_that_does_not_fit_the_data_is_bad_input(tmp_path, capsys):
     assert "model" in err and "net.toml" in err
 
 
+def test_a_bad_data_or_model_argument_is_named_by_its_key(capsys):
+    """A tester's teacher_weights = [8.0, "x"] was 'data: could not convert string to float', and n = -5
+    'data: power_law_covariance: n must be a positive integer': the table, not the key."""
+    for override, said in (('data.teacher_weights=[8.0, "x", 1.0, 0.5]', "data.teacher_weights[1]: expected a "
+                                                                           "number, as the list's other entries are, "
+                                                                           "found the string 'x'"),
+                           ("data.n=-5", "data.n: must be a positive integer, got -5"),
+                           ("data.noise=-1", "data.noise: must be >= 0"),
+                           ("model.init_scale=-1", "model.init_scale: expected a finite non-negative number")):
+        assert main(["validate", "two-layer-staircase", "--set", override]) == 2
+        assert said in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("case", ["linear2-momentum", "deep-linear-3"])
 def test_a_one_column_target_fits_a_network_of_one_output(tmp_path, capsys, case):
     # a linear teacher of one singular value makes y (n, 1); a network of one output gives (n,): the same targets.

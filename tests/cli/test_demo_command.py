@@ -35,6 +35,16 @@ def test_demo_rejects_bad_arguments(capsys):
         main(["demo", "--t-end", "-1"])
 
 
+def test_too_many_time_steps_name_the_option_that_asks_for_them(capsys):
+    """A tester's --amplitude=1e300 was '--cells: about 1.78e+303 time steps would be needed'."""
+    for option, value in (("--amplitude", "1e300"), ("--offset", "1e12"), ("--t-end", "1e9")):
+        assert main(["demo", f"{option}={value}"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"shockflow: error: {option}: about ") and "time steps would be needed" in err, err
+    assert main(["demo", "--cells", "400000", "--amplitude", "600"]) == 2
+    assert "error: --amplitude: about " in capsys.readouterr().err
+
+
 def test_no_command_prints_help(capsys):
     assert main([]) == 2
     assert "demo" in capsys.readouterr().out

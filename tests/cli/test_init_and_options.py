@@ -56,9 +56,26 @@ def test_init_refuses_to_overwrite_and_bad_names(tmp_path, capsys):
     assert exc.value.code == 2
 
 
+def test_init_refuses_the_names_validate_refuses_and_quotes_the_commands_it_suggests(tmp_path, capsys):
+    """A tester's 'x y' was written and then refused by validate; the commands init printed for an --out with a
+    space were not ones a shell runs."""
+    import shlex
+
+    for name in ("x y", "a*b", "a..b", "ケース"):
+        assert main(["init", "pde", name, "--out", str(tmp_path)]) == 2
+        assert "NAME: expected a file stem of letters, digits" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+    out = tmp_path / "my cases"
+    assert main(["init", "pde", "ok", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    command = said.split("check it with `")[1].split("`")[0]
+    assert shlex.split(command) == ["shockflow", "validate", str(out / "ok.toml")]
+    assert main(shlex.split(command)[1:]) == 0
+
+
 FIGURES = ("--no-figures", "--figure-format", "--dpi")  # the commands that draw figures
 CASES = ("--set", "--allow-large")   # the commands that load a case (and check its cost against the machine)
-OPTIONS = {  # what each command accepts besides --help (and --debug, which every command but version takes)
+OPTIONS = {  # what each command accepts besides --help (and --debug, which every command takes)
     "run": {"--out", "--seed", "--quiet", "--json", *CASES, *FIGURES},
     "solve": {"--out", "--seed", "--quiet", "--json", *CASES, *FIGURES},
     "train": {"--out", "--seed", "--quiet", "--json", *CASES, *FIGURES},
@@ -76,7 +93,31 @@ def test_each_command_takes_exactly_its_options(command):
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices[command]
     flags = {s for a in sub._actions for s in a.option_strings if s.startswith("--")} - {"--help"}
-    assert flags == OPTIONS[command] | ({"--debug"} if command != "version" else set())
+    assert flags == OPTIONS[command] | {"--debug"}
+
+
+def test_every_command_takes_debug_after_it():
+    """Failures say "rerun with --debug", and a tester's `sweep CASE --debug` and `demo --debug` were 'unrecognized
+    arguments' (only `shockflow --debug sweep` worked)."""
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    needs = {"run": [], "forecast": ["c"], "monitor": ["log", "--prediction", "p"], "compare": ["log", "--prediction", "p"],
+             "spectra": ["log"], "solve": ["c"], "train": ["c"], "validate": ["c"], "init": ["pde"], "sweep": ["c"],
+             "show": ["r"]}
+    for command in commands:
+        args = parser.parse_args([command, *needs.get(command, []), "--debug"])
+        assert args.debug is True, command
+        assert parser.parse_args([command, *needs.get(command, [])]).debug is False, command
+
+
+@pytest.mark.parametrize("command, source", [("show", "RESULT"), ("spectra", "LOG")])
+def test_the_help_of_show_and_spectra_says_where_they_write_by_default(command, source, capsys):
+    """They write beside their input without --out (a sweep's task: into its tasks/), which --help did not say."""
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"--out DIR directory for result files and figures (default: the directory of {source}, beside it)" \
+        in help_text
 
 
 def test_an_option_that_means_nothing_is_refused(capsys):

@@ -45,6 +45,32 @@ def test_spectra_bad_input_is_exit_2(tmp_path, capsys):
     assert main(["spectra", str(tmp_path / "flat.npz"), "--no-figures"]) == 2
 
 
+def test_spectra_says_which_file_is_wrong_and_what_the_log_holds(tmp_path, capsys):
+    """A tester's messages: 'the log has 0 matrix parameters; choose one of ['u']', errors about --teacher prefixed
+    with the LOG, a missing teacher a bare '[Errno 2] No such file or directory', a non-zip one exit 1 (BadZipFile)."""
+    from shockflow.logs import TrainingRecord, write_training_log
+
+    path = population_stack(tmp_path, N=100, M=200)
+    log = str(path)
+    (tmp_path / "garbage.npz").write_bytes(b"not a zip file")
+    np.save(tmp_path / "short.npy", np.ones(3))
+    for teacher, said in ((tmp_path / "missing.npy", "no such file"),
+                          (tmp_path / "garbage.npz", "not a NumPy .npy file"),
+                          (tmp_path, "a directory, expected a .npy file"),
+                          (tmp_path / "short.npy", "expected a left direction of shape (100,)")):
+        assert main(["spectra", log, "--teacher", str(teacher), "--no-figures", "--out", str(tmp_path / "o")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"shockflow: error: --teacher {str(teacher)!r}: "), err
+        assert said in err and "LOG" not in err and "Errno" not in err
+    vector = tmp_path / "vector.h5"
+    steps = np.arange(3)
+    write_training_log(TrainingRecord(series={"step": steps, "loss": np.ones(3)},
+                                      snapshots={"step": steps, "u": np.ones((3, 4))}), vector)
+    assert main(["spectra", str(vector), "--no-figures", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "the log holds no weight matrix, only parameters of other shapes (u (4,))" in err and "choose" not in err
+
+
 def test_spectra_prints_a_per_step_table(tmp_path, capsys):
     path = population_stack(tmp_path, N=100, M=200)
     assert main(["spectra", str(path), "--json", "--out", str(tmp_path / "j"), "--no-figures"]) == 0

@@ -35,6 +35,20 @@ def test_huge_inputs_are_refused_by_validate_at_once_naming_their_key(cli, name,
     assert time.perf_counter() - start < 5.0  # computed from the settings, nothing allocated
 
 
+def test_a_final_time_past_max_steps_is_refused_before_the_solve_naming_output_t_end(cli, workdir):
+    """A tester's t_end = 1e9 ran 19 s into solver.max_steps: the step count at the initial data's Courant step is
+    checked by validate and by solve before the solve (only far past max_steps: burgers' step grows as it decays)."""
+    for name, override in (("burgers-sine", "output.t_end=1e9"), ("burgers-sine", "solver.max_steps=10"),
+                           ("hj-cosine-ridge", "solver.max_steps=10")):
+        for args in (("validate",), ("solve", "--out", "out", "--no-figures")):
+            code, _, err = cli(args[0], name, *args[1:], "--set", override)
+            assert code == 2 and "output.t_end: reaching t_end = " in err and " time steps " in err, err
+            assert "solver.max_steps = " in err and "started (0/" not in err
+    assert list((workdir / "out").iterdir()) == []
+    # burgers-sine: about 890 steps at its first step; within ten times max_steps = 100 it is left to the solver
+    assert cli("validate", "burgers-sine", "--set", "solver.max_steps=100")[0] == 0
+
+
 def test_every_builtin_case_fits_and_costs_scale_with_their_sizes():
     small = load_case("burgers-sine", overrides=["domain.cells=100", "output.snapshots=11"])
     big = load_case("burgers-sine", overrides=["domain.cells=1000", "output.snapshots=11"])

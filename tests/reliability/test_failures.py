@@ -476,13 +476,20 @@ def test_an_nqf_initial_scale_past_the_switch_on_is_bad_input_at_its_key(cli, wo
     assert code == 2 and "experiment.eps: 0.5 starts a mode at or past its learned value" in err
 
 
-def test_a_shock_at_the_initial_time_that_finer_initial_data_do_not_have_is_warned_about(cli, workdir):
-    """burgers-sine on 8 cells reports a shock at t = 0 (exact t* = 0.159): the grid cannot tell the sine's descent
-    from a jump; a warning says so.  burgers-riemann's jump at t = 0 is the data's: no warning."""
-    code, _, err = cli("solve", "burgers-sine", "--set", "domain.cells=8", "--out", "out", "--no-figures")
-    assert code == 0 and "sampled 64 times finer, do not have" in err and "refine domain.cells" in err
+def test_initial_data_the_grid_does_not_resolve_are_refused_before_the_solve(cli, workdir):
+    """burgers-sine on 8 cells reported a shock at t = 0 (exact t* = 0.159), and at frequency 1000 on 800 cells about
+    200 of them (exact t* = 1.6e-4), exit 0 with a warning after the solve: the grid cannot tell the sine's descent
+    from a jump.  Now exit 2 at domain.cells from validate and solve, before any work; burgers-riemann's jump at t = 0
+    is the data's (it is one 64 times finer too): it runs."""
+    for override in ("domain.cells=8", "initial.frequency=1000"):
+        for args in (("validate",), ("solve", "--out", "out", "--no-figures")):
+            code, _, err = cli(args[0], "burgers-sine", *args[1:], "--set", override)
+            assert code == 2 and "domain.cells: " in err and "do not resolve the initial data" in err, err
+            assert "sampled 64 times finer, they are smooth" in err and "solve burgers-sine: started" not in err
+    assert list((workdir / "out").iterdir()) == []
+    assert cli("validate", "burgers-sine", "--set", "domain.cells=64")[0] == 0
     code, _, err = cli("solve", "burgers-riemann", "--out", "out", "--no-figures")
-    assert code == 0 and "finer" not in err
+    assert code == 0 and "resolve" not in err
 
 
 def test_a_full_disk_while_writing_is_exit_1_saying_so_and_leaves_nothing(cli, tmp_path, monkeypatch, listing):

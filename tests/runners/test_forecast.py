@@ -49,6 +49,12 @@ def test_a_bad_lr_scan_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["forecast", "two-layer-staircase", "--lr-scan", "0.1:0.01:5"])
     assert exc.value.code == 2 and "LO:HI:N" in capsys.readouterr().err
+    # a value starting with '-' gets the option's own check (argparse took it for an option: 'expected one argument')
+    for value in ("-1:1:5", "-.5:1:5"):
+        with pytest.raises(SystemExit) as exc:
+            main(["forecast", "two-layer-staircase", "--lr-scan", value])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and "expected LO:HI:N with 0 < LO <= HI" in err and f"found '{value}'" in err
 
 
 def test_a_scan_of_more_rates_than_the_limit_is_refused_before_any_work(capsys, tmp_path):

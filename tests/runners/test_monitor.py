@@ -208,6 +208,50 @@ def test_a_transition_reported_before_its_drop_ended_is_reported_again_revised(t
     assert sorted(last.values()) == pytest.approx(sorted(final), rel=REVISE)
 
 
+def test_a_log_rewritten_from_its_start_is_said_to_be_restarted_and_read_again(tmp_path):
+    """A tester's writer restarted during a follow: the new run's rows were read on as the old run's, and its first
+    transition came out as 'transition revised from step 734.9 to 672.3'.  Here the new run has written past the
+    place the old one was read to (the log did not shrink), and its transitions come 10 % earlier."""
+    from shockflow.runners.monitor import monitor_log
+
+    t = np.arange(1201)
+    log = tmp_path / "log.csv"
+    log.write_text("step,loss\n" + "".join(f"{s},{writer_loss(s)!r}\n" for s in t[:900]))
+    monitor = monitor_log(log, _forecast_file(tmp_path / "f.h5"))
+    first = monitor.update()
+    assert [e.kind for e in first] and all(e.kind == "transition" for e in first)
+    log.write_text("step,loss\n" + "".join(f"{s},{writer_loss(1.1 * s)!r}\n" for s in t))   # longer than before
+    events = monitor.update()
+    assert events[0].kind == "restarted" and events[0].line().startswith("the log was restarted: ")
+    assert monitor.tail.restarted == 1 and monitor.tail.rows == 1201
+    assert [e.kind for e in events[1:]] == ["transition"] * len(events[1:]) and len(events) > 1   # none "revised"
+    assert events[1].step < first[0].step
+    assert monitor.update() == []                                  # appended to, it is not restarted again
+    with open(log, "a") as fh:
+        fh.write(f"1201,{writer_loss(1.1 * 1201)!r}\n")
+    assert all(e.kind != "restarted" for e in monitor.update()) and monitor.tail.restarted == 1
+
+
+def test_a_log_read_whole_that_no_longer_begins_with_the_rows_read_is_restarted(tmp_path):
+    """A training log (.h5) and a JSON document are read whole: another run's in their place is a restart too."""
+    from shockflow.logs import TrainingRecord, write_training_log
+
+    h5 = tmp_path / "log.h5"
+    write_training_log(TrainingRecord(series={"step": np.arange(5), "loss": np.ones(5)}), h5)
+    tail = LogTail(h5)
+    assert tail.read() and tail.rows == 5 and tail.restarted == 0
+    write_training_log(TrainingRecord(series={"step": np.arange(3), "loss": np.full(3, 2.0)}), h5)
+    assert tail.read() and tail.rows == 3 and tail.restarted == 1
+    doc = tmp_path / "log.json"
+    doc.write_text(json.dumps({"step": [0, 1, 2], "loss": [1.0, 0.5, 0.25]}))
+    tail = LogTail(doc)
+    assert tail.read() and tail.restarted == 0
+    doc.write_text(json.dumps({"step": [0, 1, 2, 3], "loss": [1.0, 0.5, 0.25, 0.2]}))   # grown: the same run
+    assert tail.read() and tail.restarted == 0
+    doc.write_text(json.dumps({"step": [0, 1, 2, 3, 4], "loss": [3.0, 2.0, 1.0, 0.5, 0.4]}))
+    assert tail.read() and tail.restarted == 1 and tail.rows == 5
+
+
 def test_following_a_path_where_no_log_ever_appears_says_so_and_is_exit_2(tmp_path, capsys):
     """It ended with exit 0 and "the log stopped growing", the table saying "last step nan"."""
     pred = _forecast_file(tmp_path / "f.h5")

@@ -54,6 +54,22 @@ def test_an_in_process_run_logs_its_phases_to_a_non_terminal_stderr(tmp_path, ca
     assert capsys.readouterr().err == ""
 
 
+def test_json_keeps_the_progress_lines_on_stderr_and_its_object_alone_on_stdout(tmp_path, capsys):
+    """A tester's `run --json` had an empty stderr: --json turned the progress off although stdout holds the JSON."""
+    import json
+
+    from shockflow.cli import main
+
+    args = ["solve", "burgers-sine", "--set", "domain.cells=64", "--set", "output.snapshots=9", "--no-figures", "--json"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["case"] == "burgers-sine"
+    assert "solve burgers-sine: started (0/8)" in captured.err.splitlines()
+    assert main([*args, "--out", str(tmp_path / "b"), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["case"] == "burgers-sine" and captured.err == ""
+
+
 def test_progress_draws_tqdm_in_a_terminal_lines_in_a_pipe_and_nothing_when_disabled():
     tty, pipe, off = FakeTTY(), io.StringIO(), io.StringIO()
     for stream, enabled in ((tty, True), (pipe, True), (off, False)):

@@ -67,6 +67,11 @@ def test_bad_input_gives_exit_2_and_runs_nothing(tmp_path, capsys):
     code, _, err = _run(["sweep", "burgers-sine", "--set", "domain.cells=100,-5", "--out", str(out),
                          "--scheduler", "serial"], capsys)
     assert code == 2 and "domain.cells" in err and "task 1: domain.cells=-5" in err
+    # a bad key of every task is one problem naming the first task and the others (was one line, and one count, each)
+    code, _, err = _run(["sweep", "burgers-sine", "--set", "domain.cells=100,-5,-6", "--out", str(out),
+                         "--scheduler", "serial"], capsys)
+    assert code == 2 and "2 problems" not in err and err.count("domain.cells: expected") == 1
+    assert "(task 1: domain.cells=-5; the same key in task 2)" in err
     code, _, err = _run(["sweep", "no-such-case", "--out", str(out)], capsys)
     assert code == 2 and "built-in cases:" in err
     notes = tmp_path / "notes.txt"
@@ -138,3 +143,54 @@ def test_a_cluster_sweep_without_dask_is_refused_before_anything_is_written(tmp_
     with pytest.raises(MissingDistributed, match=r"scheduler='serial'"):
         run_sweep(case_sweep("burgers-sine", ["initial.amplitude=0.5,1"]), tmp_path / "py")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_prints_a_line_per_finished_task_on_stderr_with_json_too(tmp_path, capsys):
+    """A tester saw nothing on stderr for 16 s of four tasks (and --json turned progress off as well)."""
+    argv = ["sweep", "burgers-sine", "--set", "initial.amplitude=0.5,1.0", "--set", "domain.cells=200",
+            "--set", "output.snapshots=41", "--scheduler", "serial", "--out", str(tmp_path / "o")]
+    code, stdout, err = _run([*argv, "--json"], capsys)
+    assert code == 0 and json.loads(stdout)["done"] == 2          # stdout: the JSON object alone
+    lines = err.splitlines()
+    assert lines[0] == "sweep burgers-sine: started (0/2)"
+    assert lines[1].startswith("sweep burgers-sine: 1/2 task 0 done in ") and "(initial.amplitude=0.5)" in lines[1]
+    assert lines[2].startswith("sweep burgers-sine: 2/2 task 1 done in ") and "(initial.amplitude=1.0)" in lines[2]
+    assert lines[-1].startswith("sweep burgers-sine: done 2/2 after ") and "task" not in lines[-1]
+    code, _, err = _run([*argv[:-2], "--out", str(tmp_path / "q"), "--json", "--quiet"], capsys)
+    assert code == 0 and err == ""                                  # --quiet silences it
+
+
+def test_an_interrupted_sweep_says_so_once_and_leaves_no_scratch_directory(tmp_path, capsys, monkeypatch):
+    """A tester's Ctrl-C gave two contradictory errors ('finished tasks are kept ... rerun to resume', then 'files
+    finished before the interruption: index.h5, sweep.json; the unfinished ones were not written') and left the
+    stopped worker's empty tasks/.work-... directory.  Here the second task is interrupted after its worker made its
+    scratch directory and died (a pid that no longer runs)."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    from shockflow.cli import main
+    from shockflow.sweeps import engine
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    perform = engine.perform
+
+    def stopped_at_the_second(task, execute, tasks_dir):
+        if task.index == 1:
+            from pathlib import Path
+
+            (Path(tasks_dir) / f".work-{task.key}-{socket.gethostname()}-{dead.pid}-0123abcd").mkdir()
+            signal.raise_signal(signal.SIGINT)   # Ctrl-C: the command line's handler raises KeyboardInterrupt
+        return perform(task, execute, tasks_dir)
+
+    monkeypatch.setattr(engine, "perform", stopped_at_the_second)
+    out = tmp_path / "o"
+    code = main(["sweep", "burgers-sine", "--set", "initial.amplitude=0.5,1.0", "--set", "domain.cells=200",
+                 "--set", "output.snapshots=41", "--scheduler", "serial", "--out", str(out)])
+    errors = [l for l in capsys.readouterr().err.splitlines() if l.startswith("shockflow: error:")]
+    assert code == 130
+    assert errors == [f"shockflow: error: interrupted; finished tasks are kept in {out}: rerun the same command to "
+                      f"resume"]
+    assert sorted(p.name for p in (out / "tasks").iterdir()) == [read_index(out / "index.h5")["key"][0] + ".h5"]

@@ -127,3 +127,26 @@ def test_a_tail_of_a_log_not_yet_written_reads_the_live_rows(tmp_path, monkeypat
     writer.close(STOPPED)
     writer.path.unlink()                                             # removed: the tail holds it open
     assert tail.read() and tail.rows == 41 and tail.status == "stopped"
+
+
+def test_a_new_run_training_where_an_earlier_one_left_its_log_is_the_one_read(tmp_path, monkeypatch):
+    import os
+
+    from shockflow.logs import write_training_log
+
+    monkeypatch.setattr(live, "FLUSH_SECONDS", 0.0)
+    model, data, settings = _run(tmp_path)
+    from shockflow.training import train
+
+    log = tmp_path / "run.h5"
+    train(model.copy(), data, settings, log_path=log, quiet=True)            # the earlier run's log
+    os.utime(log, ns=(10**18, 10**18))                                        # written "long ago"
+    tail = LogTail(log)
+    writer = LiveLog(log, ["step", "loss"], 100)                              # a new run, training now
+    for t in range(5):
+        writer.append((t, 9.0 - t))
+    assert tail.read() and tail.series()[1].tolist() == [9.0, 8.0, 7.0, 6.0, 5.0] and tail.status == "training"
+    writer.close()
+    write_training_log(train(model.copy(), data, settings, quiet=True), log)   # its log committed: read whole
+    writer.path.unlink()
+    assert tail.read() and tail.status == "finished" and tail.rows == settings.steps + 1
