@@ -276,6 +276,10 @@ def _monitor(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     if not args.json and not args.quiet:
         print(monitor.table())
+    if monitor.tail.diverged is not None:   # the run the log is of blew up: said with its step, exit 1
+        step, value = monitor.tail.diverged
+        _error(f"LOG {args.log!r}: the run diverged at step {step:g} (loss {value})")
+        return EXIT_FAILURE
     return EXIT_OK
 
 

@@ -18,6 +18,9 @@ that does not increase.  The formats:
   ``"finished"`` (the log or the live file says so) or ``"stopped"`` (the run ended before its log: it
   diverged or was interrupted).
 
+A complete row whose loss is not finite (in any format) is where the run diverged: :attr:`LogTail.diverged` holds
+its step and loss, the status is ``"diverged"``, and nothing after it is read.
+
 A log rewritten from its start (a new run in its place) is read again from its start and counted in ``restarted``:
 one that shrank, or whose bytes before the place reached have changed (the last row read is checked on each read,
 so a new run that has already written past it is caught too); a JSON document or a training log that is read whole
@@ -75,7 +78,7 @@ class LogTail:
         self.step_column, self.loss_column = step_column, loss_column
         self.restarted = 0
         self._document = False     # a .json that is one JSON document (_document), read again whole
-        self.status = "training"   # a shockflow log: "finished" or "stopped" once known (module docstring)
+        self.status = "training"   # "finished", "stopped" or "diverged" once known (module docstring)
         self._live = None          # the live file being read (shockflow.logs.live.LiveReader)
         self._reset()
 
@@ -87,6 +90,9 @@ class LogTail:
         self._steps: list[float] = []
         self._loss: list[float] = []
         self._stamp = None
+        self.diverged = None       # (step, loss) of the first complete row whose loss is not finite
+        if self.status == "diverged":
+            self.status = "training"
 
     @property
     def rows(self) -> int:
@@ -120,7 +126,7 @@ class LogTail:
         if size < self._offset or not self._same_before():   # a new run's log in its place: read it from its start
             self.restarted += 1
             self._reset()
-        if size == self._offset:
+        if size == self._offset or self.diverged is not None:
             return False
         if self._document:                    # a JSON document is written again whole: read again whole
             self._offset = 0
@@ -175,19 +181,27 @@ class LogTail:
         """``(steps, loss)`` of the complete rows read so far."""
         return np.asarray(self._steps, dtype=np.float64), np.asarray(self._loss, dtype=np.float64)
 
+    def _diverge(self, step: float, loss: float) -> None:
+        """A complete row whose loss is not finite: the run diverged there; the rows after it are not read."""
+        self.diverged = (float(step), float(loss))
+        self.status = "diverged"
+
     # -- one complete line -------------------------------------------------------------------------
     def _fail(self, what: str):
         raise ValueError(f"log {str(self.path)!r}, data row {self._rows}: {what}")
 
     def _append(self, step, loss):
-        if not np.isfinite(loss):
-            self._fail(f"loss is not finite ({loss})")
+        if self.diverged is not None:
+            return
         if step is None:
             step = float(len(self._steps))
         if not (np.isfinite(step) and step >= 0 and step == round(step)):
             self._fail(f"steps must be non-negative integers, found {step}")
         if self._steps and step <= self._steps[-1]:
             self._fail(f"steps must be strictly increasing: {step:g} after {self._steps[-1]:g}")
+        if not np.isfinite(loss):
+            self._diverge(step, loss)
+            return
         self._steps.append(float(step))
         self._loss.append(float(loss))
 
@@ -268,12 +282,19 @@ class LogTail:
                                  np.asarray(record.series["loss"], dtype=np.float64))
 
     def _take_series(self, steps, loss) -> bool:
-        check_loss_series(steps, loss, f"log {str(self.path)!r}")   # a log another program wrote: a NaN is refused
+        bad = np.flatnonzero(~np.isfinite(loss))
+        diverged = None
+        if bad.size:                 # (a log another program wrote: shockflow's stop before a non-finite loss)
+            diverged = (steps[bad[0]], loss[bad[0]])
+            steps, loss = steps[:bad[0]], loss[:bad[0]]
+        check_loss_series(steps, loss, f"log {str(self.path)!r}")
         if self.rows and (loss.size < self.rows or loss[:self.rows].tolist() != self._loss):
             self.restarted += 1     # another run's log in its place
             self._steps, self._loss = [], []
         grew = loss.size > self.rows
         self._steps, self._loss = steps.tolist(), loss.tolist()
+        if diverged is not None:
+            self._diverge(*diverged)
         return grew
 
     def _read_live(self) -> bool:

@@ -47,7 +47,7 @@ class MonitorEvent:
     """A transition seen for the first time (``kind="transition"``), one reported before whose midpoint the rows
     read since have moved by more than :data:`REVISE` (``"revised"``, with ``revises``: the step reported before), the
     log rewritten from its start (``"restarted"``: what was reported before is dropped), a log trained with other
-    settings than the forecast's (``"warning"``), the start (``"start"``, once the monitor is ready) or the end of the
+    settings than the forecast's (``"warning"``), a row whose loss is not finite (``"diverged"``), the start (``"start"``, once the monitor is ready) or the end of the
     follow (``"end"``)."""
 
     kind: str
@@ -111,6 +111,7 @@ class Monitor:
     transitions: tuple = ()                          # the detector's current transitions
     prediction: Path | None = None                   # the forecast file (its settings: shockflow.logs.agreement)
     disagreements: list | None = None                # the keys the log and the forecast differ on, once read
+    notes: list = field(default_factory=list)        # the "diverged" event, once seen
 
     def update(self, now: float | None = None) -> list[MonitorEvent]:
         """Read what is new; the transitions seen for the first time (after a ``"restarted"`` event when the log was
@@ -122,7 +123,7 @@ class Monitor:
         grew = self.tail.read()
         events = []
         if self.tail.restarted != restarts:
-            self.reported, self.transitions = [], ()
+            self.reported, self.transitions, self.notes = [], (), []
             self.disagreements = None          # a new run: its settings are checked again
             steps, _ = self.tail.series()
             events.append(MonitorEvent("restarted", time.time() if now is None else now, read_at, self.tail.rows,
@@ -130,6 +131,13 @@ class Monitor:
                                        message=f"the log was restarted: {self.tail.path} was rewritten from its start "
                                                f"(a new run in its place); reading it again from its start, the "
                                                f"transitions reported before are dropped"))
+        if self.tail.diverged is not None and not any(e.kind == "diverged" for e in self.notes):
+            step, value = self.tail.diverged
+            note = MonitorEvent("diverged", time.time() if now is None else now, read_at, self.tail.rows, step,
+                                message=f"the run diverged at step {step:g} (loss {value}): the rows after it are not "
+                                        f"read")
+            self.notes.append(note)
+            events.append(note)
         if not grew:
             return events
         events += self._check_agreement(read_at)
@@ -236,7 +244,10 @@ def follow(monitor: Monitor, *, interval: float = 0.2, idle: float | None = None
         last = float(steps[-1]) if steps.size else math.nan
         if monitor.ended:
             message = f"the run ended: step {last:g} of {monitor.horizon:g} planned"
-            if monitor.tail.status == "stopped":
+            if monitor.tail.status == "diverged":
+                message = (f"the run diverged at step {monitor.tail.diverged[0]:g} of {monitor.horizon:g} planned "
+                           f"(loss {monitor.tail.diverged[1]}); stopped following {monitor.tail.path}")
+            elif monitor.tail.status == "stopped":
                 message = (f"the run stopped before its end, at step {last:g} of {monitor.horizon:g} planned (it "
                            f"diverged, failed or was interrupted: see its own output); no log was written")
             end = MonitorEvent("end", time.time(), time.time(), monitor.tail.rows, last, message=message)

@@ -77,7 +77,7 @@ def test_a_json_list_of_records_is_read_whole_once_it_parses(tmp_path):
 
 @pytest.mark.parametrize("text, message", [("step,loss\n0,1\nx,2\n", "data row 2"),
                                            ("step,loss\n0,1\n0,0.5\n", "strictly increasing"),
-                                           ("step,loss\n0,1\n1,nan\n", "not finite")])
+                                           ("step,loss\n0,1\n1.5,2\n", "non-negative integers")])
 def test_a_complete_bad_row_is_an_error_naming_the_row(tmp_path, capsys, text, message):
     log = tmp_path / "log.csv"
     log.write_text(text)
@@ -164,9 +164,11 @@ def test_one_shot_on_a_missing_log_is_bad_input(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
-def test_a_shockflow_log_with_a_non_finite_loss_is_refused_naming_the_row_as_a_csv_is(tmp_path, capsys):
+def test_a_log_with_a_non_finite_loss_is_a_run_that_diverged_there(tmp_path, capsys):
     """An .h5 training log another program wrote with a NaN loss: monitor reported every chart "not seen" with exit
-    0, and compare read it; both now refuse it (exit 2) naming the file and the row, as they refuse a CSV."""
+    0, and compare read it.  compare refuses it (exit 2) naming the file and the row, as it refuses a CSV; monitor,
+    which watches a run, says the run diverged at that row's step, reports the transitions before it and exits 1
+    (a run that blew up), in every format."""
     from shockflow.logs import TrainingRecord, write_training_log
 
     steps = np.arange(1201)
@@ -174,11 +176,19 @@ def test_a_shockflow_log_with_a_non_finite_loss_is_refused_naming_the_row_as_a_c
     loss[600] = np.nan
     log = tmp_path / "log.h5"
     write_training_log(TrainingRecord(series={"step": steps.astype(np.int64), "loss": loss}), log)
+    csv = tmp_path / "log.csv"
+    csv.write_text("step,loss\n" + "".join(f"{t},{float(v)!r}\n" for t, v in zip(steps, loss)))
     pred = _forecast_file(tmp_path / "f.h5")
-    for command in ("monitor", "compare"):
-        assert main([command, str(log), "--prediction", str(pred)]) == 2
-        err = capsys.readouterr().err
-        assert "log.h5" in err and "not finite at data row 601" in err and "Traceback" not in err
+    assert main(["compare", str(log), "--prediction", str(pred)]) == 2
+    err = capsys.readouterr().err
+    assert "log.h5" in err and "not finite at data row 601" in err and "Traceback" not in err
+    for path in (log, csv):
+        assert main(["monitor", str(path), "--prediction", str(pred), "--json"]) == 1
+        out, err = capsys.readouterr()
+        events = [json.loads(line) for line in out.splitlines()]
+        assert [e["kind"] for e in events] == ["diverged", "transition", "transition"]
+        assert events[0]["last_step"] == 600 and "diverged at step 600 (loss nan)" in err and "Traceback" not in err
+        assert [e["chart"] for e in events[1:]] == ["r0", "r1"]      # the drops before it, not the one after
 
 
 def test_a_transition_reported_before_its_drop_ended_is_reported_again_revised(tmp_path):
@@ -266,12 +276,18 @@ def test_a_followed_log_that_turns_bad_ends_the_json_stream_with_an_error_event(
     cannot be read ends it with {"kind": "error", "message", "exit_code"} (exit 2, the same message on stderr)."""
     pred = _forecast_file(tmp_path / "f.h5")
     log = tmp_path / "log.csv"
-    log.write_text("step,loss\n0,1.0\n1,0.9\n2,nan\n")
+    log.write_text("step,loss\n0,1.0\n1,0.9\n2,x\n")
     assert main(["monitor", str(log), "--prediction", str(pred), "--follow", "--json", "--idle", "0.5"]) == 2
     out, err = capsys.readouterr()
     events = [json.loads(line) for line in out.splitlines()]
     assert events[0]["kind"] == "start" and events[-1]["kind"] == "error" and events[-1]["exit_code"] == 2
-    assert "not finite" in events[-1]["message"] and "not finite" in err
+    assert "cannot read numbers" in events[-1]["message"] and "cannot read numbers" in err
+    log.write_text("step,loss\n0,1.0\n1,0.9\n2,nan\n3,0.5\n")      # a run that blew up: said so, exit 1
+    assert main(["monitor", str(log), "--prediction", str(pred), "--follow", "--json", "--idle", "5"]) == 1
+    out, err = capsys.readouterr()
+    events = [json.loads(line) for line in out.splitlines()]
+    assert [e["kind"] for e in events] == ["start", "diverged", "end"] and events[-1]["rows"] == 2
+    assert "the run diverged at step 2 of 1200 planned (loss nan)" in events[-1]["message"]
 
 @pytest.mark.slow
 def test_follow_reads_a_shockflow_training_run_while_it_trains(tmp_path):
