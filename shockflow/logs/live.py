@@ -165,23 +165,31 @@ class LiveReader:
 
 
 @contextlib.contextmanager
-def live_log(log_path, columns, planned_steps: int, attrs=None):
+def live_log(log_path, columns, planned_steps: int, attrs=None, *, with_commit: bool = True):
     """A :class:`LiveLog` beside ``log_path`` for the block (None when there is no log path): closed as
     :data:`STOPPED` if the block raises, as :data:`FINISHED` otherwise (unless closed before), and removed with the
     log's commit (:func:`shockflow.storage.atomic.discard_with_group`: at the end of the enclosing group of files
-    committed together, or at once)."""
+    committed together, or at once); ``with_commit=False``: at the end of the block (the log is written by the caller,
+    perhaps in another process: ``shockflow run`` trains beside its prediction)."""
     from shockflow.storage.atomic import discard_with_group
 
     if log_path is None:
         yield None
         return
     live = LiveLog(log_path, columns, planned_steps, attrs=attrs)
+
+    def discard():
+        if with_commit:
+            discard_with_group(live.path)
+        else:
+            live.path.unlink(missing_ok=True)
+
     try:
         yield live
     except BaseException:
         with contextlib.suppress(Exception):
             live.close(STOPPED)
-        discard_with_group(live.path)
+        discard()
         raise
     live.close(FINISHED)
-    discard_with_group(live.path)
+    discard()

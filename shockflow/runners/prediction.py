@@ -284,14 +284,15 @@ def expected_training_seconds(model, data, settings) -> float:
     return full * settings.steps
 
 
-def trained_and_observed(case, model, data, settings, *, quiet: bool = True):
-    """The training of ``shockflow run`` (no log file: the run writes it) and the transitions its loss curve shows:
+def trained_and_observed(case, model, data, settings, *, quiet: bool = True, live_path=None):
+    """The training of ``shockflow run`` (no log file: the run writes it; its rows in a live file beside
+    ``live_path`` while it trains, :mod:`shockflow.logs.live`) and the transitions its loss curve shows:
     ``(TrainingRecord, observed transitions)``.  A refused setting is a :class:`CaseError` at ``training``."""
     from shockflow.runners.training import observed_transitions
     from shockflow.training import train
 
     try:
-        record = train(model, data, settings, log_path=None, quiet=quiet)
+        record = train(model, data, settings, log_path=None, live_path=live_path, quiet=quiet)
     except (TypeError, ValueError) as exc:
         raise CaseError.at(case, "training", str(exc)) from None
     # -- only now the loss curve
@@ -343,7 +344,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     beside = options.train_beside
     if beside is None and expected_training_seconds(trained, data, settings) < BESIDE_FROM_SECONDS:
         beside = False
-    with Beside(trained_and_observed, case, trained, data, settings, quiet=not show, start=beside,
+    with Beside(trained_and_observed, case, trained, data, settings, quiet=not show, live_path=log_path, start=beside,
                 before_fork=prepare_compiled_code) as training:
         # -- the prediction: initial parameters, data, optimiser settings; no loss series, no snapshots
         # beside the training's bar, the prediction's progress only as lines (a pipe, a log): two bars would clash

@@ -137,7 +137,7 @@ def _observe(observables: Mapping[str, Observable], model, store: dict[str, list
 
 @blas_threads()
 def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[str, Observable] | None = None,
-          *, test: Dataset | None = None, log_path=None, quiet: bool = False) -> TrainingRecord:
+          *, test: Dataset | None = None, log_path=None, live_path=None, quiet: bool = False) -> TrainingRecord:
     """Train ``model`` (updated in place) on ``data``; return (and optionally write) the record.
 
     Parameters
@@ -148,6 +148,8 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
     observables : {name: callable(model) -> float | array}, recorded every ``observe_every`` steps.
     log_path : if given, the record is written there as HDF5 (atomically) at the end; while training, the logged
         rows go to a live file beside it that ``shockflow monitor`` follows (:mod:`shockflow.logs.live`).
+    live_path : without ``log_path``, the path of a log the caller will write: the live file is kept beside it while
+        training (removed at the end of training; ``shockflow run``, which trains beside its prediction).
     quiet : no progress bar.
     """
     if not isinstance(settings, TrainSettings):
@@ -238,8 +240,10 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
 
     any_flag = flags.any(axis=0)
     postfix_every = max(S // 100, 1)
-    described = {} if log_path is None else run_attributes(model.spec(), data, test, settings)
-    with live_log(log_path, series, S, described) as live, progress(S, "train", enabled=not quiet, unit="step") as bar:
+    live_for = log_path if log_path is not None else live_path
+    described = {} if live_for is None else run_attributes(model.spec(), data, test, settings)
+    with live_log(live_for, series, S, described, with_commit=log_path is not None) as live, \
+            progress(S, "train", enabled=not quiet, unit="step") as bar:
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are caught below
             for t in range(S):
                 Xb, yb = sampler.next()

@@ -150,3 +150,18 @@ def test_a_new_run_training_where_an_earlier_one_left_its_log_is_the_one_read(tm
     write_training_log(train(model.copy(), data, settings, quiet=True), log)   # its log committed: read whole
     writer.path.unlink()
     assert tail.read() and tail.status == "finished" and tail.rows == settings.steps + 1
+
+
+def test_a_log_the_caller_writes_has_its_live_file_while_training_only(tmp_path):
+    # shockflow run trains (perhaps in a forked process) with log_path=None and writes the log itself afterwards:
+    # live_path keeps the live file beside that log while training and removes it at the end of training
+    from shockflow.training import train
+
+    model, data, settings = _run(tmp_path)
+    log = tmp_path / "run-log.h5"
+    seen = []
+    with atomic_group():
+        train(model.copy(), data, settings, live_path=log, quiet=True,
+              observables={"live": lambda m: seen.append(len(live_logs_of(log))) or 0.0})
+        assert live_logs_of(log) == [] and not log.exists()
+    assert seen and set(seen) == {1}
