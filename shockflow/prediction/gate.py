@@ -337,7 +337,7 @@ def mixture_chain(model, X, y, optimiser) -> MixtureChain:
         return MixtureChain(tuple(escapes), K, gates, loss)
 
     # 2. split 0: the symmetric plateau
-    reach, delta = approach(land, theta0, L_p, optimiser)
+    reach, delta = approach(land, theta0, L_p, optimiser, theta_p)
     vals, vecs = unstable_directions(land, theta_p)
     # unstable: below the finite differences' round-off against the landscape's curvature scale
     floor = NEGATIVE_FLOOR * float(np.abs(a).max())

@@ -15,7 +15,13 @@ model here ([model], ours):
    ``ARRIVAL`` of the way down to ``L(θ_p)``: ``reach_steps``.  Alongside it the initial parameters'
    symmetry-breaking part ``δ`` (each unit minus the units' mean) is carried by the same update rule
    linearised about the symmetric iterate (Hessian–vector products by central differences of the
-   gradient), so ``δ`` arrives at the plateau grown or shrunk by the landscape it crossed.
+   gradient), so ``δ`` arrives at the plateau grown or shrunk by the landscape it crossed.  An approach that
+   makes no new lowest loss for ``STALL_STEPS`` steps stops: where its gradient is still large the update rule
+   circles across the plateau (a learning rate at or above its stability limit there, ``2/λ`` for gradient descent
+   with ``λ`` the largest curvature within the equal-units subspace; the run oscillates and escapes from the orbit,
+   which this model does not follow): :class:`PlateauUnstable`, refused naming ``training.lr``.  Measured on a
+   tester's committee (erf, K = 4, d = 40, lr 0.8 against the limit 0.798): 400 s into the old 200 000-step budget
+   and a run failure, now 3 s and exit 2; at 0.79 it circles as well (a 2-cycle at loss 0.047), at 0.7 it arrives.
 3. **The unstable directions**: the lowest eigenpairs of the Hessian at ``θ_p`` restricted to the
    symmetry-breaking directions (``P H P``, ``P`` the projector removing the units' mean from the
    free entries; Lanczos, ``scipy.sparse.linalg.eigsh``, on finite-difference Hessian–vector
@@ -55,14 +61,20 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["Plateau", "PlateauError", "UnitLandscape", "approach", "check_plateau_start", "line_scale",
+__all__ = ["Plateau", "PlateauError", "PlateauUnstable", "UnitLandscape", "approach", "check_plateau_start", "line_scale",
            "linear_growth", "plateau_escape", "plateau_extraction", "plateau_transition", "sloped_origin",
-           "symmetric_minimum", "unstable_directions"]
+           "stability_limit", "symmetric_minimum", "unstable_directions"]
 
 #: the approach ends when the loss is within this fraction of the way from its start down to L(θ_p)
 ARRIVAL = 1e-3
 #: at most this many steps of the approach (a symmetric flow that has not arrived by then: PlateauError)
 APPROACH_BUDGET = 200_000
+#: ... and it stops as soon as this many steps pass without a new lowest loss (the update rule circling, not
+#: descending: a learning rate above the plateau's stability limit, :func:`_stall_reason`)
+STALL_STEPS = 1000
+#: a stalled approach whose gradient (within the equal-units subspace) is still above this fraction of its start is
+#: circling (an orbit of the update rule), not at a stationary point
+CIRCLING = 1e-3
 #: lowest eigenpairs of the symmetry-breaking Hessian computed
 EIGENPAIRS = 6
 #: the linear region of the escape ends at this fraction of the quadratic top's size along the unstable direction
@@ -77,6 +89,12 @@ DESCENT_BUDGET = 200_000
 
 class PlateauError(RuntimeError):
     """The symmetric plateau could not be found or left (names the stage and why)."""
+
+
+class PlateauUnstable(PlateauError):
+    """The learning rate is above the update rule's stability limit on the symmetric plateau: the rule circles
+    across the plateau instead of settling on it, which the model does not follow (a setting the user chose:
+    ``training.lr``)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -235,8 +253,9 @@ def check_plateau_start(model, frozen=()) -> None:
     _breaking_scale(land.breaking(theta0), land.symmetric(theta0))
 
 
-def approach(land: UnitLandscape, theta0, L_p: float, optimiser):
-    """The approach (module docstring, 2): ``(steps, δ on arrival)``."""
+def approach(land: UnitLandscape, theta0, L_p: float, optimiser, theta_p=None):
+    """The approach (module docstring, 2): ``(steps, δ on arrival)``; a :class:`PlateauError` where the update rule
+    stops descending before it arrives (``STALL_STEPS``), saying why at the plateau ``θ_p`` (:func:`_stall_reason`)."""
     rates = np.asarray(optimiser.learning_rates, dtype=np.float64)
     theta = land.symmetric(theta0)
     delta = land.breaking(theta0)
@@ -247,7 +266,9 @@ def approach(land: UnitLandscape, theta0, L_p: float, optimiser):
     scale, log_scale = _breaking_scale(delta, theta), 0.0
     delta = delta / scale
     log_scale = math.log(scale)
-    previous = L0
+    previous = best = L0
+    since_best = 0
+    g_start = float(np.linalg.norm(land.symmetric(g)))
     for n in range(APPROACH_BUDGET):
         eta = rates[n] if n < rates.size else rates[-1]
         gd = land.breaking(land.tangent_grad(theta, delta))
@@ -265,8 +286,58 @@ def approach(land: UnitLandscape, theta0, L_p: float, optimiser):
                                                               / (previous - value)))
             return float(n + frac), delta * math.exp(log_scale)
         previous = value
+        best, since_best = (value, 0) if value < best else (best, since_best + 1)
+        if since_best >= STALL_STEPS:
+            circling = float(np.linalg.norm(land.symmetric(g))) > CIRCLING * g_start
+            reason, unstable = _stall_reason(land, theta if theta_p is None else theta_p, optimiser, eta, circling)
+            raise (PlateauUnstable if unstable else PlateauError)(f"the approach to the symmetric plateau stopped descending: {STALL_STEPS} steps "
+                               f"without a loss below {best:.6g} (the plateau's {L_p:.6g}; step {n + 1}): "
+                               f"{reason}")
     raise PlateauError(f"the approach to the symmetric plateau did not arrive within {APPROACH_BUDGET} steps "
                        f"(loss {value:.6g} against the plateau's {L_p:.6g})")
+
+
+def stability_limit(curvature: float, optimiser) -> float:
+    """The largest learning rate at which the optimiser's update rule is stable on a quadratic of this curvature:
+    ``2/λ`` for gradient descent, ``2(1 + μ)/λ`` with heavy-ball momentum, ``2(1 + μ)/((1 + 2μ) λ)`` with Nesterov's."""
+    mu = float(optimiser.momentum) if optimiser.name in ("momentum", "nesterov") else 0.0
+    factor = 2.0 * (1.0 + mu) / (1.0 + 2.0 * mu) if optimiser.name == "nesterov" else 2.0 * (1.0 + mu)
+    return factor / curvature if curvature > 0 else math.inf
+
+
+def _stall_reason(land: UnitLandscape, theta_p, optimiser, eta: float, circling: bool,
+                  iterations: int = 40) -> tuple[str, bool]:
+    """Why the symmetric flow does not settle, and whether the learning rate is the cause: an update rule that
+    circles (its gradient not small: an orbit, not a stationary point) at a rate near or above its stability limit
+    on the plateau — the largest curvature of the loss within the symmetric subspace at ``θ_p`` (power iteration on
+    Hessian–vector products) against :func:`stability_limit` — or a flow met by another stationary point."""
+    def on_symmetric(v):
+        out = land.symmetric(v)
+        out[land.held] = 0.0
+        return out
+
+    v = on_symmetric(np.random.default_rng(0).standard_normal(theta_p.size))
+    lam = 0.0
+    for _ in range(iterations):
+        norm = float(np.linalg.norm(v))
+        if norm == 0.0:
+            break
+        w = on_symmetric(land.tangent_grad(theta_p, v / norm))
+        lam_next = float(np.linalg.norm(w))
+        v = w
+        if abs(lam_next - lam) <= 1e-4 * lam_next:
+            lam = lam_next
+            break
+        lam = lam_next
+    limit = stability_limit(lam, optimiser)
+    if circling:
+        where = "above" if eta >= limit else "just below"
+        return (f"the update rule circles instead of settling (its gradient is not small: an orbit, not a stationary "
+                f"point), at the learning rate {eta:.4g}, {where} its stability limit {limit:.4g} on the plateau "
+                f"(curvature {lam:.4g} across it, within the equal-units subspace); this model follows a plateau the "
+                f"rule settles on: lower training.lr"), True
+    return (f"the symmetric flow stalls above the plateau at a stationary point of the equal-units subspace (the "
+            f"learning rate {eta:.4g} against the stability limit {limit:.4g} there)"), False
 
 
 def unstable_directions(land: UnitLandscape, theta_p):
@@ -431,7 +502,7 @@ def _plateau_escape(model, X, y, optimiser, frozen) -> Plateau:
     theta0 = model.parameter_vector()
     theta_p, L_p = symmetric_minimum(land, theta0)
     L_start = land.loss_grad(land.symmetric(theta0))[0]
-    reach, delta = approach(land, theta0, L_p, optimiser)
+    reach, delta = approach(land, theta0, L_p, optimiser, theta_p)
     vals, vecs = unstable_directions(land, theta_p)
     negative = vals < 0
     if not np.any(negative):

@@ -339,7 +339,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
     from shockflow.prediction.mapping import (Abstention, InvalidPrediction, Optimiser, PredictionError,
                                               predict_or_abstain)
     from shockflow.prediction.gate import MixtureError, is_mixture, mixture_extraction, mixture_saddles, mixture_transitions
-    from shockflow.prediction.plateau import PlateauError, plateau_extraction, plateau_transition, sloped_origin
+    from shockflow.prediction.plateau import PlateauError, PlateauUnstable, plateau_extraction, plateau_transition, sloped_origin
     from shockflow.progress import progress as _progress, status, step_callback
     from shockflow.training.schedules import learning_rate
 
@@ -366,6 +366,8 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
                 extraction = extract(model, name, data.X, data.y, geometry_kwargs=kwargs,
                                      charts=ex.charts or (None,), chart_key=ex.chart_key, **common)
     except (MixtureError, PlateauError) as exc:
+        if isinstance(exc, PlateauUnstable):   # the learning rate the case chose: its key, exit 2
+            raise CaseError.at(case, "training.lr", f"the forecast cannot follow this run: {exc}") from None
         if mixture is None and is_mixture(model):   # the chain of the mixture: no split to predict (exit 1)
             raise InvalidPrediction(f"the mixture of experts' chain (shockflow.prediction.gate): {exc}") from None
         # what the initial parameters decide was refused before any work (verify_geometry, exit 2); what the

@@ -243,3 +243,32 @@ def test_a_nonlinear_teachers_second_stage_is_the_units_specialisation(tmp_path,
     W, steps = np.asarray(record.snapshots["W"]), np.asarray(record.snapshots["step"])
     step, _ = specialisation_step(steps, W)
     assert specialisation(W)[-1] > 0.4 and step > 8 * out.stage.predicted[0].step      # the second stage
+
+def test_a_learning_rate_the_plateau_cannot_hold_is_refused_at_once_and_a_smaller_one_arrives():
+    """A committee at a learning rate just above the update rule's stability limit on its plateau (the largest
+    curvature within the equal-units subspace) circles across the plateau: the approach ran its 200 000-step budget
+    (400 s on a tester's d = 40 committee) and failed as a run failure; it now stops within STALL_STEPS of its last
+    descent, naming the rate and the limit (PlateauUnstable: training.lr, exit 2).  At half the limit it arrives."""
+    from shockflow.prediction import plateau as P
+
+    student, data = _committee()
+    land = UnitLandscape(student, data.X, data.y, ("a",))
+    theta0 = student.parameter_vector()
+    theta_p, L_p = P.symmetric_minimum(land, theta0)
+    H = _dense_hessian(land, theta_p)
+    sym = np.array([land.symmetric(e) for e in np.eye(theta_p.size)]).T      # the projector on equal units
+    sym[land.held, :] = 0.0
+    lam = float(np.linalg.eigvalsh(sym.T @ H @ sym).max())
+    limit = P.stability_limit(lam, Optimiser(np.array([1.0]), "gd", 0.0))
+    assert limit == pytest.approx(2.0 / lam)
+    steps = 4 * P.STALL_STEPS
+    with pytest.raises(P.PlateauUnstable, match="above its stability limit") as refused:
+        P.approach(land, theta0, L_p, Optimiser(np.full(steps, 1.1 * limit), "gd", 0.0), theta_p)
+    import re
+
+    said = float(re.search(r"stability limit ([0-9.]+)", str(refused.value)).group(1))
+    assert said == pytest.approx(limit, rel=1e-2)      # power iteration on finite differences against the dense H
+    stopped = int(re.search(r"; step (\d+)\)", str(refused.value)).group(1))
+    assert P.STALL_STEPS < stopped < 2 * P.STALL_STEPS     # not the budget's 200 000
+    reach, _ = P.approach(land, theta0, L_p, Optimiser(np.full(steps, 0.5 * limit), "gd", 0.0), theta_p)
+    assert 0 < reach < P.STALL_STEPS
