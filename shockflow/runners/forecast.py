@@ -192,11 +192,14 @@ class AtRate:
     it; what follows the charts is re-run at the rate: each chart's escape, then (where the forecast followed it)
     the saddle chain from the same start.  Where the update rule ran inside the extraction (the plateau's approach,
     the mixture's chain: ``stage.source``) the charts move with the rate, and the whole prediction is re-run.
-    At the case's own rate the answer is the forecast's (a test).  Results are remembered per rate."""
+    At the case's own rate the answer is the forecast's (a test).  Results are remembered per rate; a re-run that
+    cannot be followed at a rate (the plateau's update rule circling above its stability limit) predicts nothing
+    there, and :attr:`failed` holds why."""
 
     def __init__(self, stage, settings, *, case=None, model=None, data=None):
         self.stage, self.settings, self.case, self.model, self.data = stage, settings, case, model, data
         self._seen = {}
+        self.failed: dict[float, str] = {}
 
     def settings_at(self, lr: float):
         scale = lr / self.settings.lr
@@ -222,9 +225,17 @@ class AtRate:
         if (rerun or stage.chain_start is not None) and self.model is None:
             raise ValueError("re-timing this forecast needs its network (AtRate(..., case=, model=, data=))")
         if rerun:
+            from shockflow.cases import CaseError
             from shockflow.runners.prediction import predict_from_start
 
-            return tuple(predict_from_start(self.case, self.model.copy(), self.data, s).predicted)
+            try:
+                return tuple(predict_from_start(self.case, self.model.copy(), self.data, s).predicted)
+            except CaseError as exc:
+                rate = [p for p in exc.problems if p.key.split(" ")[0] == "training.lr"]
+                if not rate or len(exc.problems) > 1:    # only what the rate decides
+                    raise
+                self.failed[lr] = rate[0].message.split(" (from the override")[0]   # the scan's rate, not --set's
+                return ()
         scale = lr / self.settings.lr
         rates = np.array([learning_rate(s, i) for i in range(s.steps)])
         optimiser = Optimiser(rates, s.optimizer, s.momentum)
@@ -290,7 +301,7 @@ def lr_scan(at: AtRate, rates, stability_lr: float, *, bar=None) -> tuple[ScanRo
     for lr in rates:
         lr = float(lr)
         predicted = at.predicted(lr)
-        reasons = critical_reasons(at.stage, lr, stability_lr)
+        reasons = critical_reasons(at.stage, lr, stability_lr) + ([at.failed[lr]] if lr in at.failed else [])
         out.append(ScanRow(lr, {p.chart: p.step for p in predicted}, tuple(p.chart for p in predicted),
                            bool(reasons), "; ".join(reasons)))
         if bar is not None:

@@ -278,3 +278,20 @@ def test_a_learning_rate_scan_names_the_rate_it_refuses(tmp_path):
         shockflow.forecast("two-layer-staircase", lr_scan=[0.1, -1.0], out=tmp_path, figures=False)
     with pytest.raises(CaseError, match=r"^lr_scan: expected a sequence of learning rates .*found \[\]$"):
         shockflow.forecast("two-layer-staircase", lr_scan=[], out=tmp_path, figures=False)
+
+
+def test_a_scanned_rate_the_plateau_cannot_hold_predicts_nothing_and_says_why(tmp_path, capsys):
+    """A committee machine's scan re-runs the plateau's approach at each rate; at a rate above the update rule's
+    stability limit on the plateau the approach circles (PlateauUnstable): that row predicts nothing and is critical
+    with the reason, where the whole scan had failed (after 400 s of the approach's budget on a larger committee)."""
+    import json
+
+    from shockflow.cli import main
+
+    assert main(["forecast", "committee-erf-frozen", "--out", str(tmp_path), "--no-figures", "--json",
+                 "--lr-scan", "0.5:3:2"]) == 0
+    rows = json.loads(capsys.readouterr().out)["lr_scan"]
+    assert [r["lr"] for r in rows] == [0.5, 3.0]
+    assert rows[0]["steps"]["plateau"] > 0 and not rows[0]["critical"]
+    assert rows[1]["steps"] in (None, {}) and rows[1]["critical"]
+    assert "above its stability limit" in rows[1]["reason"] and "override" not in rows[1]["reason"]
