@@ -167,17 +167,20 @@ def load_initial(case, model) -> None:
         raise CaseError.at(case, "training.initial", f"{str(path)!r} is a directory, not a .npz file") from None
     except (OSError, ValueError) as exc:
         raise CaseError.at(case, "training.initial", f"{str(path)!r} is not a readable .npz file ({exc})") from None
+    problems = []                  # every array's problem at once, as a case file's keys are reported
     for name, value in loaded.items():
         if name not in model.params:
-            raise CaseError.at(case, "training.initial", f"{str(path)!r} holds {name!r}, which is not a parameter of "
-                                                         f"the {model.name!r} model ({', '.join(model.params)})")
-        if not (np.issubdtype(value.dtype, np.floating) or np.issubdtype(value.dtype, np.integer)):
-            raise CaseError.at(case, "training.initial", f"{str(path)!r}: {name!r} must be an array of real numbers, "
-                                                         f"found one of dtype {value.dtype}")
-        if value.shape != model.params[name].shape or not np.all(np.isfinite(value)):
-            raise CaseError.at(case, "training.initial", f"{str(path)!r}: {name!r} must be a finite array of shape "
-                                                         f"{model.params[name].shape}, found shape {value.shape}"
-                                                         + ("" if np.all(np.isfinite(value)) else " with non-finite entries"))
+            problems.append(f"it holds {name!r}, which is not a parameter of the {model.name!r} model "
+                            f"({', '.join(model.params)})")
+        elif not (np.issubdtype(value.dtype, np.floating) or np.issubdtype(value.dtype, np.integer)):
+            problems.append(f"{name!r} must be an array of real numbers, found one of dtype {value.dtype}")
+        elif value.shape != model.params[name].shape or not np.all(np.isfinite(value)):
+            problems.append(f"{name!r} must be a finite array of shape {model.params[name].shape}, found shape "
+                            f"{value.shape}"
+                            + ("" if np.all(np.isfinite(value)) else " with non-finite entries"))
+    if problems:
+        raise CaseError.at(case, "training.initial", f"{str(path)!r}: " + "; ".join(problems))
+    for name, value in loaded.items():
         model.params[name][...] = value
 
 
@@ -290,10 +293,18 @@ def refuse_unmodelled(case) -> None:
 
 def _verify(case) -> None:
     """``shockflow validate``: every refusal of ``shockflow run`` and ``shockflow forecast`` before any training (an
-    optimiser without an escape model, whatever the geometry; the charts, on the case's own data)."""
-    refuse_unmodelled(case)
-    model, _, data, _ = build_model_and_data(case, seed=case.seed or 0)
-    verify_geometry(case, model, data)
+    optimiser without an escape model, whatever the geometry; the charts, on the case's own data).  A case that only
+    the prediction refuses says that ``shockflow train`` takes it."""
+    from dataclasses import replace
+
+    model, _, data, _ = build_model_and_data(case, seed=case.seed or 0)   # what `shockflow train` needs
+    try:
+        refuse_unmodelled(case)
+        verify_geometry(case, model, data)
+    except CaseError as exc:
+        note = " (the case is valid for `shockflow train`, which trains without predicting)"
+        raise CaseError(exc.file, [replace(p, message=p.message + note) for p in exc.problems], exc.missing,
+                        source=exc.source) from None
 
 
 @blas_threads(interleaved=True)

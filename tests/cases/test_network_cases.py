@@ -98,3 +98,14 @@ def test_a_one_column_target_fits_a_network_of_one_output(tmp_path, capsys, case
     out = json.loads(capsys.readouterr().out)
     assert len(out["predicted"]) == 1 and out["score"]["recall"] == 1.0
     assert out["score"]["median_relative_error_all"] <= 0.05       # measured 2.3 % and 0.6 %
+
+
+def test_validate_says_when_only_the_prediction_refuses_a_case(capsys):
+    """A tester's adam case: validate exit 2 with run's refusal, though `shockflow train` trains it; the refusal now
+    says the case is valid for train, and a case train refuses too gets no such note."""
+    assert main(["validate", "two-layer-staircase", "--set", "training.optimizer=adam"]) == 2
+    err = capsys.readouterr().err
+    assert "training.optimizer" in err and "valid for `shockflow train`" in err
+    assert main(["validate", "two-layer-staircase", "--set", "data.n=-5"]) == 2
+    err = capsys.readouterr().err
+    assert "data.n" in err and "valid for `shockflow train`" not in err

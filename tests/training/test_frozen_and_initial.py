@@ -77,6 +77,9 @@ def test_initial_parameters_come_from_an_npz_beside_the_case(tmp_path):
                                              ({"W": np.zeros((4, 6))}, "shape (6, 4), found shape (4, 6)"),
                                              ({"W": np.full((6, 4), "x")}, "real numbers, found one of dtype <U1"),
                                              ({"W": np.full((6, 4), np.nan)}, "with non-finite entries"),
+                                             ({"W": np.zeros((4, 6)), "a": np.zeros((3, 6))},   # both, at once
+                                              "found shape (4, 6); 'a' must be a finite array of shape (2, 6), found "
+                                              "shape (3, 6)"),
                                              (None, "no such file")])
 def test_a_bad_initial_file_is_an_error_at_training_initial(tmp_path, arrays, message):
     from shockflow.runners.training import build_model_and_data
