@@ -344,13 +344,20 @@ def run_prediction_case(case, options) -> RunOutcome:
     beside = options.train_beside
     if beside is None and expected_training_seconds(trained, data, settings) < BESIDE_FROM_SECONDS:
         beside = False
-    with Beside(trained_and_observed, case, trained, data, settings, quiet=not show, live_path=log_path, start=beside,
-                before_fork=prepare_compiled_code) as training:
-        # -- the prediction: initial parameters, data, optimiser settings; no loss series, no snapshots
-        # beside the training's bar, the prediction's progress only as lines (a pipe, a log): two bars would clash
-        stage = predict_from_start(case, initial, data, settings, progress=show and not (training.forked and redrawn()),
-                                   checkpoint=training.check)   # a training that fails early stops the prediction
-        record, observed = training.result()
+    try:
+        with Beside(trained_and_observed, case, trained, data, settings, quiet=not show, live_path=log_path,
+                    start=beside, before_fork=prepare_compiled_code) as training:
+            # -- the prediction: initial parameters, data, optimiser settings; no loss series, no snapshots
+            # beside the training's bar, the prediction's progress only as lines (a pipe, a log): two bars would clash
+            stage = predict_from_start(case, initial, data, settings,
+                                       progress=show and not (training.forked and redrawn()),
+                                       checkpoint=training.check)   # a training that fails early stops the prediction
+            record, observed = training.result()
+    except BaseException:
+        from shockflow.storage.atomic import remove_stale_temporaries
+
+        remove_stale_temporaries(out)   # the live log of a training beside, killed with the run (reaped by now)
+        raise
     write_training_log(record, log_path)
     T = float(record.noise["temperature"][0]) if record.noise else float("nan")
     stage = dataclasses.replace(stage, extraction=dataclasses.replace(stage.extraction, log_temperature=T))

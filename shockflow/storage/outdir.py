@@ -78,9 +78,13 @@ def missing_directories(out: str | os.PathLike) -> list[Path]:
 def remove_empty(directories: list[Path]) -> None:
     """Remove ``directories`` (innermost first, :func:`missing_directories`) while they are empty: what a failed
     command created and did not write into is not left behind; a directory with anything in it stays, and so do
-    its parents."""
+    its parents.  The temporaries of processes that ended there go first (the live log of a training run beside
+    the prediction, killed with the command: :mod:`shockflow.logs.live`)."""
+    from .atomic import remove_stale_temporaries
+
     for path in directories:
         try:
+            remove_stale_temporaries(path)
             path.rmdir()
         except OSError:   # not empty (a file written, or another process's), or gone already
             return

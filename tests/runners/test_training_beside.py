@@ -221,23 +221,33 @@ def test_a_training_that_diverges_beside_the_prediction_is_exit_1_with_its_step(
     assert list(tmp_path.iterdir()) == [] and no_children_left()
 
 
-def test_a_sigterm_to_a_run_training_beside_is_exit_143_and_leaves_no_file_and_no_process(tmp_path):
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_sigterm_to_a_run_training_beside_is_exit_143_and_leaves_no_file_and_no_process(tmp_path, existing):
+    # the training beside writes its live log into --out (shockflow.logs.live) and is killed with the run: its file
+    # goes too, whether the run made --out (taken away again) or it was there before (left as it was)
     import subprocess
     import sys
 
     code = ("import shockflow.forking as f, shockflow.runners.prediction as p, sys; f.idle_core = lambda: True; "
             "p.BESIDE_FROM_SECONDS = 0.0; from shockflow.cli import main; sys.exit(main(sys.argv[1:]))")
     out = tmp_path / "out"
+    if existing:
+        out.mkdir()
     run = subprocess.Popen([sys.executable, "-c", code, "run", "mlp-tanh-teacher", "--no-figures", "--out", str(out),
                             "--set", "training.steps=20000"], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and "train: started" not in (line := run.stderr.readline()):
         pass
+    while time.monotonic() < deadline and not list(out.glob(".*.live.tmp")):   # the live log is there
+        time.sleep(0.05)
     run.send_signal(signal.SIGTERM)
     err = line + run.stderr.read()
     assert run.wait(timeout=30) == 143
     assert "terminated (SIGTERM); no file was written" in err and "Traceback" not in err
-    assert not out.exists()        # the run made it and wrote nothing there: taken away again
+    if existing:
+        assert list(out.iterdir()) == []
+    else:
+        assert not out.exists()        # the run made it and wrote nothing there: taken away again
     listing = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout
     assert not [l for l in listing.splitlines() if str(out) in l]
 
