@@ -452,9 +452,10 @@ def uncharted_modes(extraction) -> list:
 def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, optimiser, X, y, frozen, common,
                  pr, progress):
     """The chart of the chain's last saddle (:mod:`shockflow.prediction.saddle_plateau`): ``(chart, solution, shock,
-    transition or None, Abstention or None, Saddle)``, None where that saddle has no unstable direction, an
-    :class:`~shockflow.prediction.mapping.Abstention` where no stationary point is found next to it or its escape
-    cannot be followed.  ``start``: the extraction of the origin's charts; ``landscape``: the chain's
+    transition or None, Abstention or None, Saddle)``; an :class:`~shockflow.prediction.mapping.Abstention` where
+    the model predicts no later transition from it (a minimum, or a network that does not wait there: the reason
+    reported, kind "no later transition"), where no stationary point is found next to it or its escape cannot be
+    followed; None where a chart abstained or the chain does not reach its last saddle within the run.  ``start``: the extraction of the origin's charts; ``landscape``: the chain's
     (:class:`~shockflow.prediction.saddle_chain.Landscape`; None: no chain ran, one is made here)."""
     from shockflow.prediction.mapping import Abstention, InvalidPrediction
     from shockflow.prediction.saddle_chain import RIDGE, Landscape, Saddle, SaddleFailure
@@ -480,16 +481,19 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
         raise ChartFailure(f"the chain's last saddle (after {', '.join(start.charts[keep[i]].label for i in order)}): "
                            f"{exc}") from None
     theta_s = np.concatenate([np.ravel(at[key]) for key in model.params])
+    why = []
     try:
-        escape = saddle_escape(model, theta_s, steps[-1], optimiser, X, y, frozen=frozen)
+        escape = saddle_escape(model, theta_s, steps[-1], optimiser, X, y, frozen=frozen, why=why)
     except (SaddlePlateauError, ValueError, FloatingPointError) as exc:
         # the saddle is found but its escape cannot be followed (a line of its unstable direction without a minimum,
         # a search that diverges): no chart there, and the chart abstains with the reason; the charts before it keep
         # their predictions (a true transition after it is a miss of the score, not hidden)
         after = ", ".join(start.charts[keep[i]].label for i in order)
         return Abstention(LABEL, f"chart {LABEL} (the chain's last saddle, after {after}): {exc}", "no escape to chart")
-    if escape is None:
-        return None
+    if escape is None:   # the model's answer: no later transition, reported with its reason (a true one is a miss)
+        after = ", ".join(start.charts[keep[i]].label for i in order)
+        return Abstention(LABEL, f"chart {LABEL} (the chain's last saddle, after {after}): {why[0]}",
+                          "no later transition") if why else None
     kwargs = {k: v for k, v in common.items() if k != "snapshots"}
     try:
         chart = saddle_extraction(model, escape, X, y, **kwargs)

@@ -618,10 +618,12 @@ def _line_scale(loss: NetworkLoss, theta, L_star: float, u) -> tuple[float, floa
                              f"unstable direction up to the distance {reach:.3g}")
 
 
-def saddle_escape(model, theta_s, start_step: float, optimiser, X, y, *, frozen=()) -> SaddleEscape | None:
+def saddle_escape(model, theta_s, start_step: float, optimiser, X, y, *, frozen=(), why=None) -> SaddleEscape | None:
     """The chain's last saddle next to ``theta_s`` (the block saddle, reached at ``start_step``) and its approach
-    (module docstring, 1–4).  None where it has no unstable direction (a minimum: no later transition); a
-    :class:`SaddlePlateauError` where no stationary point is found next to it (undecided: the caller abstains)."""
+    (module docstring, 1–4).  None where it has no unstable direction (a minimum: no later transition), the reason
+    appended to the list ``why`` if one is given; a :class:`SaddlePlateauError` where no stationary point is found
+    next to it (undecided: the caller abstains)."""
+    why = [] if why is None else why
     optimiser._check()
     loss = NetworkLoss(model, X, y, tuple(frozen))
     theta_s = np.asarray(theta_s, dtype=np.float64)
@@ -639,20 +641,29 @@ def saddle_escape(model, theta_s, start_step: float, optimiser, X, y, *, frozen=
     eigen = np.linalg.eigh(dense_hessian(loss, theta_star)) if int(loss.free.sum()) <= DENSE else None
     vals, V, kappas = negative_curvature(loss, theta_star, eigen)
     if V.shape[1] == 0:
+        why.append(f"the stationary point next to it (loss {loss.loss_grad(theta_star)[0]:.6g}, its gradient "
+                   f"{residual:.2g} of the saddle's) has no unstable direction (lowest curvature {float(vals[0]):.3g}): "
+                   f"a minimum, no later transition is predicted")
         return None
     if residual > 0.0 and negative_curvature(loss, theta_s)[1].shape[1] == 0:
-        return None   # no unstable direction at the chain's saddle itself
+        why.append("the chain's saddle itself has no unstable direction: no later transition is predicted")
+        return None
     c0 = V.T @ (model.parameter_vector() - theta_star)
     c = V.T @ (theta_s - theta_star)
     d_arrive = float(np.linalg.norm(c))
     if d_arrive == 0.0:
+        why.append("the network arrives with no component on the unstable directions of the stationary point next to "
+                   "it: no later transition is predicted")
         return None
     L_star = loss.loss_grad(theta_star)[0]
     lead = V @ c
     u = lead / np.linalg.norm(lead)
     top, reach = _line_scale(loss, theta_star, L_star, u)
-    if not d_arrive < top:
-        return None   # the chain's saddle lies past θ*'s quadratic top along V: the network does not wait at θ*
+    if not d_arrive < top:   # the chain's saddle lies past θ*'s quadratic top along V: the network does not wait at θ*
+        why.append(f"the network arrives {d_arrive:.3g} out along the unstable directions of the stationary point next "
+                   f"to it, past their quadratic top ({top:.3g}): it does not wait there, no later transition from it "
+                   f"is predicted")
+        return None
     d_init = float(np.linalg.norm(c0))
     followed = follow_escape(loss, theta_s, theta_star, V, start_step, optimiser, linear_end=LINEAR_FRACTION * top,
                              reach=reach, d_init=d_init, rate=float(kappas.max()),

@@ -62,7 +62,24 @@ def test_a_chain_saddle_past_the_quadratic_top_is_not_waiting_at_the_stationary_
     assert escape.line_minimum == pytest.approx(_SexticWell.kappa ** 0.25, abs=4e-3)
     far = _SexticWell([0.44, 0.2])
     assert sp.negative_curvature(sp.NetworkLoss(far, X, y), far.parameter_vector())[1].shape[1] == 1
-    assert sp.saddle_escape(far, far.parameter_vector(), 10.0, optimiser, X, y) is None
+    why = []
+    assert sp.saddle_escape(far, far.parameter_vector(), 10.0, optimiser, X, y, why=why) is None
+    (reason,) = why              # said, with the distances (the forecast reports it as the chart's abstention)
+    import re
+
+    said = float(re.search(r"past their quadratic top \(([0-9.]+)\)", reason).group(1))
+    assert said == pytest.approx(top, abs=2e-3) and "arrives 0.44 out" in reason
+    assert "no later transition" in reason
+    class _Bowl(_SexticWell):
+        kappa = -1.0             # the origin a minimum of the well: no unstable direction
+
+        def copy(self):
+            return _Bowl(self.params["w"])
+
+    minimum = _Bowl([0.0, 0.2])
+    why = []
+    assert sp.saddle_escape(minimum, minimum.parameter_vector(), 10.0, optimiser, X, y, why=why) is None
+    assert len(why) == 1 and "has no unstable direction" in why[0] and "a minimum" in why[0]
 
 
 def _well_iteration(theta, eta, mu=0.0, steps=5000):
