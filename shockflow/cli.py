@@ -248,6 +248,9 @@ def _monitor(args: argparse.Namespace) -> int:
     def emit(event):
         if args.json:
             _print_json(event.as_dict())
+        elif event.kind == "warning":
+            if not args.quiet:
+                print(f"shockflow: {event.line()}", file=sys.stderr)
         elif not args.quiet:
             print(event.line())
         sys.stdout.flush()
@@ -257,7 +260,16 @@ def _monitor(args: argparse.Namespace) -> int:
             try:
                 follow(monitor, interval=args.interval, idle=args.idle, emit=emit)
             except KeyboardInterrupt:
-                if not args.json and not args.quiet:
+                if args.json:     # the event stream ends with its end, as a follow that ends otherwise does
+                    import time
+
+                    from shockflow.runners.monitor import MonitorEvent
+
+                    steps, _ = monitor.tail.series()
+                    emit(MonitorEvent("end", time.time(), time.time(), monitor.tail.rows,
+                                      float(steps[-1]) if steps.size else float("nan"),
+                                      message="interrupted (Ctrl-C): stopped following"))
+                elif not args.quiet:
                     print(monitor.table())
                 raise
             if monitor.tail.modified() is None and monitor.tail.rows == 0:   # no log ever appeared: nothing to report

@@ -28,15 +28,16 @@ def log_settings(path) -> dict | None:
     import h5py
 
     from .hdf5 import FORMAT
-    from .live import LIVE_FORMAT, live_logs_of
+    from .live import LIVE_FORMAT, live_logs_of, writer_pid
 
     path = Path(path)
-    if path.suffix.lower() not in (".h5", ".hdf5"):
+    live = writer_pid(path) is not None          # a live file itself (what a monitor reads while a run trains)
+    if not live and path.suffix.lower() not in (".h5", ".hdf5"):
         return None
-    candidates = [path] if path.is_file() else live_logs_of(path)
+    candidates = [path] if live or path.is_file() else live_logs_of(path)
     for candidate in candidates:
         try:
-            with h5py.File(candidate, "r", libver="latest", swmr=candidate != path) as f:
+            with h5py.File(candidate, "r", libver="latest", swmr=writer_pid(candidate) is not None) as f:
                 if f.attrs.get("format") not in (FORMAT, LIVE_FORMAT) or "settings" not in f.attrs:
                     continue
                 data = json.loads(f.attrs["data_spec"])
@@ -45,6 +46,12 @@ def log_settings(path) -> dict | None:
         except (OSError, KeyError, ValueError, TypeError):
             continue
     return None
+
+
+def _same_file(a, b) -> bool:
+    """Two paths of a data or initial-parameter file, as the forecast's case file wrote it (relative to the case
+    file) and as the log recorded it (as opened): the same where their file names are."""
+    return isinstance(a, str) and isinstance(b, str) and Path(a).name == Path(b).name
 
 
 def _same(a, b) -> bool:
@@ -75,7 +82,7 @@ def disagreements(log: dict, settings: dict, seed: int | None) -> list[str]:
                 continue
             if key == "momentum" and str(ours.get("optimizer")) not in _MOMENTUM:
                 continue
-            if not _same(ours[key], theirs[key]):
+            if not (_same_file(ours[key], theirs[key]) if key == "path" else _same(ours[key], theirs[key])):
                 found.append(f"{table}.{key}: the log {_show(theirs[key])}, the forecast {_show(ours[key])}")
     if seed is not None and seed >= 0 and log.get("seed", -1) >= 0 and int(seed) != int(log["seed"]):
         found.append(f"seed: the log {log['seed']}, the forecast {seed}")

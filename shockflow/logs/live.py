@@ -9,7 +9,8 @@ appends its logged rows to a second, *live* file beside the log:
                                  model_spec, data_spec, settings (JSON), seed: as the log will record them
         /series/<column>  (k,)   step (int64), loss, batch_loss, lr[, test_loss] (float64), growing
         /rows             ()     how many rows of the series are complete (written after them)
-        /status           ()     0 training, 1 finished, 2 stopped (diverged, interrupted, failed)
+        /status           ()     0 training, 1 finished, 2 stopped (interrupted, failed, killed), 3 diverged
+        /diverged         (2,)   the step and the non-finite loss where a run diverged (NaN otherwise)
 
 A reader opens it with ``swmr=True`` and reads ``rows`` first, then that many rows of each column, so a
 row being appended is never read half written.  Rows are flushed to the file at most every
@@ -30,14 +31,14 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-__all__ = ["LiveLog", "live_log", "live_logs_of", "LiveReader", "LIVE_FORMAT", "FLUSH_SECONDS",
-           "TRAINING", "FINISHED", "STOPPED"]
+__all__ = ["LiveLog", "live_log", "live_logs_of", "LiveReader", "LIVE_FORMAT", "FLUSH_SECONDS", "writer_alive",
+           "writer_pid", "TRAINING", "FINISHED", "STOPPED", "DIVERGED"]
 
 LIVE_FORMAT = "shockflow-live-training-log"
 LIVE_FORMAT_VERSION = 1
 #: the longest a logged row waits in memory before it is flushed to the live file
 FLUSH_SECONDS = 0.25
-TRAINING, FINISHED, STOPPED = 0, 1, 2
+TRAINING, FINISHED, STOPPED, DIVERGED = 0, 1, 2, 3
 _SUFFIX = ".live.tmp"
 
 
@@ -45,8 +46,25 @@ def _live_name(log_path: Path) -> str:
     return f".{log_path.name}.pid{os.getpid()}{_SUFFIX}"
 
 
+def writer_pid(path) -> int | None:
+    """The process id in a live file's name (``.<log name>.pid<N>.live.tmp``), None for another name."""
+    name = Path(path).name
+    head, _, rest = name.rpartition(".pid")
+    digits = rest[:-len(_SUFFIX)] if rest.endswith(_SUFFIX) else ""
+    return int(digits) if head and digits.isdigit() else None
+
+
+def writer_alive(path) -> bool:
+    """Whether the process that writes the live file ``path`` still runs (a file left by a killed run: not)."""
+    from shockflow.storage.atomic import _pid_alive
+
+    pid = writer_pid(path)
+    return pid is not None and _pid_alive(pid)
+
+
 def live_logs_of(log_path) -> list[Path]:
-    """The live files of the training runs writing ``log_path`` now, newest first (normally at most one)."""
+    """The live files of the training runs writing ``log_path`` now, newest first (normally at most one); a file
+    whose writing process has ended (a run killed before it could remove it) is none."""
     log_path = Path(log_path)
     directory = log_path.parent if str(log_path.parent) else Path(".")
     prefix = f".{log_path.name}.pid"
@@ -57,7 +75,8 @@ def live_logs_of(log_path) -> list[Path]:
         return []
     for entry in entries:
         name = entry.name
-        if name.startswith(prefix) and name.endswith(_SUFFIX) and name[len(prefix):-len(_SUFFIX)].isdigit():
+        if name.startswith(prefix) and name.endswith(_SUFFIX) and name[len(prefix):-len(_SUFFIX)].isdigit() \
+                and writer_alive(entry):
             try:
                 found.append((entry.stat().st_mtime_ns, entry))
             except FileNotFoundError:
@@ -93,6 +112,7 @@ class LiveLog:
                             for c in self.columns}
             self._count = f.create_dataset("rows", data=np.int64(0))
             self._status = f.create_dataset("status", data=np.int8(TRAINING))
+            self._diverged = f.create_dataset("diverged", data=np.array([np.nan, np.nan]))   # (step, loss) there
             f.swmr_mode = True
         except BaseException:
             self._file.close()
@@ -120,11 +140,17 @@ class LiveLog:
             self._count.flush()
         self._last_flush = self._clock()
 
-    def close(self, status: int = FINISHED) -> None:
+    def close(self, status: int = FINISHED, diverged: tuple[float, float] | None = None) -> None:
+        """Flush, set the run's status (``diverged``: the step and the non-finite loss of a run that blew up) and
+        close; a second call does nothing."""
         if self._file is None:
             return
         try:
             self.flush()
+            if diverged is not None:
+                self._diverged[...] = np.asarray(diverged, dtype=np.float64)
+                self._diverged.flush()
+                status = DIVERGED
             self._status[()] = status
             self._status.flush()
         finally:
@@ -147,10 +173,14 @@ class LiveReader:
             raise
 
     def read(self) -> tuple[np.ndarray, np.ndarray, int]:
-        """``(steps, loss, status)`` of the rows complete now."""
+        """``(steps, loss, status)`` of the rows complete now; a file whose writer has ended while it still said
+        :data:`TRAINING` (a run killed before it could say so) is :data:`STOPPED`."""
         f = self._file
         f["status"].refresh()
         status = int(f["status"][()])
+        if status == TRAINING and not writer_alive(self.path):
+            f["status"].refresh()
+            status = int(f["status"][()]) or STOPPED
         f["rows"].refresh()
         rows = int(f["rows"][()])
         out = []
@@ -160,6 +190,13 @@ class LiveReader:
             out.append(np.asarray(ds[:rows], dtype=np.float64))
         return out[0], out[1], status
 
+    def diverged(self) -> tuple[float, float] | None:
+        """The step and loss where the run diverged (status :data:`DIVERGED`), else None."""
+        ds = self._file["diverged"]
+        ds.refresh()
+        step, value = (float(v) for v in ds[...])
+        return None if np.isnan(step) else (step, value)
+
     def close(self) -> None:
         self._file.close()
 
@@ -167,10 +204,11 @@ class LiveReader:
 @contextlib.contextmanager
 def live_log(log_path, columns, planned_steps: int, attrs=None, *, with_commit: bool = True):
     """A :class:`LiveLog` beside ``log_path`` for the block (None when there is no log path): closed as
-    :data:`STOPPED` if the block raises, as :data:`FINISHED` otherwise (unless closed before), and removed with the
-    log's commit (:func:`shockflow.storage.atomic.discard_with_group`: at the end of the enclosing group of files
-    committed together, or at once); ``with_commit=False``: at the end of the block (the log is written by the caller,
-    perhaps in another process: ``shockflow run`` trains beside its prediction)."""
+    :data:`STOPPED` (:data:`DIVERGED` with its step) if the block raises, else as :data:`FINISHED` once the log is
+    committed (:func:`shockflow.storage.atomic.discard_with_group`: at the end of the enclosing group of files
+    committed together, or at once; :data:`STOPPED` if the group fails: ``train`` refusing a curve too short for the
+    detector, a full disk) and removed then; ``with_commit=False``: finished and removed at the end of the block (the
+    log is written by the caller, perhaps in another process: ``shockflow run`` trains beside its prediction)."""
     from shockflow.storage.atomic import discard_with_group
 
     if log_path is None:
@@ -178,18 +216,20 @@ def live_log(log_path, columns, planned_steps: int, attrs=None, *, with_commit: 
         return
     live = LiveLog(log_path, columns, planned_steps, attrs=attrs)
 
-    def discard():
+    try:
+        yield live
+    except BaseException as exc:
+        diverged = getattr(exc, "diverged_at", None)   # shockflow.training.TrainingDiverged: (step, loss)
+        with contextlib.suppress(Exception):
+            live.close(STOPPED, diverged)
         if with_commit:
             discard_with_group(live.path)
         else:
             live.path.unlink(missing_ok=True)
-
-    try:
-        yield live
-    except BaseException:
-        with contextlib.suppress(Exception):
-            live.close(STOPPED)
-        discard()
         raise
-    live.close(FINISHED)
-    discard()
+    if with_commit:   # finished once the log is committed: a command that fails after training (no log) stopped
+        live.flush()
+        discard_with_group(live.path, before=lambda committed: live.close(FINISHED if committed else STOPPED))
+    else:
+        live.close(FINISHED)
+        live.path.unlink(missing_ok=True)

@@ -99,16 +99,32 @@ class LogTail:
         return len(self._loss)
 
     def modified(self) -> int | None:
-        """The modification time (ns) of the file the rows come from, None while there is none."""
+        """The latest modification time (ns) of the log and, for a shockflow log, the live file beside it (the
+        one being read, or the newest of a run training there now), None while there is none."""
         paths = [self.path]
-        if self.kind == "hdf5" and self._live is not None:
-            paths.append(self._live.path)
+        if self.kind == "hdf5":
+            from .live import live_logs_of
+
+            paths += [self._live.path] if self._live is not None else live_logs_of(self.path)[:1]
+        stamps = []
         for path in paths:
             try:
-                return path.stat().st_mtime_ns
+                stamps.append(path.stat().st_mtime_ns)
             except FileNotFoundError:
                 continue
-        return None
+        return max(stamps) if stamps else None
+
+    def writing(self) -> bool:
+        """Whether a shockflow run is training into this log now (its live file read, its writer alive and still
+        training): a follow does not end for want of new rows while it does."""
+        from .live import writer_alive
+
+        return self._live is not None and self.status == "training" and writer_alive(self._live.path)
+
+    @property
+    def source(self) -> Path:
+        """The file the rows come from now: the run's live file while it is read, else the log."""
+        return self._live.path if self._live is not None else self.path
 
     def size(self) -> int:
         try:
@@ -299,7 +315,7 @@ class LogTail:
 
     def _read_live(self) -> bool:
         """The complete rows of the run's live file (module docstring); False while there is none."""
-        from .live import FINISHED, STOPPED, LiveReader, live_logs_of
+        from .live import DIVERGED, FINISHED, STOPPED, LiveReader, live_logs_of
 
         if self._live is None:
             for path in live_logs_of(self.path):
@@ -312,11 +328,15 @@ class LogTail:
                 return False
         try:
             steps, loss, status = self._live.read()
+            diverged = self._live.diverged() if status == DIVERGED else None
         except (OSError, KeyError):
             return False
-        if status in (FINISHED, STOPPED):
-            self.status = "finished" if status == FINISHED else "stopped"
-        return self._take_series(steps, loss)
+        if status in (FINISHED, STOPPED, DIVERGED):
+            self.status = {FINISHED: "finished", STOPPED: "stopped", DIVERGED: "diverged"}[status]
+        grew = self._take_series(steps, loss)
+        if diverged is not None:
+            self._diverge(*diverged)
+        return grew
 
     def _live_is_newer(self, log_mtime: int) -> bool:
         """Whether the live file being read, or else the newest beside the log, was written after the log."""

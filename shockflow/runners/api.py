@@ -250,7 +250,9 @@ def monitor(log, prediction, *, step_column=None, loss_column=None, max_ratio=2.
     max_ratio = arguments.factor(max_ratio, "max_ratio")
     if Path(log).is_dir():
         raise ArgumentError("log", f"expected a training log file, found the directory {os.fspath(log)!r}")
-    if not Path(log).is_file():   # the command line's --follow may wait for a log; this reads it once
+    from shockflow.logs.live import live_logs_of
+
+    if not Path(log).is_file() and not live_logs_of(log):   # a run training there now is read from its live file
         raise ArgumentError("log", f"no such file {os.fspath(log)!r} (monitor reads a log once, as it is: "
                                    f"the command line's monitor --follow waits for one to appear)")
     try:

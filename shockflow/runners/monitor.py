@@ -133,7 +133,7 @@ class Monitor:
                                                f"transitions reported before are dropped"))
         if self.tail.diverged is not None and not any(e.kind == "diverged" for e in self.notes):
             step, value = self.tail.diverged
-            note = MonitorEvent("diverged", time.time() if now is None else now, read_at, self.tail.rows, step,
+            note = MonitorEvent("diverged", time.time() if now is None else now, read_at, self.tail.rows, step, step,
                                 message=f"the run diverged at step {step:g} (loss {value}): the rows after it are not "
                                         f"read")
             self.notes.append(note)
@@ -181,7 +181,7 @@ class Monitor:
             return []
         from shockflow.logs.agreement import check_log_against
 
-        self.disagreements = check_log_against(self.tail.path, self.prediction)
+        self.disagreements = check_log_against(self.tail.source, self.prediction)   # the run read now
         if not self.disagreements:
             return []
         steps, _ = self.tail.series()
@@ -235,6 +235,8 @@ def follow(monitor: Monitor, *, interval: float = 0.2, idle: float | None = None
         for event in monitor.update():
             emit(event)
         mtime = monitor.tail.modified()
+        if monitor.tail.writing():       # a shockflow run training into the log now: rows however far apart
+            last_growth = clock()
         if mtime is not None and (not stamps or mtime != stamps[-1]):
             stamps.append(mtime)
             last_growth = clock()

@@ -38,9 +38,10 @@ __all__ = ["atomic_path", "atomic_open", "commit_file", "confine_writes", "ensur
            "remove_stale_temporaries", "scratch_directory", "atomic_group", "discard_with_group", "recover_commits",
            "complete_commits", "committed_together"]
 
-#: the staged (temporary, target) pairs of the open :func:`atomic_group` blocks (innermost last); target None: a file
-#: removed when the group ends (:func:`discard_with_group`)
-_GROUPS: list[list[tuple[Path, Path | None]]] = []
+#: the staged (temporary, target) pairs of the open :func:`atomic_group` blocks (innermost last); a target that is no
+#: path (None, or a callable told whether the group committed): a file removed when the group ends
+#: (:func:`discard_with_group`)
+_GROUPS: list[list[tuple]] = []
 _JOURNAL_PREFIX = ".shockflow-commit.pid"
 
 #: the directories writes are confined to (innermost last); empty: no confinement
@@ -107,13 +108,14 @@ def atomic_group() -> Iterator[list]:
     on an exception nothing of the block is committed and its temporaries are removed.  A staged file is not
     visible at its target until the block ends: use it around writers that do not read their files back
     (the runners of ``solve``, ``train`` and ``run`` of a network case)."""
-    staged: list[tuple[Path, Path | None]] = []
+    staged: list[tuple] = []
     _GROUPS.append(staged)
     try:
         yield staged
     except BaseException:
         _GROUPS.remove(staged)
-        for tmp, _ in staged:
+        _discard(staged, committed=False)
+        for tmp, target in staged:
             with contextlib.suppress(OSError):
                 tmp.unlink()
         raise
@@ -121,25 +123,39 @@ def atomic_group() -> Iterator[list]:
     if _GROUPS:  # nested: the outer group commits
         _GROUPS[-1].extend(staged)
         return
-    renames = [pair for pair in staged if pair[1] is not None]
+    renames = [pair for pair in staged if isinstance(pair[1], Path)]
     try:
         if renames:
             _commit(renames)
-    finally:
-        for tmp, target in staged:
-            if target is None:     # discard_with_group
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
+    except BaseException:
+        _discard(staged, committed=False)
+        raise
+    _discard(staged, committed=True)
 
 
-def discard_with_group(path: str | os.PathLike) -> None:
+def _discard(staged, committed: bool) -> None:
+    """The files :func:`discard_with_group` gave the group: each one's ``before(committed)``, then the file removed."""
+    for tmp, target in staged:
+        if isinstance(target, Path):
+            continue
+        if target is not None:
+            with contextlib.suppress(Exception):
+                target(committed)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def discard_with_group(path: str | os.PathLike, before=None) -> None:
     """Remove ``path``, a file of this process that is never committed (the live loss file of a training run,
     :mod:`shockflow.logs.live`), when the enclosing :func:`atomic_group` ends, committed or not (after the renames
-    of a commit: the file lasts until the files it stands in for are there); at once outside a group."""
+    of a commit: the file lasts until the files it stands in for are there); at once outside a group.  ``before``:
+    called first with whether the group committed (outside a group: True), to say so in the file."""
     path = Path(path)
     if _GROUPS:
-        _GROUPS[-1].append((path.resolve(), None))
+        _GROUPS[-1].append((path.resolve(), before))
         return
+    if before is not None:
+        before(True)
     with contextlib.suppress(OSError):
         path.unlink()
 

@@ -40,15 +40,21 @@ Observable = Callable[[Any], Any]
 
 
 class TrainingDiverged(FloatingPointError):
-    """A loss, parameter or gradient became NaN/inf. Attributes: ``step``, ``quantity``."""
+    """A loss, parameter or gradient became NaN/inf. Attributes: ``step``, ``quantity``, ``value`` (the loss)."""
 
-    def __init__(self, message: str, step: int, quantity: str):
+    def __init__(self, message: str, step: int, quantity: str, value: float = float("nan")):
         super().__init__(message)
         self.step = step
         self.quantity = quantity
+        self.value = value
+
+    @property
+    def diverged_at(self) -> tuple[float, float]:
+        """``(step, value)``: what the run's live file records (shockflow.logs.live)."""
+        return float(self.step), float(self.value)
 
     def __reduce__(self):   # pickled with its fields (a run trains in a second process: shockflow.forking)
-        return type(self), (str(self.args[0]), self.step, self.quantity), self.__dict__
+        return type(self), (str(self.args[0]), self.step, self.quantity, self.value), self.__dict__
 
 
 def resolve_model(model, settings: TrainSettings):
@@ -119,7 +125,7 @@ def _diverged(step: int, quantity: str, value: float, model, grads) -> TrainingD
     msg = (f"training diverged at step {step}: {quantity} is {value}; non-finite parameter arrays: "
            f"{bad_p or 'none'}; non-finite gradient arrays: {bad_g or 'none'}; largest parameter "
            f"array: {largest!r} (max |entry| {sizes.get(largest, float('nan')):.3g})")
-    return TrainingDiverged(msg, step, quantity)
+    return TrainingDiverged(msg, step, quantity, float(value))
 
 
 def _observe(observables: Mapping[str, Observable], model, store: dict[str, list], step: int) -> None:
@@ -262,7 +268,7 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
                 raise _diverged(S, "training loss", final, model, None)
             record_point(S, final, final, None)
             if live is not None:
-                live.close()
+                live.flush()              # the last rows now; the status once the log is there (shockflow.logs.live)
         wall = time.perf_counter() - t0
         record = _record(model, data, test, settings, series, snap_pts, snaps, obs_pts, obs_store, noise_rows, wall)
         if log_path is not None:      # inside the live log's block: it is removed with the log's commit

@@ -72,3 +72,12 @@ def test_compare_and_monitor_warn_of_a_log_trained_otherwise(tmp_path, capsys):
         warnings = [e["message"] for e in events if e["kind"] == "warning"]
         assert warnings == ([f"warning: the log and the forecast describe different runs: {expected[0]}"]
                             if expected else [])
+
+
+def test_a_data_file_is_the_same_by_its_name_wherever_it_was_opened_from():
+    """A tester: every case with a data file was warned 'data.path: the log arr/wine.npz, the forecast wine.npz' (the
+    case file's relative path against the path the run opened)."""
+    log = {"model": {}, "data": {"name": "arrays", "path": "/tmp/x/arr/wine.npz"}, "training": {}, "seed": 0}
+    assert disagreements(log, {"data": {"name": "arrays", "path": "wine.npz"}}, 0) == []
+    assert disagreements(log, {"data": {"name": "arrays", "path": "other.npz"}}, 0) == [
+        'data.path: the log /tmp/x/arr/wine.npz, the forecast other.npz']

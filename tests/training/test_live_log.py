@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from shockflow.logs import live
-from shockflow.logs.live import FINISHED, STOPPED, LiveLog, LiveReader, live_logs_of
+from shockflow.logs.live import FINISHED, STOPPED, TRAINING, LiveLog, LiveReader, live_logs_of
 from shockflow.logs.tail import LogTail
 from shockflow.storage.atomic import atomic_group, remove_stale_temporaries
 
@@ -72,22 +72,30 @@ def test_the_live_file_lasts_until_the_log_is_committed(tmp_path, monkeypatch):
 
     model, data, settings = _run(tmp_path)
     closed = []
-    monkeypatch.setattr(LiveLog, "close", lambda self, status=FINISHED, _close=LiveLog.close:
-                        (closed.append(status), _close(self, status)))
+    monkeypatch.setattr(LiveLog, "close", lambda self, status=FINISHED, diverged=None, _close=LiveLog.close:
+                        (closed.append(status), _close(self, status, diverged)))
     log = tmp_path / "a.h5"
     with atomic_group():
         train(model.copy(), data, settings, log_path=log, quiet=True)
         assert not log.exists() and len(live_logs_of(log)) == 1     # staged: the live file stands in for it
-        steps, loss, status = LiveReader(live_logs_of(log)[0]).read()
-        assert status == FINISHED and steps[-1] == settings.steps
+        reader = LiveReader(live_logs_of(log)[0])
+        steps, loss, status = reader.read()
+        assert status == TRAINING and steps[-1] == settings.steps   # every row there; finished once committed
+    assert reader.read()[2] == FINISHED and closed == [FINISHED]
     assert log.exists() and live_logs_of(log) == []
     record_steps = LogTail(log)
     assert record_steps.read() and record_steps.series()[1] == pytest.approx(loss, rel=0, abs=0)
     assert record_steps.status == "finished"
     other = tmp_path / "b.h5"                                         # outside a group: removed at once
     train(model.copy(), data, settings, log_path=other, quiet=True)
-    assert other.exists() and live_logs_of(other) == []
-    assert closed[0] == FINISHED
+    assert other.exists() and live_logs_of(other) == [] and closed[-1] == FINISHED
+    third = tmp_path / "c.h5"                                         # a command that fails after training
+    with pytest.raises(ValueError, match="refused after training"):
+        with atomic_group():
+            train(model.copy(), data, settings, log_path=third, quiet=True)
+            reader = LiveReader(live_logs_of(third)[0])
+            raise ValueError("refused after training")
+    assert reader.read()[2] == STOPPED and closed[-1] == STOPPED and not third.exists() and not live_logs_of(third)
 
 
 def test_a_run_that_diverges_leaves_neither_file_and_says_stopped(tmp_path, monkeypatch):
@@ -95,8 +103,8 @@ def test_a_run_that_diverges_leaves_neither_file_and_says_stopped(tmp_path, monk
 
     model, data, settings = _run(tmp_path, **{"training.lr": 500.0})
     closed = []
-    monkeypatch.setattr(LiveLog, "close", lambda self, status=FINISHED, _close=LiveLog.close:
-                        (closed.append(status), _close(self, status)))
+    monkeypatch.setattr(LiveLog, "close", lambda self, status=FINISHED, diverged=None, _close=LiveLog.close:
+                        (closed.append(status), _close(self, status, diverged)))
     log = tmp_path / "a.h5"
     with pytest.raises(TrainingDiverged):
         with atomic_group():
@@ -110,7 +118,7 @@ def test_the_live_file_of_a_killed_run_is_removed_as_a_stale_temporary(tmp_path)
     dead.wait()
     stale = tmp_path / f".a.h5.pid{dead.pid}.live.tmp"
     stale.write_bytes(b"")
-    assert live_logs_of(tmp_path / "a.h5") == [stale]
+    assert live_logs_of(tmp_path / "a.h5") == []          # a killed run's file is no run training there
     assert remove_stale_temporaries(tmp_path) == [stale] and not stale.exists()
 
 
@@ -165,3 +173,45 @@ def test_a_log_the_caller_writes_has_its_live_file_while_training_only(tmp_path)
               observables={"live": lambda m: seen.append(len(live_logs_of(log))) or 0.0})
         assert live_logs_of(log) == [] and not log.exists()
     assert seen and set(seen) == {1}
+
+
+def test_a_run_that_diverges_says_where_in_its_live_file(tmp_path):
+    # a tester: a shockflow run that blew up came out of monitor as "stopped ... (it diverged, failed or was
+    # interrupted)", exit 0; the live file now holds the status DIVERGED and the step and loss, as a CSV's NaN row
+    from shockflow.logs.live import DIVERGED
+    from shockflow.training import TrainingDiverged, train
+
+    model, data, settings = _run(tmp_path, **{"training.lr": 500.0})
+    log = tmp_path / "a.h5"
+    readers = []
+
+    def hold(m):
+        if not readers:
+            readers.append(LiveReader(live_logs_of(log)[0]))
+        return 0.0
+
+    with pytest.raises(TrainingDiverged) as blew:
+        train(model.copy(), data, settings, log_path=log, quiet=True, observables={"hold": hold})
+    steps, loss, status = readers[0].read()
+    assert status == DIVERGED and readers[0].diverged()[0] == blew.value.step
+    tail = LogTail(log)
+    tail._live = readers[0]                                   # what a monitor holding the file open reads
+    tail.read()
+    assert tail.status == "diverged" and tail.diverged[0] == blew.value.step and not live_logs_of(log)
+
+
+def test_a_killed_writers_file_reads_as_stopped_and_a_live_one_as_writing(tmp_path, monkeypatch):
+    monkeypatch.setattr(live, "FLUSH_SECONDS", 0.0)
+    log = tmp_path / "run.h5"
+    writer = LiveLog(log, ["step", "loss"], 100)
+    writer.append((0, 1.0))
+    tail = LogTail(log)
+    assert tail.read() and tail.writing() and tail.source == writer.path
+    before = tail.modified()
+    assert before == writer.path.stat().st_mtime_ns
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    monkeypatch.setattr(live, "writer_pid", lambda path: dead.pid)   # as if its writer had been killed
+    tail.read()
+    assert tail.status == "stopped" and not tail.writing()
+    writer.close()
