@@ -63,7 +63,8 @@ import numpy as np
 
 __all__ = ["Plateau", "PlateauError", "PlateauUnstable", "UnitLandscape", "approach", "check_plateau_start", "line_scale",
            "linear_growth", "plateau_escape", "plateau_extraction", "plateau_transition", "sloped_origin",
-           "stability_limit", "symmetric_minimum", "unstable_directions"]
+           "equal_units_curvature", "plateau_stability_rate", "stability_limit", "symmetric_minimum",
+           "unstable_directions"]
 
 #: the approach ends when the loss is within this fraction of the way from its start down to L(θ_p)
 ARRIVAL = 1e-3
@@ -305,12 +306,9 @@ def stability_limit(curvature: float, optimiser) -> float:
     return factor / curvature if curvature > 0 else math.inf
 
 
-def _stall_reason(land: UnitLandscape, theta_p, optimiser, eta: float, circling: bool,
-                  iterations: int = 40) -> tuple[str, bool]:
-    """Why the symmetric flow does not settle, and whether the learning rate is the cause: an update rule that
-    circles (its gradient not small: an orbit, not a stationary point) at a rate near or above its stability limit
-    on the plateau — the largest curvature of the loss within the symmetric subspace at ``θ_p`` (power iteration on
-    Hessian–vector products) against :func:`stability_limit` — or a flow met by another stationary point."""
+def equal_units_curvature(land: UnitLandscape, theta_p, iterations: int = 40) -> float:
+    """The largest curvature of the loss within the equal-units subspace at ``θ_p`` (power iteration on
+    Hessian–vector products, the free entries)."""
     def on_symmetric(v):
         out = land.symmetric(v)
         out[land.held] = 0.0
@@ -326,9 +324,26 @@ def _stall_reason(land: UnitLandscape, theta_p, optimiser, eta: float, circling:
         lam_next = float(np.linalg.norm(w))
         v = w
         if abs(lam_next - lam) <= 1e-4 * lam_next:
-            lam = lam_next
-            break
+            return lam_next
         lam = lam_next
+    return lam
+
+
+def plateau_stability_rate(model, X, y, optimiser, frozen=()) -> float:
+    """The learning rate from which the update rule circles across the symmetric plateau instead of settling on it
+    (:func:`stability_limit` of :func:`equal_units_curvature` at ``θ_p``): a forecast's flag (``forecast``'s
+    ``stability_lr``) where the plateau is its start."""
+    land = UnitLandscape(model, X, y, tuple(frozen))
+    theta_p, _ = symmetric_minimum(land, model.parameter_vector())
+    return stability_limit(equal_units_curvature(land, theta_p), optimiser)
+
+
+def _stall_reason(land: UnitLandscape, theta_p, optimiser, eta: float, circling: bool) -> tuple[str, bool]:
+    """Why the symmetric flow does not settle, and whether the learning rate is the cause: an update rule that
+    circles (its gradient not small: an orbit, not a stationary point) at a rate near or above its stability limit
+    on the plateau — :func:`equal_units_curvature` at ``θ_p`` against :func:`stability_limit` — or a flow met by
+    another stationary point."""
+    lam = equal_units_curvature(land, theta_p)
     limit = stability_limit(lam, optimiser)
     if circling:
         where = "above" if eta >= limit else "just below"

@@ -73,7 +73,8 @@ class ForecastOutcome:
     lr: float
     optimizer: str
     momentum: float
-    stability_lr: float               # the rate where the discrete escape overshoots (inf: none)
+    stability_lr: float               # the rate where the update rule is unstable: the discrete escape overshoots, or
+    #                                   it circles on the symmetric plateau (inf: none)
     seconds: float
     forecast_file: Path | None = None
     figures: tuple[Path, ...] = field(default=())
@@ -127,7 +128,8 @@ class ForecastOutcome:
         for a in self.stage.abstained:
             lines.append(f"{a.chart:>8}  abstains (predicts nothing): {a.reason}")
         lines += [f"coupled modes: {b.describe()}" for b in self.stage.blocks]
-        lines.append(f"the discrete escape overshoots from lr {self.stability_lr:.4g} on "
+        lines.append(f"the update rule is unstable (the discrete escape overshoots, or circles on a plateau) from lr "
+                     f"{self.stability_lr:.4g} on "
                      f"({self.optimizer}{f', momentum {self.momentum:g}' if self.optimizer in ('momentum', 'nesterov') else ''})")
         if self.critical:
             lines.append(f"the planned lr {self.lr:g} is critical: {self.critical}; a training at it is expected to be "
@@ -291,7 +293,7 @@ def critical_reasons(stage, lr: float, stability_lr: float) -> list[str]:
     if lr >= gamma_min:
         reasons.append(f"lr >= gamma* = {gamma_min:.4g} (the proximal step is not single-valued)")
     if lr >= stability_lr:
-        reasons.append(f"lr >= {stability_lr:.4g} (the discrete escape overshoots)")
+        reasons.append(f"lr >= {stability_lr:.4g} (the discrete escape overshoots, or the rule circles on a plateau)")
     return reasons
 
 
@@ -478,6 +480,12 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
     charts = tuple(c for c in stage.extraction.charts if c.label in escaping)
     limit = min(linear, overshoot_rate(replace(stage.extraction, charts=charts), model.copy(), data.X, data.y,
                                        settings, linear)[0])
+    if stage.source == "plateau":   # the approach settles on the symmetric plateau only below its stability limit
+        from shockflow.prediction.mapping import Optimiser
+        from shockflow.prediction.plateau import plateau_stability_rate
+
+        rule = Optimiser(np.array([settings.lr]), settings.optimizer, settings.momentum)
+        limit = min(limit, plateau_stability_rate(model.copy(), data.X, data.y, rule, settings.frozen))
     from shockflow.geometry.batched_loss import remembered_losses
 
     at = AtRate(stage, settings, case=case, model=model, data=data)

@@ -261,6 +261,9 @@ def test_a_learning_rate_the_plateau_cannot_hold_is_refused_at_once_and_a_smalle
     lam = float(np.linalg.eigvalsh(sym.T @ H @ sym).max())
     limit = P.stability_limit(lam, Optimiser(np.array([1.0]), "gd", 0.0))
     assert limit == pytest.approx(2.0 / lam)
+    # the forecast's flag where the plateau is its start (stability_lr): the same limit, from the initial parameters
+    flag = P.plateau_stability_rate(student, data.X, data.y, Optimiser(np.array([1.0]), "gd", 0.0), ("a",))
+    assert flag == pytest.approx(limit, rel=1e-2)
     steps = 4 * P.STALL_STEPS
     with pytest.raises(P.PlateauUnstable, match="above its stability limit") as refused:
         P.approach(land, theta0, L_p, Optimiser(np.full(steps, 1.1 * limit), "gd", 0.0), theta_p)

@@ -295,3 +295,4 @@ def test_a_scanned_rate_the_plateau_cannot_hold_predicts_nothing_and_says_why(tm
     assert rows[0]["steps"]["plateau"] > 0 and not rows[0]["critical"]
     assert rows[1]["steps"] in (None, {}) and rows[1]["critical"]
     assert "above its stability limit" in rows[1]["reason"] and "override" not in rows[1]["reason"]
+    assert "circles on a plateau" in rows[1]["reason"]     # and the flag says so: stability_lr is the plateau's limit
