@@ -703,7 +703,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "once measured, if longer)")
     monitor.add_argument("--idle", type=_seconds, default=None, metavar="SECONDS",
                          help="end the follow after this long without new rows (default: ten update intervals, "
-                              "at least 2 s)")
+                              "at least 2 s; 30 s for a log not there yet; while a shockflow run trains into it, "
+                              "never)")
     monitor.add_argument("--max-ratio", type=_factor, default=2.0,
                          help="a forecast and an observed transition match within this factor (default 2)")
     monitor.add_argument("--step-column", metavar="NAME", help="the step column of a CSV/JSON log ('row': row numbers)")

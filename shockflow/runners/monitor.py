@@ -11,8 +11,9 @@ print the table.  ``follow``: keep reading until
   ``/forecast`` horizon; for a ``run`` result file the settings' ``training.steps``), or a shockflow
   HDF5 log has appeared (it is written whole at the end of training), or the live file of a shockflow
   run being trained (:mod:`shockflow.logs.live`, followed until the log appears) says it finished or stopped;
-- the log stops growing: nothing new for ``idle`` seconds (default: ten update intervals, at least 2 s),
-  ending with a message that says so;
+- the log stops growing: nothing new for ``idle`` seconds (default: ten update intervals, at least 2 s; a log
+  not there yet is waited for :data:`APPEAR_SECONDS`; a shockflow run training into it is waited for while its
+  writer runs), ending with a message that says so;
 - Ctrl-C.
 
 **Polling.**  Never faster than the log's own update interval: the interval is the median of the
@@ -34,6 +35,8 @@ import numpy as np
 
 __all__ = ["Monitor", "MonitorEvent", "follow", "read_forecast_steps", "SAME"]
 
+#: without ``idle``, how long a follow waits for a log that is not there yet (a monitor started before its run)
+APPEAR_SECONDS = 30.0
 #: a detection within this factor of a reported midpoint is the same transition (the detector refines
 #: a midpoint as rows arrive)
 SAME = 1.25
@@ -255,7 +258,7 @@ def follow(monitor: Monitor, *, interval: float = 0.2, idle: float | None = None
             end = MonitorEvent("end", time.time(), time.time(), monitor.tail.rows, last, message=message)
             emit(end)
             return end
-        wait = idle if idle is not None else max(10.0 * period, 2.0)
+        wait = idle if idle is not None else max(10.0 * period, 2.0) if stamps else APPEAR_SECONDS
         if clock() - last_growth > wait:
             if not stamps:   # no modification time ever seen: the file never appeared
                 message = (f"the log never appeared: no file {str(monitor.tail.path)!r} within {wait:.1f} s; "

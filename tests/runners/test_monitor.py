@@ -315,3 +315,15 @@ def test_follow_reads_a_shockflow_training_run_while_it_trains(tmp_path):
     committed = log.stat().st_mtime                  # the log's file was written after training ended
     assert all(e["read_at"] < committed and e["last_step"] < 3000 for e in found)
     assert not list(out.glob(".*.live.tmp"))
+
+
+def test_a_follow_waits_for_a_log_not_there_yet_longer_than_for_a_pause(tmp_path):
+    """A tester: a monitor started before its run gave up after 2 s ("the log never appeared"); a log not there yet
+    is waited for APPEAR_SECONDS (on a fake clock here), a log that pauses for the usual ten update intervals."""
+    from shockflow.runners import monitor as M
+
+    now = [0.0]
+    mon = M.monitor_log(tmp_path / "absent.csv", _forecast_file(tmp_path / "f.h5"))
+    end = M.follow(mon, emit=lambda e: None, clock=lambda: now[0], sleep=lambda dt: now.__setitem__(0, now[0] + dt))
+    assert "the log never appeared" in end.message and f"within {M.APPEAR_SECONDS:.1f} s" in end.message
+    assert M.APPEAR_SECONDS <= now[0] <= M.APPEAR_SECONDS + 1.0
