@@ -56,10 +56,10 @@ def writer_pid(path) -> int | None:
 
 def writer_alive(path) -> bool:
     """Whether the process that writes the live file ``path`` still runs (a file left by a killed run: not)."""
-    from shockflow.storage.atomic import _pid_alive
+    from shockflow.storage.atomic import pid_alive
 
     pid = writer_pid(path)
-    return pid is not None and _pid_alive(pid)
+    return pid is not None and pid_alive(pid)
 
 
 def live_logs_of(log_path) -> list[Path]:

@@ -36,7 +36,7 @@ from typing import Iterator
 
 __all__ = ["atomic_path", "atomic_open", "commit_file", "confine_writes", "ensure_inside", "WriteOutsideError",
            "remove_stale_temporaries", "scratch_directory", "atomic_group", "discard_with_group", "recover_commits",
-           "complete_commits", "committed_together"]
+           "complete_commits", "committed_together", "pid_alive"]
 
 #: the staged (temporary, target) pairs of the open :func:`atomic_group` blocks (innermost last); a target that is no
 #: path (None, or a callable told whether the group committed): a file removed when the group ends
@@ -90,7 +90,8 @@ def scratch_directory(prefix: str = "shockflow-") -> Iterator[Path]:
         _GROUPS[:] = suspended
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether the process ``pid`` runs (this one does; one of another user is taken to)."""
     if pid == os.getpid():
         return True
     try:
@@ -247,12 +248,12 @@ def _journals(directory, *, live: bool) -> list[Path]:
         if not name.startswith(_JOURNAL_PREFIX):
             continue
         pid = name[len(_JOURNAL_PREFIX):].split(".", 1)[0]
-        if not pid.isdigit() or (not live and _pid_alive(int(pid))):
+        if not pid.isdigit() or (not live and pid_alive(int(pid))):
             continue
         if name.endswith(".journal"):
             _apply(entry, tolerant=live)
             done.append(entry)
-        elif name.endswith(".part") and not _pid_alive(int(pid)):  # killed while writing the journal: not committed
+        elif name.endswith(".part") and not pid_alive(int(pid)):  # killed while writing the journal: not committed
             with contextlib.suppress(OSError):
                 entry.unlink()
     return done
@@ -274,7 +275,7 @@ def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
         parts = name[1:-4].rsplit(".", 2)
         if len(parts) != 3 or not parts[1].startswith("pid") or not parts[1][3:].isdigit():
             continue
-        if _pid_alive(int(parts[1][3:])):
+        if pid_alive(int(parts[1][3:])):
             continue
         with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
             entry.unlink()
