@@ -14,9 +14,10 @@ that does not increase.  The formats:
 - a shockflow training log (``.h5``): written whole by :func:`shockflow.training.train` (atomically) at the
   end, so it is read whole once it exists; until then the rows come from the run's live file beside it
   (:mod:`shockflow.logs.live`), held open so that its last rows and the run's status are read even when the
-  log is committed between two reads.  :attr:`LogTail.status` says whether the run is ``"training"``,
-  ``"finished"`` (the log or the live file says so) or ``"stopped"`` (the run ended before its log: it
-  diverged or was interrupted).
+  log is committed between two reads; a live file newer than the log (a new run where an earlier one left its
+  log) is the one read.  :attr:`LogTail.status` says whether the run is ``"training"``, ``"finished"`` (the log,
+  or the live file once the log is committed), ``"stopped"`` (it ended without its log: failed, interrupted or
+  killed) or ``"diverged"``.
 
 A complete row whose loss is not finite (in any format) is where the run diverged: :attr:`LogTail.diverged` holds
 its step and loss, the status is ``"diverged"``, and nothing after it is read.
