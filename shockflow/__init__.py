@@ -8,6 +8,7 @@ The Python API (``docs/api.md``), imported on first use so that ``import shockfl
 - :func:`train` — ``shockflow train``: a network case's training log;
 - :func:`forecast` — ``shockflow forecast``: the transitions of a network case before training it;
 - :func:`monitor` — ``shockflow monitor`` (one read): a log being written against a forecast;
+- :func:`compare` — ``shockflow compare``: a finished log's transitions against a forecast or run's predictions;
 - :func:`read_result` — a result file (HDF5) back as a :class:`~shockflow.storage.Result`.
 """
 
@@ -20,6 +21,7 @@ _LAZY = {
     "train": ("shockflow.runners.api", "train"),
     "forecast": ("shockflow.runners.api", "forecast"),
     "monitor": ("shockflow.runners.api", "monitor"),
+    "compare": ("shockflow.runners.api", "compare"),
     "read_result": ("shockflow.storage", "read_result"),
 }
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-__all__ = ["run", "solve", "train", "forecast", "monitor", "DEFAULT_OUT"]
+__all__ = ["run", "solve", "train", "forecast", "monitor", "compare", "ComparedLog", "DEFAULT_OUT"]
 
 DEFAULT_OUT = "shockflow-results"
 
@@ -263,3 +263,55 @@ def monitor(log, prediction, *, step_column=None, loss_column=None, max_ratio=2.
     except ValueError as exc:   # the log's format or a row of it (the message names the file and the row)
         raise CaseError(os.fspath(log), [Problem("", str(exc))], source="") from None
     return m
+
+
+def compare(log, prediction, *, max_ratio=2.0, step_column=None, loss_column=None):
+    """``shockflow compare``: the predictions of a forecast or ``run`` result file against a training log's true
+    transitions (the parameter truth for the log of that result's run, else the loss curve's drops).  Returns a
+    :class:`ComparedLog`: ``comparison`` (``score()``, ``table()``, ``matches``), ``observed`` (the loss curve's
+    transitions) and ``disagreements`` (the keys on which a shockflow log was trained otherwise than the forecast
+    assumed, :mod:`shockflow.logs.agreement`).  A log that is missing or cannot be compared is a
+    :class:`~shockflow.cases.CaseError` naming it; a bad result file a :class:`~shockflow.storage.ResultFileError`."""
+    from pathlib import Path
+
+    from shockflow.cases import CaseError, Problem, arguments
+    from shockflow.cases.errors import ArgumentError, ArgumentTypeError
+    from shockflow.logs.agreement import check_log_against
+    from shockflow.prediction import ComparisonError, compare_log
+    from shockflow.storage import ResultFileError
+
+    arguments.path(log, "log", "the path of a training log (str or os.PathLike): HDF5, CSV or JSON")
+    arguments.path(prediction, "prediction", "the path of a forecast or result file (str or os.PathLike)")
+    for parameter, value in (("step_column", step_column), ("loss_column", loss_column)):
+        if value is not None and not isinstance(value, str):
+            raise ArgumentTypeError.expected(parameter, "None or a column name (str)", value)
+    max_ratio = arguments.factor(max_ratio, "max_ratio")
+    if not Path(log).is_file():
+        raise ArgumentError("log", f"no such file {os.fspath(log)!r}")
+    try:
+        comparison, observed = compare_log(log, prediction, max_ratio=max_ratio, step_column=step_column,
+                                           loss_column=loss_column)
+    except ResultFileError:
+        raise
+    except (ComparisonError, ValueError) as exc:   # the log's format, or no transitions in it (the message names it)
+        raise CaseError(os.fspath(log), [Problem("", str(exc))], source="") from None
+    return ComparedLog(comparison, tuple(observed), tuple(check_log_against(log, prediction)))
+
+
+class ComparedLog:
+    """:func:`compare`'s answer: ``comparison`` (:class:`~shockflow.prediction.Comparison`), ``observed`` (the loss
+    curve's transitions) and ``disagreements`` (what the log was trained with that the forecast did not assume)."""
+
+    def __init__(self, comparison, observed, disagreements):
+        self.comparison, self.observed, self.disagreements = comparison, observed, disagreements
+
+    def score(self) -> dict:
+        return self.comparison.score()
+
+    def table(self) -> str:
+        return self.comparison.table()
+
+    def __repr__(self) -> str:
+        score = self.comparison.score()
+        return (f"ComparedLog(recall={score.get('recall')}, median_relative_error_all="
+                f"{score.get('median_relative_error_all')}, disagreements={list(self.disagreements)})")

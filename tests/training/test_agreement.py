@@ -81,3 +81,24 @@ def test_a_data_file_is_the_same_by_its_name_wherever_it_was_opened_from():
     assert disagreements(log, {"data": {"name": "arrays", "path": "wine.npz"}}, 0) == []
     assert disagreements(log, {"data": {"name": "arrays", "path": "other.npz"}}, 0) == [
         'data.path: the log /tmp/x/arr/wine.npz, the forecast other.npz']
+
+
+def test_compare_from_python_scores_the_log_and_names_what_differs(tmp_path):
+    """A tester: there was no shockflow.compare; the command line's compare from Python, its answer and errors."""
+    import shockflow
+    from shockflow.cases import CaseError
+
+    case = load_case("two-layer-staircase")
+    model, _, data, _ = build_model_and_data(case, 0)
+    log = tmp_path / "run.h5"
+    from shockflow.training import train
+
+    train(model, data, case.settings.training.train_settings(0), log_path=log, quiet=True)
+    forecast = shockflow.forecast("two-layer-staircase", out=tmp_path, figures=False).forecast_file
+    done = shockflow.compare(log, forecast)
+    assert done.disagreements == () and done.score()["recall"] == 1.0 and len(done.observed) == 4
+    other = shockflow.forecast("two-layer-staircase", out=tmp_path / "lr", figures=False,
+                               overrides=["training.lr=0.03"]).forecast_file
+    assert shockflow.compare(log, other).disagreements == ("training.lr: the log 0.02, the forecast 0.03",)
+    with pytest.raises(CaseError, match="no such file"):
+        shockflow.compare(tmp_path / "absent.csv", forecast)
