@@ -237,17 +237,12 @@ def monitor(log, prediction, *, step_column=None, loss_column=None, max_ratio=2.
     :class:`~shockflow.storage.ResultFileError`."""
     from pathlib import Path
 
-    from shockflow.cases import CaseError, Problem, arguments
-    from shockflow.cases.errors import ArgumentError, ArgumentTypeError
+    from shockflow.cases import CaseError, Problem
+    from shockflow.cases.errors import ArgumentError
     from shockflow.runners.monitor import monitor_log
     from shockflow.storage import ResultFileError
 
-    arguments.path(log, "log", "the path of a training log (str or os.PathLike): HDF5, CSV or JSON lines")
-    arguments.path(prediction, "prediction", "the path of a forecast or result file (str or os.PathLike)")
-    for parameter, value in (("step_column", step_column), ("loss_column", loss_column)):
-        if value is not None and not isinstance(value, str):
-            raise ArgumentTypeError.expected(parameter, "None or a column name (str)", value)
-    max_ratio = arguments.factor(max_ratio, "max_ratio")
+    max_ratio = _log_arguments(log, prediction, step_column, loss_column, max_ratio)
     if Path(log).is_dir():
         raise ArgumentError("log", f"expected a training log file, found the directory {os.fspath(log)!r}")
     from shockflow.logs.live import live_logs_of
@@ -274,18 +269,13 @@ def compare(log, prediction, *, max_ratio=2.0, step_column=None, loss_column=Non
     :class:`~shockflow.cases.CaseError` naming it; a bad result file a :class:`~shockflow.storage.ResultFileError`."""
     from pathlib import Path
 
-    from shockflow.cases import CaseError, Problem, arguments
-    from shockflow.cases.errors import ArgumentError, ArgumentTypeError
+    from shockflow.cases import CaseError, Problem
+    from shockflow.cases.errors import ArgumentError
     from shockflow.logs.agreement import check_log_against
     from shockflow.prediction import ComparisonError, compare_log
     from shockflow.storage import ResultFileError
 
-    arguments.path(log, "log", "the path of a training log (str or os.PathLike): HDF5, CSV or JSON")
-    arguments.path(prediction, "prediction", "the path of a forecast or result file (str or os.PathLike)")
-    for parameter, value in (("step_column", step_column), ("loss_column", loss_column)):
-        if value is not None and not isinstance(value, str):
-            raise ArgumentTypeError.expected(parameter, "None or a column name (str)", value)
-    max_ratio = arguments.factor(max_ratio, "max_ratio")
+    max_ratio = _log_arguments(log, prediction, step_column, loss_column, max_ratio)
     if not Path(log).is_file():
         raise ArgumentError("log", f"no such file {os.fspath(log)!r}")
     try:
@@ -296,6 +286,20 @@ def compare(log, prediction, *, max_ratio=2.0, step_column=None, loss_column=Non
     except (ComparisonError, ValueError) as exc:   # the log's format, or no transitions in it (the message names it)
         raise CaseError(os.fspath(log), [Problem("", str(exc))], source="") from None
     return ComparedLog(comparison, tuple(observed), tuple(check_log_against(log, prediction)))
+
+
+def _log_arguments(log, prediction, step_column, loss_column, max_ratio) -> float:
+    """The arguments :func:`monitor` and :func:`compare` share, checked (an ArgumentError naming the one that is
+    wrong); returns ``max_ratio`` as a number."""
+    from shockflow.cases import arguments
+    from shockflow.cases.errors import ArgumentTypeError
+
+    arguments.path(log, "log", "the path of a training log (str or os.PathLike): HDF5, CSV or JSON lines")
+    arguments.path(prediction, "prediction", "the path of a forecast or result file (str or os.PathLike)")
+    for parameter, value in (("step_column", step_column), ("loss_column", loss_column)):
+        if value is not None and not isinstance(value, str):
+            raise ArgumentTypeError.expected(parameter, "None or a column name (str)", value)
+    return arguments.factor(max_ratio, "max_ratio")
 
 
 class ComparedLog:
