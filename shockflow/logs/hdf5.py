@@ -46,12 +46,11 @@ def _write_array(group: h5py.Group, name: str, a: np.ndarray) -> None:
         group.create_dataset(name, data=a)
 
 
-def run_attributes(model_spec: dict, data, test, settings) -> dict:
-    """The attributes that describe the run (model, data, settings, seed) as the log records them, for the live
-    file written while it trains (:mod:`shockflow.logs.live`)."""
-    return {"model_spec": json.dumps(model_spec),
-            "data_spec": json.dumps({"train": data.spec, "test": None if test is None else test.spec}),
-            "settings": json.dumps(settings.to_dict()), "seed": -1 if settings.seed is None else int(settings.seed)}
+def run_attributes(model_spec: dict, data_spec: dict, settings: dict, seed: int | None) -> dict:
+    """The attributes that describe a run (model, data, settings, seed) as its log records them: written by
+    :func:`write_training_log`, and by the live file while the run trains (:mod:`shockflow.logs.live`)."""
+    return {"model_spec": json.dumps(model_spec), "data_spec": json.dumps(data_spec), "settings": json.dumps(settings),
+            "seed": -1 if seed is None else int(seed)}
 
 
 def write_training_log(record: TrainingRecord, path: str | os.PathLike) -> Path:
@@ -61,11 +60,8 @@ def write_training_log(record: TrainingRecord, path: str | os.PathLike) -> Path:
         with h5py.File(tmp, "w") as f:
             f.attrs["format"] = FORMAT
             f.attrs["format_version"] = FORMAT_VERSION
-            f.attrs["model_spec"] = json.dumps(record.model_spec)
-            f.attrs["data_spec"] = json.dumps(record.data_spec)
-            f.attrs["settings"] = json.dumps(record.settings)
+            f.attrs.update(run_attributes(record.model_spec, record.data_spec, record.settings, record.seed))
             f.attrs["versions"] = json.dumps(record.versions)
-            f.attrs["seed"] = -1 if record.seed is None else int(record.seed)
             f.attrs["source"] = record.source
             f.attrs["wall_time"] = float(record.wall_time)
             for gname in _GROUPS:

@@ -367,7 +367,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
                                      charts=ex.charts or (None,), chart_key=ex.chart_key, **common)
     except (MixtureError, PlateauError) as exc:
         if isinstance(exc, PlateauUnstable):   # the learning rate the case chose: its key, exit 2
-            raise CaseError.at(case, "training.lr", f"the forecast cannot follow this run: {exc}") from None
+            raise CaseError.at(case, "training.lr", f"the forecast cannot follow this run: {exc}") from exc
         if mixture is None and is_mixture(model):   # the chain of the mixture: no split to predict (exit 1)
             raise InvalidPrediction(f"the mixture of experts' chain (shockflow.prediction.gate): {exc}") from None
         # what the initial parameters decide was refused before any work (verify_geometry, exit 2); what the

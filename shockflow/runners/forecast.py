@@ -228,15 +228,15 @@ class AtRate:
             raise ValueError("re-timing this forecast needs its network (AtRate(..., case=, model=, data=))")
         if rerun:
             from shockflow.cases import CaseError
+            from shockflow.prediction.plateau import PlateauUnstable
             from shockflow.runners.prediction import predict_from_start
 
             try:
                 return tuple(predict_from_start(self.case, self.model.copy(), self.data, s).predicted)
             except CaseError as exc:
-                rate = [p for p in exc.problems if p.key.split(" ")[0] == "training.lr"]
-                if not rate or len(exc.problems) > 1:    # only what the rate decides
+                if not isinstance(exc.__cause__, PlateauUnstable):    # only what the rate decides
                     raise
-                self.failed[lr] = rate[0].message.split(" (from the override")[0]   # the scan's rate, not --set's
+                self.failed[lr] = f"the forecast cannot follow this run: {exc.__cause__}"
                 return ()
         scale = lr / self.settings.lr
         rates = np.array([learning_rate(s, i) for i in range(s.steps)])

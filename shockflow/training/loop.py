@@ -247,7 +247,8 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
     any_flag = flags.any(axis=0)
     postfix_every = max(S // 100, 1)
     live_for = log_path if log_path is not None else live_path
-    described = {} if live_for is None else run_attributes(model.spec(), data, test, settings)
+    data_spec = {"train": data.spec, "test": None if test is None else test.spec}
+    described = {} if live_for is None else run_attributes(model.spec(), data_spec, settings.to_dict(), settings.seed)
     with live_log(live_for, series, S, described, with_commit=log_path is not None) as live, \
             progress(S, "train", enabled=not quiet, unit="step") as bar:
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are caught below
@@ -270,13 +271,13 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
             if live is not None:
                 live.flush()              # the last rows now; the status once the log is there (shockflow.logs.live)
         wall = time.perf_counter() - t0
-        record = _record(model, data, test, settings, series, snap_pts, snaps, obs_pts, obs_store, noise_rows, wall)
+        record = _record(model, data_spec, settings, series, snap_pts, snaps, obs_pts, obs_store, noise_rows, wall)
         if log_path is not None:      # inside the live log's block: it is removed with the log's commit
             write_training_log(record, log_path)
     return record
 
 
-def _record(model, data, test, settings, series, snap_pts, snaps, obs_pts, obs_store, noise_rows,
+def _record(model, data_spec, settings, series, snap_pts, snaps, obs_pts, obs_store, noise_rows,
             wall) -> TrainingRecord:
     """The :class:`TrainingRecord` of a finished run from what :func:`train` collected."""
     noise = {}
@@ -293,7 +294,7 @@ def _record(model, data, test, settings, series, snap_pts, snaps, obs_pts, obs_s
         observables=obs,
         noise=noise,
         model_spec=model.spec(),
-        data_spec={"train": data.spec, "test": None if test is None else test.spec},
+        data_spec=data_spec,
         settings=settings.to_dict(),
         seed=settings.seed,
         versions=package_versions(),

@@ -18,7 +18,8 @@ NETWORK_CASES = [name for name in builtin_names() if load_case(name).kind == "ne
 def _recorded(case, seed):
     """What the log of ``case``'s run at ``seed`` records (the live file's attributes are the log's)."""
     model, _, data, _ = build_model_and_data(case, seed)
-    attrs = run_attributes(model.spec(), data, None, case.settings.training.train_settings(seed))
+    settings = case.settings.training.train_settings(seed)
+    attrs = run_attributes(model.spec(), {"train": data.spec, "test": None}, settings.to_dict(), settings.seed)
     return {"model": json.loads(attrs["model_spec"]), "data": json.loads(attrs["data_spec"])["train"],
             "training": json.loads(attrs["settings"]), "seed": attrs["seed"]}
 
