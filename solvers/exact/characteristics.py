@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from solvers.errors import SolverInputError, require_choice, require_finite, require_positive
 
@@ -286,6 +285,8 @@ def first_shock(u0, x=None, *, data: str = "velocity", derivative: Callable | No
         lo, hi = xs[max(i - 1, 0)], xs[min(i + 1, xs.size - 1)]
         best_y, best = float(xs[i]), float(vals[i])
         if hi > lo:
+            from scipy.optimize import minimize_scalar   # here, not at import: the shock detector imports this package
+
             res = minimize_scalar(lambda y: float(d(np.array([y]))[0]), bounds=(lo, hi), method="bounded",
                                   options={"xatol": 1e-12 * (1 + abs(lo) + abs(hi))})
             if res.fun < best:
@@ -351,6 +352,8 @@ def _first_shock_from_slope(values, x, domain, period, samples) -> ShockOnset:
         best_y, best = float(xs[i]), float(v[i])
         lo, hi = xs[max(i - 1, 0)], xs[min(i + 1, xs.size - 1)]
         if hi > lo:
+            from scipy.optimize import minimize_scalar   # here, not at import: the shock detector imports this package
+
             res = minimize_scalar(lambda y: float(d(np.array([y]))[0]), bounds=(lo, hi), method="bounded",
                                   options={"xatol": 1e-12 * (1 + abs(lo) + abs(hi))})
             if res.fun < best:
