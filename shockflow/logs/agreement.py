@@ -6,15 +6,22 @@ model, data and training settings it was trained with (:mod:`shockflow.logs.hdf5
 different runs, so the commands warn, naming each key that differs (a log of one case against another case's
 forecast, or ``train --seed 3`` against a forecast made with the case's seed).  Only keys that both files record are
 compared; a CSV or JSON log records none, so nothing is said of it.
+
+The start is compared too: both files record a digest of the network's initial parameters (:func:`start_digest`),
+so a log whose run began elsewhere — another ``[training] initial`` file under the same name, a file edited since the
+forecast, another initialisation — is named even where every key agrees.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from pathlib import Path
 
-__all__ = ["log_settings", "disagreements", "check_log_against"]
+import numpy as np
+
+__all__ = ["log_settings", "disagreements", "check_log_against", "start_digest"]
 
 #: the training settings a forecast depends on (the rest: logging, snapshots, Adam's constants for other rules)
 TRAINING_KEYS = ("optimizer", "lr", "steps", "batch_size", "momentum", "schedule", "step_every", "gamma", "lr_min",
@@ -22,8 +29,20 @@ TRAINING_KEYS = ("optimizer", "lr", "steps", "batch_size", "momentum", "schedule
 _MOMENTUM = ("momentum", "nesterov")
 
 
+def start_digest(params) -> str:
+    """A digest of a network's parameters ``{name: array}`` (its start, recorded by a training log and by a forecast
+    file): SHA-256 of each name, shape and float64 value in the given order, as hex.  Equal only for the same
+    parameters, bit for bit."""
+    h = hashlib.sha256()
+    for name, value in params.items():
+        a = np.ascontiguousarray(value, dtype="<f8")
+        h.update(f"{name}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
 def log_settings(path) -> dict | None:
-    """``{"model", "data", "training", "seed"}`` recorded by a shockflow training log at ``path`` (or, while its run
+    """``{"model", "data", "training", "seed", "start"}`` recorded by a shockflow training log at ``path`` (or, while its run
     trains, by the run's live file beside it); None for another kind of log or where nothing is readable yet."""
     import h5py
 
@@ -42,7 +61,8 @@ def log_settings(path) -> dict | None:
                     continue
                 data = json.loads(f.attrs["data_spec"])
                 return {"model": json.loads(f.attrs["model_spec"]), "data": data.get("train") or {},
-                        "training": json.loads(f.attrs["settings"]), "seed": int(f.attrs.get("seed", -1))}
+                        "training": json.loads(f.attrs["settings"]), "seed": int(f.attrs.get("seed", -1)),
+                        "start": str(f.attrs.get("start", ""))}
         except (OSError, KeyError, ValueError, TypeError):
             continue
     return None
@@ -71,9 +91,9 @@ def _show(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def disagreements(log: dict, settings: dict, seed: int | None) -> list[str]:
-    """The keys on which a log's record (:func:`log_settings`) and a forecast's case settings and seed differ, each as
-    ``"training.lr: the log 0.05, the forecast 0.02"``."""
+def disagreements(log: dict, settings: dict, seed: int | None, start: str = "") -> list[str]:
+    """The keys on which a log's record (:func:`log_settings`) and a forecast's case settings, seed and start (its
+    :func:`start_digest`; empty: not recorded) differ, each as ``"training.lr: the log 0.05, the forecast 0.02"``."""
     found = []
     for table, keys in (("model", None), ("data", None), ("training", TRAINING_KEYS)):
         ours, theirs = settings.get(table) or {}, log.get(table) or {}
@@ -86,6 +106,9 @@ def disagreements(log: dict, settings: dict, seed: int | None) -> list[str]:
                 found.append(f"{table}.{key}: the log {_show(theirs[key])}, the forecast {_show(ours[key])}")
     if seed is not None and seed >= 0 and log.get("seed", -1) >= 0 and int(seed) != int(log["seed"]):
         found.append(f"seed: the log {log['seed']}, the forecast {seed}")
+    theirs = log.get("start") or ""
+    if start and theirs and start != theirs:
+        found.append(f"start (a digest of the initial parameters): the log {theirs[:12]}, the forecast {start[:12]}")
     return found
 
 
@@ -103,4 +126,4 @@ def check_log_against(log_path, prediction_path) -> list[str]:
         return []
     if getattr(result, "case_kind", "network") != "network":
         return []
-    return disagreements(log, result.settings or {}, result.seed)
+    return disagreements(log, result.settings or {}, result.seed, str(result.problem.get("start", "") or ""))

@@ -46,11 +46,12 @@ def _write_array(group: h5py.Group, name: str, a: np.ndarray) -> None:
         group.create_dataset(name, data=a)
 
 
-def run_attributes(model_spec: dict, data_spec: dict, settings: dict, seed: int | None) -> dict:
-    """The attributes that describe a run (model, data, settings, seed) as its log records them: written by
+def run_attributes(model_spec: dict, data_spec: dict, settings: dict, seed: int | None, start: str = "") -> dict:
+    """The attributes that describe a run (model, data, settings, seed and ``start``, the digest of its initial
+    parameters: :func:`shockflow.logs.agreement.start_digest`) as its log records them: written by
     :func:`write_training_log`, and by the live file while the run trains (:mod:`shockflow.logs.live`)."""
     return {"model_spec": json.dumps(model_spec), "data_spec": json.dumps(data_spec), "settings": json.dumps(settings),
-            "seed": -1 if seed is None else int(seed)}
+            "seed": -1 if seed is None else int(seed), "start": str(start)}
 
 
 def write_training_log(record: TrainingRecord, path: str | os.PathLike) -> Path:
@@ -60,7 +61,8 @@ def write_training_log(record: TrainingRecord, path: str | os.PathLike) -> Path:
         with h5py.File(tmp, "w") as f:
             f.attrs["format"] = FORMAT
             f.attrs["format_version"] = FORMAT_VERSION
-            f.attrs.update(run_attributes(record.model_spec, record.data_spec, record.settings, record.seed))
+            f.attrs.update(run_attributes(record.model_spec, record.data_spec, record.settings, record.seed,
+                                    record.start))
             f.attrs["versions"] = json.dumps(record.versions)
             f.attrs["source"] = record.source
             f.attrs["wall_time"] = float(record.wall_time)
@@ -109,4 +111,5 @@ def _read_record(f, path: Path) -> TrainingRecord:
         versions=json.loads(f.attrs["versions"]),
         source=str(f.attrs["source"]),
         wall_time=float(f.attrs["wall_time"]),
+        start=str(f.attrs.get("start", "")),     # logs written before it was recorded: ""
     )

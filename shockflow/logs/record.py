@@ -33,6 +33,7 @@ class TrainingRecord:
     versions: dict[str, str] = field(default_factory=dict)
     source: str = "shockflow"
     wall_time: float = float("nan")
+    start: str = ""          # digest of the initial parameters (shockflow.logs.agreement.start_digest); "": unknown
 
     def __post_init__(self):
         for group in ("series", "snapshots", "observables", "noise"):

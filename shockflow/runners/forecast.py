@@ -80,6 +80,7 @@ class ForecastOutcome:
     figures: tuple[Path, ...] = field(default=())
     scan: tuple = ()                  # ScanRow per scanned rate
     target: dict | None = None        # {"step", "transition", "chart", "lr"} of --target-step
+    start: str = ""                   # digest of the initial parameters (shockflow.logs.agreement.start_digest)
 
     @property
     def predicted(self) -> list[dict]:
@@ -378,7 +379,8 @@ def _write(case, outcome: ForecastOutcome, path: Path, seed: int) -> Path:
 
     stage = _thinned(outcome.stage)
     empty = match_transitions([p.step for p in stage.predicted], [], truth="loss", horizon=float(outcome.horizon))
-    result = prediction_result(case, stage, empty, (), seed=seed, wall_time=outcome.seconds, log_path="")
+    result = prediction_result(case, stage, empty, (), seed=seed, wall_time=outcome.seconds, log_path="",
+                               start=outcome.start)
 
     def extend(f):
         g = f.create_group("forecast")
@@ -467,6 +469,9 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
     seed = options.seed if options.seed is not None else (case.seed or 0)
     show = options.progress and not options.quiet
     stage, model, data, settings = forecast_stage(case, seed, progress=show, network=network)
+    from shockflow.logs.agreement import start_digest
+
+    begins = start_digest(model.params)   # the log of a run from these parameters records the same (compare, monitor)
     initial_loss = float(model.copy().loss_and_grad(data.X, data.y)[0])
     kappa = max((sharpest_curvature(c) for c in stage.extraction.charts), default=0.0)
     linear = stability_limit(kappa, settings.optimizer, settings.momentum)
@@ -501,7 +506,8 @@ def forecast_case(case, options, *, scan_rates=None, target_step: float | None =
             except ForecastOptionError as exc:   # an option of the call, not a key of the case file
                 raise ForecastOptionError(exc.parameter, f"{exc.detail} (the forecast of {case.name})") from None
     outcome = ForecastOutcome(case.name, stage, settings.steps, initial_loss, settings.lr, settings.optimizer,
-                              settings.momentum, limit, time.perf_counter() - start, scan=scan, target=target)
+                              settings.momentum, limit, time.perf_counter() - start, scan=scan, target=target,
+                              start=begins)
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{case.name}-forecast.h5"

@@ -143,7 +143,10 @@ def beyond_horizon(stage: PredictionStage, comparison) -> list[bool]:
     return [not (p.step <= comparison.horizon) for p in stage.predicted]
 
 
-def prediction_result(case, stage: PredictionStage, comparison, observed, *, seed, wall_time, log_path):
+def prediction_result(case, stage: PredictionStage, comparison, observed, *, seed, wall_time, log_path, start=""):
+    """The result file's content of a network case's prediction; ``start``: the digest of the initial parameters
+    (:func:`shockflow.logs.agreement.start_digest`), recorded as the problem's ``start`` for compare's and monitor's
+    check of a log against it."""
     from shockflow.cases.schema import to_plain
     from shockflow.logs.provenance import package_versions
     from shockflow.storage import Result
@@ -168,6 +171,8 @@ def prediction_result(case, stage: PredictionStage, comparison, observed, *, see
                "geometry": stage.extraction.geometry, "geometry_kwargs": {k: np.asarray(v).tolist() for k, v in stage.extraction.geometry_kwargs.items()},
                "charts": [c.label for c in charts], "training_log": str(log_path),
                "shock_search": f"interior cells {cut}..{first_chart.x.size - cut}"}
+    if start:
+        problem["start"] = str(start)
     info = {"method": "chart_steepening", "formation_time": stage.shocks[0].gamma_star,
             "formation_time_from_data": rep.formation_time_from_data, "first_detection": rep.first_detection,
             "fit_points": rep.fit_points}
@@ -321,6 +326,9 @@ def run_prediction_case(case, options) -> RunOutcome:
     model, spec, data, _ = build_model_and_data(case, seed)
     verify_geometry(case, model, data)   # every refusal of the charts before any training
     initial = model.copy()
+    from shockflow.logs.agreement import start_digest
+
+    begins = start_digest(model.params)
     settings = case.settings.training.train_settings(seed)
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -378,7 +386,7 @@ def run_prediction_case(case, options) -> RunOutcome:
         predicted_steps, truth.steps, max_ratio=max_ratio, truth="parameters", horizon=float(settings.steps),
         predicted_charts=[p.chart for p in stage.predicted], true_charts=[t.chart for t in truth.transitions])
     result = prediction_result(case, stage, comparison, observed, seed=seed, wall_time=time.perf_counter() - start,
-                     log_path=log_path)
+                               log_path=log_path, start=begins)
     from shockflow.progress import status
 
     path = out / f"{case.name}.h5"

@@ -23,6 +23,7 @@ import numpy as np
 from shockflow.blas_threads import blas_threads
 from shockflow.data import Dataset
 from shockflow.logs import TrainingRecord, package_versions, write_training_log
+from shockflow.logs.agreement import start_digest
 from shockflow.logs.hdf5 import run_attributes
 from shockflow.logs.live import live_log
 from shockflow.progress import progress
@@ -189,6 +190,7 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
             raise ValueError(f"train: noise_batch = {noise_m} exceeds the data set size n = {n}")
 
     S = settings.steps
+    start = start_digest(model.params)   # where the run begins, recorded for the forecast's check
     seeds = np.random.SeedSequence(settings.seed).spawn(2)
     sampler = BatchSampler(data.X, data.y, B, np.random.default_rng(seeds[0]))
     noise_rng = np.random.default_rng(seeds[1])
@@ -248,7 +250,8 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
     postfix_every = max(S // 100, 1)
     live_for = log_path if log_path is not None else live_path
     data_spec = {"train": data.spec, "test": None if test is None else test.spec}
-    described = {} if live_for is None else run_attributes(model.spec(), data_spec, settings.to_dict(), settings.seed)
+    described = {} if live_for is None else run_attributes(model.spec(), data_spec, settings.to_dict(), settings.seed,
+                                                          start)
     with live_log(live_for, series, S, described, with_commit=log_path is not None) as live, \
             progress(S, "train", enabled=not quiet, unit="step") as bar:
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are caught below
@@ -271,14 +274,15 @@ def train(model, data: Dataset, settings: TrainSettings, observables: Mapping[st
             if live is not None:
                 live.flush()              # the last rows now; the status once the log is there (shockflow.logs.live)
         wall = time.perf_counter() - t0
-        record = _record(model, data_spec, settings, series, snap_pts, snaps, obs_pts, obs_store, noise_rows, wall)
+        record = _record(model, data_spec, settings, series, snap_pts, snaps, obs_pts, obs_store, noise_rows, wall,
+                         start)
         if log_path is not None:      # inside the live log's block: it is removed with the log's commit
             write_training_log(record, log_path)
     return record
 
 
 def _record(model, data_spec, settings, series, snap_pts, snaps, obs_pts, obs_store, noise_rows,
-            wall) -> TrainingRecord:
+            wall, start: str) -> TrainingRecord:
     """The :class:`TrainingRecord` of a finished run from what :func:`train` collected."""
     noise = {}
     if noise_rows:
@@ -300,4 +304,5 @@ def _record(model, data_spec, settings, series, snap_pts, snaps, obs_pts, obs_st
         versions=package_versions(),
         source="shockflow",
         wall_time=wall,
+        start=start,
     )
