@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from shockflow.models.activations import get_activation
 from shockflow.models.base import Model, check_choice, check_positive_int, parameter_gradient
 from shockflow.models.registry import register
 
@@ -44,6 +45,7 @@ class FourierFeatureMLP(Model):
         rng = self._setup(input_shape=(1,), output_dim=1, loss=loss, init_scale=init_scale, seed=seed,
                           config=dict(modes=modes, theta=self.theta, init=init))
         k = np.arange(1, self.modes + 1, dtype=np.float64)
+        self.activation = get_activation("tanh")   # each pair's unit W_k tanh(s_k a_k ψ_k)
         self.frequencies = k
         self.strengths = k ** (-self.theta)
         P = self.modes
@@ -67,7 +69,7 @@ class FourierFeatureMLP(Model):
     def _forward(self, X):
         psi = np.sqrt(2.0) * np.cos(2.0 * np.pi * X * self.frequencies)  # (n, P)
         sp = self.strengths * psi
-        T = np.tanh(sp * self.params["a"])
+        T = self.activation.fn(sp * self.params["a"])
         F = T @ self.params["W"] / np.sqrt(self.modes)
         return F[:, None], (sp, T)
 

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ChainLayout", "UnitLayout", "UNIT_LAYOUTS", "chain_layout", "supported_models", "unit_layout", "unit_matrix",
-           "units_only"]
+__all__ = ["ChainLayout", "UnitLayout", "UNIT_LAYOUTS", "balance_conserved", "chain_layout", "supported_models",
+           "unit_layout", "unit_matrix", "units_only"]
 
 
 @dataclass(frozen=True)
@@ -213,6 +213,16 @@ class ChainLayout:
     @property
     def depth(self) -> int:
         return len(self.keys)
+
+
+def balance_conserved(model) -> bool:
+    """Whether gradient flow keeps each unit's balance between its input and output weights: no activation between
+    them (linear, bilinear and polynomial units: query-key pairs, diagonal and two-layer linear nets) or a positively
+    homogeneous one (:attr:`~shockflow.models.activations.Activation.homogeneous`: identity, relu).  Where it is not
+    kept (tanh, erf, gelu, sigmoid, a Fourier pair's tanh) a unit that saturates while its mode escapes leaves the
+    balanced section its chart moves along (docs/theory.md §6, "The saddle chain")."""
+    act = getattr(model, "activation", None)
+    return act is None or bool(getattr(act, "homogeneous", True))
 
 
 def chain_layout(model) -> ChainLayout:
