@@ -109,6 +109,30 @@ Two pieces:
   late (+5.1 → +12.1 %, −1.3 → +14.0 %; the learned units, relaxing, lower the waiting modes' curvatures) and
   those of ``diagonal-correlated`` (1.7 → 3.5 %) — measured, docs/prediction.md.  The flow uses the network,
   its initial parameters, the data and the optimiser's rates, never the run; it stops at the run's last step.
+* **Where an escape lands** (:meth:`Landscape._landing`; networks of units whose activation is not positively
+  homogeneous: :func:`shockflow.models.units.balance_conserved`).  A chart's section moves every unit of its mode
+  along the direction the mode escapes in at the origin, so the sections' minimum keeps that escape's balance between
+  each unit's input and output weights.  Gradient flow keeps ``|a|² − |w|²`` of a unit ``a φ(w·x)`` only where
+  ``φ(λz) = λφ(z)`` (identity, relu; linear and query–key units have no activation between their factors); a
+  saturating unit loses it while its mode escapes (a Fourier pair ``W tanh(s a ψ)``: ``W`` outgrows ``a``) and lands
+  elsewhere on the learned mode's valley, where the waiting modes' rates differ (the harmonics of a saturated pair
+  are another mode's frequencies).  For those networks the chain continues from where the optimiser's descent lands:
+  from the saddle the mode escaped from, the mode at :data:`ESCAPE_START` of its section minimum's distance, the
+  waiting modes held, until the loss falls at less than :data:`ESCAPE_END` of its fastest rate.  The landing
+  replaces the block saddle only where it lies below it, no waiting mode gained :data:`LEARNED_SHARE` of its
+  strength on the way and none lost that share of what its section's minimum adds (units with biases fit part of a
+  waiting mode's target: ``k05``, ``n05`` of round r17 lost modes to it); the chain's last saddle is still searched
+  from the block saddle (:mod:`shockflow.prediction.saddle_plateau`; from the landing, closer to the plateau's
+  stationary point, the search's bound relative to the start's gradient was not reached on
+  ``committee-tanh-readout``).  Measured, the suite and 51 unseen networks (rounds r16, r17), one pair of runs: 218
+  true transitions, 11 misses either way; median error 2.50 → 2.32 %, mean 9.54 → 8.77 %, within 10 %: 181 → 191;
+  ``fourier-features`` 3.9 → 0.8 % (its third and fifth modes −11.4, +15.8 → +0.5, −0.3 %), the unseen Fourier
+  nets' late fifth mode +31.1, +21.8 % → −0.3, −2.7 %, a cnn1d's third mode +18.3 → −0.2 %, a gelu MLP on wine
+  +0.4 → +9.1 % (the one worse by more than 1.5 points).  Not for chains (their held descent holds a waiting mode at
+  the end layers only; measured worse: ``deep-linear-3``'s fourth mode +3.4 → +10.4 %, ``deep-linear-4`` a mode
+  lost) nor, by the rule, for query–key heads, whose descent past the block saddle turns the learned units towards
+  the waiting modes (r16's a04: two modes lost), which the chain reads from the block saddle ("Learned by the
+  relaxation").
 * :func:`chain_transitions` — the event loop in optimiser steps.  Per waiting chart and per step the
   log-distance grows by the rule's linearised factor at the saddle's curvature
   (:meth:`~shockflow.prediction.mapping.Optimiser.log_gains`; from rest on the first saddle, so the
@@ -127,7 +151,7 @@ non-commuting data that rotate into each other) are outside this model.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
@@ -174,6 +198,11 @@ BARRIER, BARRIER_POINTS = 1e-9, 33
 #: saddle is read over RELAX_EFOLDS e-folds of the escape's own growth per step (its time scale), at steps from
 #: RELAX_FIRST of an e-fold on, each RELAX_FACTOR times the last
 RELAX_EFOLDS, RELAX_FIRST, RELAX_FACTOR = 4.0, 0.125, math.sqrt(2.0)
+#: where an escape lands (Landscape._landing): the held descent starts with the escaping mode at ESCAPE_START of its
+#: section minimum's distance (inside the linear region, where the escape runs along the section) and lands where its
+#: loss falls at less than ESCAPE_END of its fastest rate (the escape's fast fall is over); at most ESCAPE_STEPS
+#: gradients, its step halved at most ESCAPE_HALVINGS times (each where a step would raise the loss)
+ESCAPE_START, ESCAPE_END, ESCAPE_STEPS, ESCAPE_HALVINGS = 0.1, 0.01, 20000, 30
 
 
 class SaddleFailure(RuntimeError):
@@ -214,13 +243,17 @@ class SaddleData:
     # (every unit's component along its e_k) at this saddle, ``L ≈ L_0 + bᵀc − ½ cᵀ A c``, A's eigenpairs and the force
     # b the learned modes' cross terms put there (Landscape._unit_subspace)
     subspace: dict = field(default_factory=dict)
+    # the block saddle of the sections, where the escape landed elsewhere (Landscape._landing; None: it is ``params``):
+    # the chain's last saddle is searched from it (shockflow.prediction.saddle_plateau)
+    block: dict | None = None
 
 
 class Landscape:
     """The saddles of a network's loss on its charts (module docstring)."""
 
     def __init__(self, model, geometry: str, kwargs: dict, chart_key: str, extraction, shocks, X, y,
-                 escape_charts: Sequence[int] = (), joint: bool = False, relax: bool = True):
+                 escape_charts: Sequence[int] = (), joint: bool = False, relax: bool = True,
+                 descent_rate: float | None = None):
         self.model = model.copy()
         self.geometry = geometry
         self.kwargs = dict(kwargs)
@@ -245,6 +278,13 @@ class Landscape:
         self._unit_loss = None                         # the network's loss for _unit_subspace (NetworkLoss)
         self._initial_units = None                     # the unit matrix at the initial parameters (holders)
         self._start_strength: dict[int, float] = {}    # chart -> its strength at its start (strength_share)
+        # where an escape lands (_landing): the held descent's first step, the optimiser's largest effective rate;
+        # taken for networks of units whose balance gradient flow does not keep (a saturating activation)
+        self._descent_rate = descent_rate if descent_rate is not None and descent_rate > 0 else None
+        from shockflow.models.units import balance_conserved
+
+        self._lands = (self._descent_rate is not None and self._holding is not None and self._holding[0] == "units"
+                       and not balance_conserved(self.model))
 
     # -- the relaxing flow (chain_transitions, _Flow) --------------------------------------------------
     @property
@@ -554,6 +594,7 @@ class Landscape:
         """The saddle with the charts ``active`` learned, in the order they escaped (memoised)."""
         if active in self._memo:
             return self._memo[active]
+        block = None    # the block saddle of the sections, where the escape lands elsewhere (_landing)
         if not active:
             params = {k: np.array(v) for k, v in self.model.params.items()}
         elif self._mode_spaces is not None:
@@ -562,23 +603,112 @@ class Landscape:
                                 guess=self._minimum_before(active))
             params = self._joint_minimum(params, active)
         else:
-            params = dict(self.saddle(active[:-1]).params)
-            order = [active[-1]] + list(active[:-1])
-            previous = math.inf
-            for sweep in range(MAX_SWEEPS):
-                for i in order:
-                    new = sweep == 0 and i == active[-1]
-                    params = self._move(params, i, active, warm=not new,
-                                        guess=self._minimum_before(active) if new else None)
-                loss = self._total_loss(params)
-                if len(order) == 1 or previous - loss <= SWEEP_TOLERANCE * abs(loss):
-                    break
-                previous = loss
-                order = list(active)
+            params = self._sweeps(dict(self.saddle(active[:-1]).params), active, new=True)
+            landed = self._landing(params, active) if self._lands else None
+            if landed is not None:
+                block, params = params, landed
         guesses = self.saddle(active[:-1]).minimum if active else None
         out = self.measure(params, active, guesses)
+        if block is not None:
+            out = replace(out, block=block)
         self._memo[active] = out
         return out
+
+    def _sweeps(self, params: dict, active: tuple[int, ...], new: bool) -> dict:
+        """Block-coordinate descent on the active charts' sections from ``params`` until a sweep lowers the loss by
+        less than :data:`SWEEP_TOLERANCE` of it: ``new``, the newest chart moved first from where its minimum lay
+        before it escaped (:meth:`_minimum_before`), else every chart from its own coordinate."""
+        order = [active[-1]] + list(active[:-1]) if new else list(active)
+        previous = math.inf
+        for sweep in range(MAX_SWEEPS):
+            for i in order:
+                first = new and sweep == 0 and i == active[-1]
+                params = self._move(params, i, active, warm=not first,
+                                    guess=self._minimum_before(active) if first else None)
+            loss = self._total_loss(params)
+            if len(order) == 1 or previous - loss <= SWEEP_TOLERANCE * abs(loss):
+                break
+            previous = loss
+            order = list(active)
+        return params
+
+    def _landing(self, block: dict, active: tuple[int, ...]) -> dict | None:
+        """Where the escape of the newest active mode lands (module docstring, "Where an escape lands"): the descent
+        from the saddle it escaped from, that mode placed at :data:`ESCAPE_START` of its section minimum's distance,
+        the waiting modes held (:meth:`held_gradient`), at the optimiser's effective rate (halved where a step would
+        raise the loss), until its loss falls at less than :data:`ESCAPE_END` of its fastest rate, past half the drop
+        to ``block``'s loss (the block saddle of the sections).  None (the block saddle stands) where it does not land
+        below ``block``'s loss (the sections hold the learned mode: a linear escape ends at their minimum), where a
+        waiting mode gained :data:`LEARNED_SHARE` of its strength on the way (the learned units' relaxation took it
+        along, which the chain reads from the block saddle: "Learned by the relaxation"), or where the descent does
+        not land within :data:`ESCAPE_STEPS` gradients."""
+        before = self.saddle(active[:-1]).params
+        k = active[-1]
+        geo = self._geo(before, k, active)
+        try:
+            x_min = self._minimum(geo, k, guess=self._minimum_before(active))[0]
+        except (ValueError, FloatingPointError):
+            return None
+        model = self.model.copy()
+        for key, value in self._set(before, geo, ESCAPE_START * x_min).items():
+            model.params[key][...] = value
+        target = self._total_loss(block)
+        eta, halvings, fastest = self._descent_rate, 0, 0.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            value, grads = model.loss_and_grad(self.X, self.y)
+            value = float(value)
+            half = target + 0.5 * (value - target)
+            for _ in range(ESCAPE_STEPS):
+                grads = self.held_gradient(grads, active)
+                here = {key: np.array(v) for key, v in model.params.items()}
+                while True:
+                    for key in model.params:
+                        model.params[key][...] = here[key] - eta * grads[key]
+                    trial, trial_grads = model.loss_and_grad(self.X, self.y)
+                    if math.isfinite(trial) and trial <= value:
+                        break
+                    halvings += 1
+                    if halvings > ESCAPE_HALVINGS:
+                        return None
+                    eta *= 0.5
+                rate = (value - float(trial)) / eta     # the loss's fall per unit of flow time
+                value, grads = float(trial), trial_grads
+                fastest = max(fastest, rate)
+                if value <= half and rate <= ESCAPE_END * fastest:
+                    break
+            else:
+                return None
+        if not value < target:
+            return None
+        landed = {key: np.array(v) for key, v in model.params.items()}
+        waiting = [j for j in range(len(self.charts)) if j not in active]
+        if waiting:
+            at_block, at_landing = self._strengths(block, active, waiting), self._strengths(landed, active, waiting)
+            for j in waiting:
+                whole = self.saddle(()).minimum[j][2] - self.start_strength(j)
+                if whole != 0.0 and (at_landing[j] - at_block[j]) / whole >= LEARNED_SHARE:
+                    return None
+                # nor where the landing took a waiting mode's target: the strength its section's minimum would add
+                # there is less than LEARNED_SHARE of what it adds at the block saddle (the learned units' biases
+                # fit part of it: a mode the chain then cannot escape, and the parameter truth, which reads the
+                # half-learned point against that minimum, would call unlearned)
+                if self._to_learn(landed, active, j) < LEARNED_SHARE * self._to_learn(block, active, j):
+                    return None
+        return landed
+
+    def _to_learn(self, params: dict, active: tuple[int, ...], k: int) -> float:
+        """The strength waiting chart ``k``'s section minimum through ``params`` adds to its strength there (0 where
+        the minimum cannot be found)."""
+        from shockflow.prediction.truth import strength_along
+
+        geo = self._geo(params, k, active)
+        try:
+            x_min = self._minimum(geo, k)[0]
+        except (ValueError, FloatingPointError):
+            return 0.0
+        here = float(np.asarray(geo.coordinates({key: params[key] for key in self.model.params})).ravel()[0])
+        s = strength_along(geo, np.array([[here], [x_min]]), self.X)
+        return abs(float(s[1]) - float(s[0]))
 
     def measure(self, params, active: tuple[int, ...], guesses=None) -> SaddleData:
         """What the chain reads at the point ``params`` with the charts ``active`` learned: its loss and, per
