@@ -42,8 +42,9 @@ def start_digest(params) -> str:
 
 
 def log_settings(path) -> dict | None:
-    """``{"model", "data", "training", "seed", "start"}`` recorded by a shockflow training log at ``path`` (or, while its run
-    trains, by the run's live file beside it); None for another kind of log or where nothing is readable yet."""
+    """``{"model", "data", "training", "seed", "start"}`` recorded by a shockflow training log at ``path`` (or, while
+    its run trains, by the run's live file beside it); None for another kind of log or where nothing is readable
+    yet."""
     import h5py
 
     from .hdf5 import FORMAT

@@ -62,7 +62,7 @@ def write_training_log(record: TrainingRecord, path: str | os.PathLike) -> Path:
             f.attrs["format"] = FORMAT
             f.attrs["format_version"] = FORMAT_VERSION
             f.attrs.update(run_attributes(record.model_spec, record.data_spec, record.settings, record.seed,
-                                    record.start))
+                                          record.start))
             f.attrs["versions"] = json.dumps(record.versions)
             f.attrs["source"] = record.source
             f.attrs["wall_time"] = float(record.wall_time)

@@ -51,8 +51,8 @@ class Activation:
 
     @property
     def homogeneous(self) -> bool:
-        """Whether φ is positively homogeneous of degree one, ``φ(λz) = λφ(z)`` for ``λ > 0`` (identity, relu): a unit
-        ``a φ(w·x)`` then keeps ``|a|² − |w|²`` under gradient flow, the balance its chart's section assumes
+        """Whether φ is positively homogeneous of degree one, ``φ(λz) = λφ(z)`` for ``λ > 0`` (identity, relu): a
+        unit ``a φ(w·x)`` then keeps ``|a|² − |w|²`` under gradient flow, the balance its chart's section assumes
         (docs/theory.md §6, "The saddle chain").  Checked on sample points, so a user's activation is judged too."""
         z = np.array([-2.5, -0.7, -0.1, 0.3, 1.1, 3.0])
         return bool(np.allclose(np.asarray(self.fn(2.0 * z), dtype=np.float64),

@@ -475,7 +475,8 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
         if landscape is None:
             sub = replace(start, charts=tuple(start.charts[k] for k in keep))
             landscape = Landscape(model, geometry, start.geometry_kwargs, start.chart_key, sub,
-                                  [shocks[k] for k in keep], X, y, descent_rate=float(np.max(optimiser.effective_rates())))
+                                  [shocks[k] for k in keep], X, y,
+                                  descent_rate=float(np.max(optimiser.effective_rates())))
         last = landscape.saddle(order)
         at = last.params if last.block is None else last.block   # searched from the block saddle, as validated
     except (SaddleFailure, ValueError, FloatingPointError) as exc:
@@ -549,7 +550,8 @@ def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y
     first = [by_label[c.label] for c in extraction.charts]
     escape = [k for k, p in enumerate(first) if p.method != "shock"]
     landscape = Landscape(model, geometry, extraction.geometry_kwargs, extraction.chart_key, extraction,
-                          [shocks[k] for k in keep], X, y, escape_charts=escape, descent_rate=float(np.max(optimiser.effective_rates())))
+                          [shocks[k] for k in keep], X, y, escape_charts=escape,
+                          descent_rate=float(np.max(optimiser.effective_rates())))
     with remembered_losses():   # the chain re-reads parameter sets it evaluated (shockflow.geometry.batched_loss)
         steps, saddle_of, saddles, escaped_from = chain_transitions(landscape, first, optimiser)
     rates = optimiser.effective_rates()
