@@ -75,8 +75,7 @@ def live_logs_of(log_path) -> list[Path]:
         return []
     for entry in entries:
         name = entry.name
-        if name.startswith(prefix) and name.endswith(_SUFFIX) and name[len(prefix):-len(_SUFFIX)].isdigit() \
-                and writer_alive(entry):
+        if name.startswith(prefix) and writer_alive(entry):   # (a name without a pid: writer_pid None, not alive)
             try:
                 found.append((entry.stat().st_mtime_ns, entry))
             except FileNotFoundError:

@@ -104,9 +104,7 @@ class LogTail:
         one being read, or the newest of a run training there now), None while there is none."""
         paths = [self.path]
         if self.kind == "hdf5":
-            from .live import live_logs_of
-
-            paths += [self._live.path] if self._live is not None else live_logs_of(self.path)[:1]
+            paths += self._live_paths()
         stamps = []
         for path in paths:
             try:
@@ -341,14 +339,18 @@ class LogTail:
 
     def _live_is_newer(self, log_mtime: int) -> bool:
         """Whether the live file being read, or else the newest beside the log, was written after the log."""
-        from .live import live_logs_of
-
-        for path in [self._live.path] if self._live is not None else live_logs_of(self.path)[:1]:
+        for path in self._live_paths():
             try:
                 return path.stat().st_mtime_ns > log_mtime
             except FileNotFoundError:
                 return False
         return False
+
+    def _live_paths(self) -> list:
+        """The live file being read, or else the newest of a run training into this log now (none: empty)."""
+        from .live import live_logs_of
+
+        return [self._live.path] if self._live is not None else live_logs_of(self.path)[:1]
 
     def _close_live(self) -> None:
         if self._live is not None:

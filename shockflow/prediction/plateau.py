@@ -291,9 +291,9 @@ def approach(land: UnitLandscape, theta0, L_p: float, optimiser, theta_p=None):
         if since_best >= STALL_STEPS:
             circling = float(np.linalg.norm(land.symmetric(g))) > CIRCLING * g_start
             reason, unstable = _stall_reason(land, theta if theta_p is None else theta_p, optimiser, eta, circling)
-            raise (PlateauUnstable if unstable else PlateauError)(f"the approach to the symmetric plateau stopped descending: {STALL_STEPS} steps "
-                               f"without a loss below {best:.6g} (the plateau's {L_p:.6g}; step {n + 1}): "
-                               f"{reason}")
+            error = PlateauUnstable if unstable else PlateauError
+            raise error(f"the approach to the symmetric plateau stopped descending: {STALL_STEPS} steps without a loss "
+                        f"below {best:.6g} (the plateau's {L_p:.6g}; step {n + 1}): {reason}")
     raise PlateauError(f"the approach to the symmetric plateau did not arrive within {APPROACH_BUDGET} steps "
                        f"(loss {value:.6g} against the plateau's {L_p:.6g})")
 

@@ -471,6 +471,7 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
     steps = [by_label[start.charts[keep[i]].label].step for i in order]
     if not steps[-1] < horizon:
         return None   # the chain does not reach its last saddle within the run
+    after = ", ".join(start.charts[keep[i]].label for i in order)
     try:
         if landscape is None:
             sub = replace(start, charts=tuple(start.charts[k] for k in keep))
@@ -480,8 +481,7 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
         last = landscape.saddle(order)
         at = last.params if last.block is None else last.block   # searched from the block saddle, as validated
     except (SaddleFailure, ValueError, FloatingPointError) as exc:
-        raise ChartFailure(f"the chain's last saddle (after {', '.join(start.charts[keep[i]].label for i in order)}): "
-                           f"{exc}") from None
+        raise ChartFailure(f"the chain's last saddle (after {after}): {exc}") from None
     theta_s = np.concatenate([np.ravel(at[key]) for key in model.params])
     why = []
     try:
@@ -490,10 +490,8 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
         # the saddle is found but its escape cannot be followed (a line of its unstable direction without a minimum,
         # a search that diverges): no chart there, and the chart abstains with the reason; the charts before it keep
         # their predictions (a true transition after it is a miss of the score, not hidden)
-        after = ", ".join(start.charts[keep[i]].label for i in order)
         return Abstention(LABEL, f"chart {LABEL} (the chain's last saddle, after {after}): {exc}", "no escape to chart")
     if escape is None:   # the model's answer: no later transition, reported with its reason (a true one is a miss)
-        after = ", ".join(start.charts[keep[i]].label for i in order)
         return Abstention(LABEL, f"chart {LABEL} (the chain's last saddle, after {after}): {why[0]}",
                           "no later transition") if why else None
     kwargs = {k: v for k, v in common.items() if k != "snapshots"}
@@ -504,7 +502,6 @@ def _last_saddle(model, geometry, start, shocks, predicted, saddles, landscape, 
     if abs(chart.x_min - chart.x0) <= RIDGE * abs(chart.x0):
         # the network at the chain's last saddle already sits at the minimum of the line it would escape along (within
         # the minimum search's resolution): nothing is left to learn from it, and its chart box has no width to solve
-        after = ", ".join(start.charts[keep[i]].label for i in order)
         return Abstention(LABEL, f"chart {LABEL} (the chain's last saddle, after {after}): its start, "
                                  f"{chart.x0:.6g} from the stationary point next to it, is the minimum of its line "
                                  f"({chart.x_min:.6g}): no transition is left from it", "start at the minimum")

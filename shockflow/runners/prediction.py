@@ -326,9 +326,6 @@ def run_prediction_case(case, options) -> RunOutcome:
     model, spec, data, _ = build_model_and_data(case, seed)
     verify_geometry(case, model, data)   # every refusal of the charts before any training
     initial = model.copy()
-    from shockflow.logs.agreement import start_digest
-
-    begins = start_digest(model.params)
     settings = case.settings.training.train_settings(seed)
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -386,7 +383,7 @@ def run_prediction_case(case, options) -> RunOutcome:
         predicted_steps, truth.steps, max_ratio=max_ratio, truth="parameters", horizon=float(settings.steps),
         predicted_charts=[p.chart for p in stage.predicted], true_charts=[t.chart for t in truth.transitions])
     result = prediction_result(case, stage, comparison, observed, seed=seed, wall_time=time.perf_counter() - start,
-                               log_path=log_path, start=begins)
+                               log_path=log_path, start=record.start)
     from shockflow.progress import status
 
     path = out / f"{case.name}.h5"

@@ -117,8 +117,9 @@ def atomic_group() -> Iterator[list]:
         _GROUPS.remove(staged)
         _discard(staged, committed=False)
         for tmp, target in staged:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+            if isinstance(target, Path):
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
         raise
     _GROUPS.remove(staged)
     if _GROUPS:  # nested: the outer group commits
