@@ -154,6 +154,8 @@ def test_a_log_whose_run_began_from_other_parameters_is_named(tmp_path):
     assert shockflow.compare(log, forecast).disagreements == ()
     assert main(["run", str(case_file), "--out", str(tmp_path / "r"), "--no-figures", "--quiet"]) == 0
     assert check_log_against(tmp_path / "r" / "npz-start-log.h5", tmp_path / "r" / "npz-start.h5") == []
+    # run's result records the start its training began from: the forecast's, built the same way
+    assert shockflow.read_result(tmp_path / "r" / "npz-start.h5").problem["start"] == before
 
     _initial_file(tmp_path / "init.npz", 2)      # the same name, other parameters
     assert main(["train", str(case_file), "--out", str(tmp_path / "t2"), "--quiet"]) == 0
