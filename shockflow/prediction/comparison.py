@@ -477,7 +477,9 @@ def write_score(f, comparison: Comparison, loss_comparison: Comparison | None = 
     ``median_relative_error_matched`` (NaN: undefined), ``truth``, ``max_ratio``, ``horizon``; datasets
     ``true_step``, ``unmatched_predicted``, ``unmatched_observed``, ``beyond_run``; with a parameter truth
     also ``true_chart`` and ``true_bracket`` (the snapshot steps around each crossing), attributes
-    ``not_learned`` (JSON list of charts) and ``snapshots`` (JSON: the snapshot schedule used); with the training
+    ``not_learned`` (JSON list of charts), ``targets`` (JSON: per chart the strength's start, end and the target
+    "learned within the run" was read against, :class:`~shockflow.prediction.truth.ParameterTruth`) and
+    ``snapshots`` (JSON: the snapshot schedule used); with the training
     ``record`` the truth was read from, ``log_digest`` (:func:`log_digest`); ``/score/loss`` holds the same figures
     against the loss-curve detections."""
     import json
@@ -491,6 +493,7 @@ def write_score(f, comparison: Comparison, loss_comparison: Comparison | None = 
         g.create_dataset("true_bracket", data=np.array([t.bracket for t in truth.transitions],
                                                        dtype=np.float64).reshape(-1, 2))
         g.attrs["not_learned"] = json.dumps(list(truth.not_learned))
+        g.attrs["targets"] = json.dumps(truth.targets)
         g.attrs["snapshots"] = json.dumps({**(snapshot_schedule or {}), "logged": truth.snapshots})
     if loss_comparison is not None and loss_comparison is not comparison:
         _write_score_attrs(g.create_group("loss"), loss_comparison)

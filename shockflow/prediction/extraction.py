@@ -106,7 +106,9 @@ class ChartData:
     temperature: float = 0.0   # η a σ_x² f/(2B)
     nu: float = 0.0            # T/2
     trajectory_strength: np.ndarray | None = None  # the geometry's mode strength along the trajectory
-    strength_at_min: float = float("nan")          # ... and at x_min (shockflow.prediction.truth)
+    # ... and at the origin's x_min (the saddle chain moves ``x_min`` to the saddle the chart escapes from, not this:
+    # the parameter truth's target, shockflow.prediction.truth)
+    strength_at_min: float = float("nan")
     # the chart's own geometry settings where they are not the extraction's (a chart through a later saddle,
     # shockflow.prediction.saddle_plateau: its ``geometry`` built with these, no selector); None: the extraction's
     geometry_kwargs: dict | None = None

@@ -54,6 +54,7 @@ class PredictionStage:
     # ran inside the extraction: the charts themselves move with the rate)
     source: str = "charts"
     chain_start: object = None   # the extraction the saddle chain started from (None: no chain ran)
+    landscape: object = None     # the chain's Landscape (None: no chain ran): the run's truth reads its learned strengths
 
 
 def hessian_g(u, chart):
@@ -424,7 +425,7 @@ def predict_case(case, model, data, train_settings, snapshots=None, *, log_tempe
             saddles = tuple(saddles) + (saddle,)
             source = "saddle"   # the update rule ran in the approach: the chart moves with the rate
     return PredictionStage(extraction, tuple(solutions), tuple(shocks), tuple(predicted), tuple(saddles),
-                           tuple(abstained), blocks, source, chain_start)
+                           tuple(abstained), blocks, source, chain_start, landscape)
 
 
 def uncharted_modes(extraction) -> list:
@@ -562,12 +563,13 @@ def follow_chain(model, geometry, extraction, shocks, predicted, optimiser, X, y
             escape = escape_integral(*escaped_from[i].profiles[i], extraction.charts[i].mirrored)
         out.append(replace(p, step=float(step), flow_step=float(step), time=t, saddle=int(k), escape_time=escape))
     out.sort(key=lambda p: p.step)
-    # each chart's landscape minimum is the one at the saddle it escapes from (what the truth reads)
+    # each chart's landscape minimum is the one at the saddle it escapes from (reported with the chain; the parameter
+    # truth reads the origin's and the landscape's learned strengths, which do not depend on the chain)
     charts = list(whole.charts)
     for k, here in enumerate(escaped_from):
         if here.active and k in here.minimum:
-            x_min, L_min, strength = here.minimum[k]
-            charts[keep[k]] = replace(charts[keep[k]], x_min=x_min, loss_at_min=L_min, strength_at_min=strength)
+            x_min, L_min, _ = here.minimum[k]
+            charts[keep[k]] = replace(charts[keep[k]], x_min=x_min, loss_at_min=L_min)
     return out, saddles, replace(whole, charts=tuple(charts)), landscape
 
 

@@ -72,6 +72,7 @@ class RunOutcome:
                 "observed": [{"step": t.midpoint, "onset": t.onset, "end": t.end, "drop": t.drop, "count": t.count}
                              for t in self.observed],
                 "truth": [t.as_dict() for t in self.truth.transitions] if self.truth is not None else None,
+                "truth_targets": self.truth.targets if self.truth is not None else None,
                 **({"truth_note": self.truth_note} if self.truth_note else {}),
                 "above_critical_lr": self.above_critical(),
                 "matches": [m.as_dict() for m in c.matches],
@@ -357,6 +358,14 @@ def run_prediction_case(case, options) -> RunOutcome:
             stage = predict_from_start(case, initial, data, settings,
                                        progress=show and not (training.forked and redrawn()),
                                        checkpoint=training.check)   # a training that fails early stops the prediction
+            # where every chart is learned: the parameter truth's targets, from the landscape alone (while training)
+            learned = {}
+            if stage.landscape is not None:
+                from shockflow.progress import status
+
+                with status("where every chart is learned (the truth's targets)",
+                            enabled=show and not (training.forked and redrawn())):
+                    learned = stage.landscape.learned_strengths()
             record, observed = training.result()
     except BaseException:
         from shockflow.storage.atomic import remove_stale_temporaries
@@ -376,7 +385,7 @@ def run_prediction_case(case, options) -> RunOutcome:
                                         truth="loss", horizon=float(settings.steps))
     # -- the truth from the parameter snapshots (the prediction is done; it never saw them as truth)
     resolved = snapshots_resolve(np.asarray(record.snapshots.get("step", ())), max_ratio)
-    truth = parameter_truth(stage.extraction) if resolved else None
+    truth = parameter_truth(stage.extraction, learned) if resolved else None
     if truth is not None:   # a loss drop far from every chart's step is a true transition too (no chart saw it)
         truth = with_uncharted_drops(truth, observed, max_ratio=max_ratio)
     comparison = loss_comparison if truth is None else match_transitions(
