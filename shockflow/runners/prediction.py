@@ -56,6 +56,13 @@ class RunOutcome:
         the run's learning rate exceeds."""
         return [p.chart for p in self.stage.predicted if self.lr > p.critical_lr]
 
+    def _not_learned(self, chart: str) -> str:
+        """A chart the truth calls not learned, with what it read: ``r3 (1e-06 -> 0.104 of 0.294, origin)``."""
+        t = self.truth.targets.get(chart)
+        if t is None:
+            return chart
+        return f"{chart} ({t['start']:.3g} -> {t['final']:.3g} of {t['target']:.3g}, {t['against']})"
+
     def shock_rows(self) -> list[dict]:
         return [{"time": r.time, "location": r.location[0], "strength": r.strength, "chart": self.stage.extraction.charts[k].label}
                 for k, r in shock_records(self.stage)]
@@ -123,7 +130,8 @@ class RunOutcome:
         if self.truth is not None:
             lines.append("true transitions (half-learned steps from the parameter snapshots): " +
                          (", ".join(f"{t.chart} {t.step:.1f}" for t in self.truth.transitions) or "none") +
-                         ("; not learned within the run: " + ", ".join(self.truth.not_learned)
+                         ("; not learned within the run (its strength from start to end, against the target it "
+                          "was to pass half way to): " + ", ".join(self._not_learned(c) for c in self.truth.not_learned)
                           if self.truth.not_learned else ""))
         elif self.truth_note:
             lines.append(f"true transitions: {self.truth_note}")

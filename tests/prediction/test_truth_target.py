@@ -100,3 +100,15 @@ def test_where_every_mode_is_learned_is_where_the_run_ends(name):
         if c.label in chain:
             end = float(c.trajectory_strength[-1])
             assert abs(learned[c.label] - end) <= 1e-3 * abs(end), (c.label, learned[c.label], end)
+
+
+def test_the_table_says_what_a_chart_not_learned_was_read_against():
+    """The run's table names, for each chart not learned within the run, its strength at the start and the end and
+    the target it was to pass half way to, and whether that is where every chart is learned or its origin minimum."""
+    from shockflow.runners.prediction import RunOutcome
+
+    plateau = _chart("r3", 1e-6 * np.exp(STEPS / 25.0), 15.8)
+    learned = parameter_truth(SimpleNamespace(charts=(plateau,)), {"r3": 1.40})
+    origin = parameter_truth(SimpleNamespace(charts=(plateau,)))
+    assert RunOutcome._not_learned(SimpleNamespace(truth=learned), "r3") == "r3 (1e-06 -> 5.46e-05 of 1.4, learned)"
+    assert RunOutcome._not_learned(SimpleNamespace(truth=origin), "r3") == "r3 (1e-06 -> 5.46e-05 of 15.8, origin)"
