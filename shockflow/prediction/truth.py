@@ -187,9 +187,7 @@ def parameter_truth(extraction, learned: Mapping[str, float] | None = None) -> P
             s = mode_strength(c.geometry, c.coordinate, traj)
             target = float(mode_strength(c.geometry, c.coordinate, c.x_min))
         joint = float(learned.get(c.label, math.nan))
-        against = "learned" if math.isfinite(joint) else "origin"
-        if math.isfinite(joint):
-            target = joint
+        target, against = (joint, "learned") if math.isfinite(joint) else (target, "origin")
         targets[c.label] = {"start": float(s[0]), "final": float(s[-1]), "target": target, "against": against}
         moved = abs(s[-1] - s[0])
         # a chart whose strength ends on the other side of its start from its landscape minimum's moved away from it:

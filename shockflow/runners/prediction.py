@@ -320,7 +320,7 @@ def run_prediction_case(case, options) -> RunOutcome:
     from shockflow.logs import write_training_log
     from shockflow.logs.hdf5 import FORMAT as LOG_FORMAT
     from shockflow.prediction import match_transitions
-    from shockflow.progress import redrawn
+    from shockflow.progress import redrawn, status
     from shockflow.runners.training import build_model_and_data, refuse_unmodelled, verify_geometry
     from shockflow.storage import write_result
     from shockflow.storage.outdir import refuse_other_kind
@@ -369,8 +369,6 @@ def run_prediction_case(case, options) -> RunOutcome:
             # where every chart is learned: the parameter truth's targets, from the landscape alone (while training)
             learned = {}
             if stage.landscape is not None:
-                from shockflow.progress import status
-
                 with status("where every chart is learned (the truth's targets)",
                             enabled=show and not (training.forked and redrawn())):
                     learned = stage.landscape.learned_strengths()
@@ -401,7 +399,6 @@ def run_prediction_case(case, options) -> RunOutcome:
         predicted_charts=[p.chart for p in stage.predicted], true_charts=[t.chart for t in truth.transitions])
     result = prediction_result(case, stage, comparison, observed, seed=seed, wall_time=time.perf_counter() - start,
                                log_path=log_path, start=record.start)
-    from shockflow.progress import status
 
     path = out / f"{case.name}.h5"
     def extend(f):
